@@ -1,0 +1,250 @@
+// SQLite JobStore: indexed columns for queries, the full record as a serialized blob.
+#include "accounting/sqlite/sqlite_job_store.h"
+
+#include <string>
+
+#include "common/protocol/codec.h"
+
+namespace cohort::acct {
+namespace {
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS jobs (
+    job_id      INTEGER PRIMARY KEY,
+    user_name   TEXT NOT NULL,
+    state       TEXT NOT NULL,
+    submit_time INTEGER NOT NULL,
+    end_time    INTEGER NOT NULL,
+    record      BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);
+CREATE TABLE IF NOT EXISTS steps (
+    job_id  INTEGER NOT NULL,
+    step_id INTEGER NOT NULL,
+    record  BLOB NOT NULL,
+    PRIMARY KEY (job_id, step_id)
+);
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+);
+)sql";
+
+// RAII reset for a cached statement.
+struct Reset {
+    sqlite3_stmt* stmt;
+    ~Reset() {
+        sqlite3_reset(stmt);
+        sqlite3_clear_bindings(stmt);
+    }
+};
+
+struct Statement {
+    sqlite3_stmt* stmt = nullptr;
+    ~Statement() { sqlite3_finalize(stmt); }
+};
+
+template <typename Record>
+Result<Record> column_record(sqlite3_stmt* stmt, int column, const char* what) {
+    const void* blob = sqlite3_column_blob(stmt, column);
+    int size = sqlite3_column_bytes(stmt, column);
+    return protocol::decode_body<Record>(
+            std::string_view(static_cast<const char*>(blob), static_cast<size_t>(size)), what);
+}
+
+std::string id_list(const std::vector<uint64_t>& ids) {
+    std::string out;
+    for (uint64_t id : ids) {
+        out += (out.empty() ? "" : ",") + std::to_string(id);
+    }
+    return out;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SqliteJobStore>> SqliteJobStore::open(const std::string& path,
+        const std::string& synchronous) {
+    sqlite3* db = nullptr;
+    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr)
+            != SQLITE_OK) {
+        std::string message = db != nullptr ? sqlite3_errmsg(db) : "out of memory";
+        sqlite3_close(db);
+        return Status::io_error("cannot open state database '" + path + "': " + message);
+    }
+    std::unique_ptr<SqliteJobStore> store(new SqliteJobStore(db));
+    sqlite3_busy_timeout(db, 5000);
+    std::string pragmas = "PRAGMA journal_mode=WAL; PRAGMA synchronous="
+            + std::string(synchronous == "normal" ? "NORMAL" : "FULL") + ";";
+    for (const char* sql : {pragmas.c_str(), kSchema}) {
+        if (Status status = store->exec(sql); !status) {
+            return status.with_context(path);
+        }
+    }
+    if (Status status = store->prepare_statements(); !status) {
+        return status;
+    }
+    return store;
+}
+
+SqliteJobStore::~SqliteJobStore() {
+    sqlite3_finalize(put_job_);
+    sqlite3_finalize(put_step_);
+    sqlite3_finalize(put_meta_);
+    sqlite3_close(db_);
+}
+
+Status SqliteJobStore::error(const std::string& what) const {
+    return Status::io_error(what + ": " + sqlite3_errmsg(db_));
+}
+
+Status SqliteJobStore::exec(const char* sql) {
+    char* message = nullptr;
+    if (sqlite3_exec(db_, sql, nullptr, nullptr, &message) != SQLITE_OK) {
+        std::string text = message != nullptr ? message : "unknown error";
+        sqlite3_free(message);
+        return Status::io_error("sqlite: " + text);
+    }
+    return Status::ok();
+}
+
+Status SqliteJobStore::prepare_statements() {
+    const char* job_sql =
+            "INSERT OR REPLACE INTO jobs(job_id,user_name,state,submit_time,end_time,record) "
+            "VALUES(?,?,?,?,?,?)";
+    const char* step_sql = "INSERT OR REPLACE INTO steps(job_id,step_id,record) VALUES(?,?,?)";
+    const char* meta_sql = "INSERT OR REPLACE INTO meta(key,value) VALUES('next_job_id',?)";
+    if (sqlite3_prepare_v2(db_, job_sql, -1, &put_job_, nullptr) != SQLITE_OK
+            || sqlite3_prepare_v2(db_, step_sql, -1, &put_step_, nullptr) != SQLITE_OK
+            || sqlite3_prepare_v2(db_, meta_sql, -1, &put_meta_, nullptr) != SQLITE_OK) {
+        return error("prepare");
+    }
+    return Status::ok();
+}
+
+Status SqliteJobStore::begin() {
+    return exec("BEGIN IMMEDIATE");
+}
+
+Status SqliteJobStore::commit() {
+    return exec("COMMIT");
+}
+
+Status SqliteJobStore::rollback() {
+    return exec("ROLLBACK");
+}
+
+Status SqliteJobStore::put_job(const protocol::JobRecord& job) {
+    Reset reset{put_job_};
+    std::string blob = protocol::encode_body(job);
+    std::string state(job_state_name(job.state));
+    sqlite3_bind_int64(put_job_, 1, static_cast<sqlite3_int64>(job.job_id));
+    sqlite3_bind_text(put_job_, 2, job.user_name.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(put_job_, 3, state.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(put_job_, 4, job.submit_time);
+    sqlite3_bind_int64(put_job_, 5, job.end_time);
+    sqlite3_bind_blob(put_job_, 6, blob.data(), static_cast<int>(blob.size()), SQLITE_TRANSIENT);
+    return sqlite3_step(put_job_) == SQLITE_DONE ? Status::ok() : error("put job");
+}
+
+Status SqliteJobStore::put_step(const protocol::StepRecord& step) {
+    Reset reset{put_step_};
+    std::string blob = protocol::encode_body(step);
+    sqlite3_bind_int64(put_step_, 1, static_cast<sqlite3_int64>(step.job_id));
+    sqlite3_bind_int64(put_step_, 2, step.step_id);
+    sqlite3_bind_blob(put_step_, 3, blob.data(), static_cast<int>(blob.size()), SQLITE_TRANSIENT);
+    return sqlite3_step(put_step_) == SQLITE_DONE ? Status::ok() : error("put step");
+}
+
+Status SqliteJobStore::put_next_job_id(uint64_t next) {
+    Reset reset{put_meta_};
+    sqlite3_bind_int64(put_meta_, 1, static_cast<sqlite3_int64>(next));
+    return sqlite3_step(put_meta_) == SQLITE_DONE ? Status::ok() : error("put next_job_id");
+}
+
+Result<StoredState> SqliteJobStore::load_active() {
+    StoredState state;
+    Statement meta;
+    sqlite3_prepare_v2(db_, "SELECT value FROM meta WHERE key='next_job_id'", -1, &meta.stmt,
+            nullptr);
+    if (sqlite3_step(meta.stmt) == SQLITE_ROW) {
+        state.next_job_id = static_cast<uint64_t>(sqlite3_column_int64(meta.stmt, 0));
+    }
+    Statement jobs;
+    sqlite3_prepare_v2(db_,
+            "SELECT record FROM jobs WHERE state IN ('PENDING','RUNNING','COMPLETING') "
+            "ORDER BY job_id",
+            -1, &jobs.stmt, nullptr);
+    int rc = 0;
+    while ((rc = sqlite3_step(jobs.stmt)) == SQLITE_ROW) {
+        auto job = column_record<protocol::JobRecord>(jobs.stmt, 0, "stored job record");
+        if (!job) {
+            return job.status();
+        }
+        state.next_job_id = std::max(state.next_job_id, job->job_id + 1);
+        state.jobs.push_back(std::move(*job));
+    }
+    if (rc != SQLITE_DONE) {
+        return error("load jobs");
+    }
+    return state;
+}
+
+Result<std::vector<protocol::JobRecord>> SqliteJobStore::query_jobs(const JobFilter& filter) {
+    std::string sql = "SELECT record FROM jobs WHERE submit_time >= ?";
+    if (!filter.job_ids.empty()) {
+        sql += " AND job_id IN (" + id_list(filter.job_ids) + ")";
+    }
+    if (!filter.user.empty()) {
+        sql += " AND user_name = ?";
+    }
+    if (!filter.states.empty()) {
+        sql += " AND state IN (";
+        for (size_t i = 0; i < filter.states.size(); ++i) {
+            sql += std::string(i == 0 ? "'" : ",'") + std::string(job_state_name(filter.states[i]))
+                    + "'";
+        }
+        sql += ")";
+    }
+    sql += " ORDER BY job_id";
+    Statement stmt;
+    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt.stmt, nullptr) != SQLITE_OK) {
+        return error("query jobs");
+    }
+    sqlite3_bind_int64(stmt.stmt, 1, filter.since);
+    if (!filter.user.empty()) {
+        sqlite3_bind_text(stmt.stmt, 2, filter.user.c_str(), -1, SQLITE_TRANSIENT);
+    }
+    std::vector<protocol::JobRecord> out;
+    while (sqlite3_step(stmt.stmt) == SQLITE_ROW) {
+        auto job = column_record<protocol::JobRecord>(stmt.stmt, 0, "stored job record");
+        if (!job) {
+            return job.status();
+        }
+        out.push_back(std::move(*job));
+    }
+    return out;
+}
+
+Result<std::vector<protocol::StepRecord>> SqliteJobStore::query_steps(
+        const std::vector<uint64_t>& job_ids) {
+    std::vector<protocol::StepRecord> out;
+    if (job_ids.empty()) {
+        return out;
+    }
+    std::string sql = "SELECT record FROM steps WHERE job_id IN (" + id_list(job_ids)
+            + ") ORDER BY job_id, step_id";
+    Statement stmt;
+    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt.stmt, nullptr) != SQLITE_OK) {
+        return error("query steps");
+    }
+    while (sqlite3_step(stmt.stmt) == SQLITE_ROW) {
+        auto step = column_record<protocol::StepRecord>(stmt.stmt, 0, "stored step record");
+        if (!step) {
+            return step.status();
+        }
+        out.push_back(std::move(*step));
+    }
+    return out;
+}
+
+}  // namespace cohort::acct

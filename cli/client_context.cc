@@ -1,0 +1,37 @@
+// Loading the client side of the cluster configuration.
+#include "cli/client_context.h"
+
+#include <unistd.h>
+
+#include <iostream>
+
+namespace cohort::cli {
+
+Result<ClientContext> load_client_context() {
+    auto config = load_config(default_config_path());
+    if (!config) {
+        return config.status();
+    }
+    auto key = load_key(config->key_file);
+    if (!key) {
+        return key.status();
+    }
+    return ClientContext{std::move(*config), std::move(*key),
+            {static_cast<uint32_t>(getuid()), static_cast<uint32_t>(getgid())}};
+}
+
+Result<transport::BlockingClient> connect_controller(const ClientContext& context) {
+    auto client = transport::BlockingClient::connect(context.config.controller_host,
+            context.config.controller_port, context.key, context.cred);
+    if (!client) {
+        return client.status().with_context("cannot reach cohortctld (is the instance up?)");
+    }
+    return client;
+}
+
+int report_error(const std::string& command, const Status& status) {
+    std::cerr << "cohort " << command << ": error: " << status.message() << "\n";
+    return status.code() == StatusCode::kUnavailable ? 3 : 1;
+}
+
+}  // namespace cohort::cli

@@ -1,0 +1,129 @@
+// cohort batch (sbatch): reads #SBATCH/#COHORT directives, applies flags over them, submits.
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli/batch_script.h"
+#include "cli/client_context.h"
+#include "cli/commands.h"
+#include "cli/job_options.h"
+#include "common/protocol/messages.h"
+
+namespace cohort::cli {
+namespace {
+
+Result<std::string> read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        return Status::not_found("script: cannot open '" + path + "'");
+    }
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    return buffer.str();
+}
+
+// Checks one directive line on its own, so an error can name the line.
+Status check_directive(const DirectiveLine& line) {
+    JobOptions scratch;
+    CLI::App app;
+    add_job_options(app, scratch, JobCommand::kBatch);
+    std::vector<std::string> reversed(line.words.rbegin(), line.words.rend());
+    try {
+        app.parse(reversed);
+    } catch (const CLI::ParseError& e) {
+        return Status::invalid("script line " + std::to_string(line.line_number) + " '"
+                + line.text + "': " + e.what());
+    }
+    if (auto spec = job_spec_from(scratch); !spec) {
+        return spec.status().with_context("script line " + std::to_string(line.line_number));
+    }
+    return Status::ok();
+}
+
+}  // namespace
+
+int cmd_batch(const Args& args) {
+    JobOptions options;
+    CLI::App app{"Submit a batch script: cohort batch [options] SCRIPT [ARGS...]"};
+    add_job_options(app, options, JobCommand::kBatch);
+    app.prefix_command();
+    if (int rc = parse_args(app, "batch", args); rc >= 0) {
+        return rc;
+    }
+    std::vector<std::string> positional = app.remaining();
+    std::string script;
+    std::vector<std::string> script_args;
+    std::string default_name;
+    if (!options.wrap.empty()) {
+        if (!positional.empty()) {
+            return report_error("batch", Status::invalid("--wrap: a script '" + positional[0]
+                    + "' was given too (accepted: --wrap CMD or SCRIPT, not both)"));
+        }
+        script = wrap_command_script(options.wrap);
+        default_name = "wrap";
+    } else {
+        if (positional.empty()) {
+            return report_error("batch", Status::invalid(
+                    "script: missing (accepted: cohort batch [options] SCRIPT [ARGS] or --wrap CMD)"));
+        }
+        auto text = read_file(positional[0]);
+        if (!text) {
+            return report_error("batch", text.status());
+        }
+        script = std::move(*text);
+        script_args.assign(positional.begin() + 1, positional.end());
+        default_name = positional[0].substr(positional[0].find_last_of('/') + 1);
+    }
+    auto directives = read_batch_directives(script);
+    if (!directives) {
+        return report_error("batch", directives.status());
+    }
+    // Directives first, then the command line: the last value of an option wins.
+    std::vector<std::string> combined;
+    for (const auto& line : *directives) {
+        if (Status checked = check_directive(line); !checked) {
+            return report_error("batch", checked);
+        }
+        combined.insert(combined.end(), line.words.begin(), line.words.end());
+    }
+    JobOptions merged;
+    CLI::App merged_app;
+    add_job_options(merged_app, merged, JobCommand::kBatch);
+    merged_app.prefix_command();
+    combined.insert(combined.end(), args.begin(), args.end());
+    std::vector<std::string> reversed(combined.rbegin(), combined.rend());
+    try {
+        merged_app.parse(reversed);
+    } catch (const CLI::ParseError& e) {
+        return report_error("batch", Status::invalid(e.what()));
+    }
+    auto spec = job_spec_from(merged);
+    if (!spec) {
+        return report_error("batch", spec.status());
+    }
+    if (spec->name.empty()) {
+        spec->name = default_name;
+    }
+    spec->script = std::move(script);
+    spec->script_args = std::move(script_args);
+    auto context = load_client_context();
+    if (!context) {
+        return report_error("batch", context.status());
+    }
+    auto client = connect_controller(*context);
+    if (!client) {
+        return report_error("batch", client.status());
+    }
+    auto reply = client->call<protocol::SubmitJobReply>(protocol::SubmitJobRequest{*spec});
+    if (!reply) {
+        return report_error("batch", reply.status().with_context("Batch job submission failed"));
+    }
+    if (merged.parsable) {
+        std::cout << reply->job_id << "\n";
+    } else {
+        std::cout << "Submitted batch job " << reply->job_id << "\n";
+    }
+    return 0;
+}
+
+}  // namespace cohort::cli

@@ -1,0 +1,292 @@
+// cohort queue / nodes / show / acct (squeue, sinfo, scontrol show job, sacct).
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+
+#include "cli/client_context.h"
+#include "cli/commands.h"
+#include "cli/json_output.h"
+#include "common/hostlist.h"
+#include "common/time_spec.h"
+
+namespace cohort::cli {
+namespace {
+
+std::string fit(const std::string& text, size_t width) {
+    return text.size() > width ? text.substr(0, width) : text;
+}
+
+std::string format_time(int64_t unix_seconds) {
+    if (unix_seconds == 0) {
+        return "Unknown";
+    }
+    std::time_t t = unix_seconds;
+    std::tm tm{};
+    localtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+    return buf;
+}
+
+Result<std::vector<JobState>> parse_states(const std::string& list) {
+    std::vector<JobState> states;
+    if (list.empty()) {
+        return states;
+    }
+    size_t start = 0;
+    for (;;) {
+        size_t comma = list.find(',', start);
+        auto state = parse_job_state(list.substr(start, comma - start));
+        if (!state) {
+            return state.status().with_context("--states");
+        }
+        states.push_back(*state);
+        if (comma == std::string::npos) {
+            return states;
+        }
+        start = comma + 1;
+    }
+}
+
+template <typename Reply, typename Request>
+Result<Reply> ask(const std::string& command, const Request& request) {
+    auto context = load_client_context();
+    if (!context) {
+        return context.status();
+    }
+    auto client = connect_controller(*context);
+    if (!client) {
+        return client.status();
+    }
+    return client->template call<Reply>(request);
+}
+
+int64_t elapsed_of(const protocol::JobRecord& job) {
+    if (job.start_time == 0) {
+        return 0;
+    }
+    int64_t end = job.end_time != 0 ? job.end_time : static_cast<int64_t>(std::time(nullptr));
+    return std::max<int64_t>(end - job.start_time, 0);
+}
+
+}  // namespace
+
+int cmd_queue(const Args& args) {
+    CLI::App app{"List pending and running jobs (squeue)"};
+    bool json = false;
+    std::string user, states_text;
+    app.add_flag("--json", json, "print Slurm-shaped JSON");
+    app.add_option("-u,--user", user, "only this user's jobs");
+    app.add_option("-t,--states", states_text, "only these states, e.g. PD,R");
+    if (int rc = parse_args(app, "queue", args); rc >= 0) {
+        return rc;
+    }
+    auto states = parse_states(states_text);
+    if (!states) {
+        return report_error("queue", states.status());
+    }
+    protocol::QueryJobsRequest request;
+    request.user = user;
+    request.states = *states;
+    auto reply = ask<protocol::JobListReply>("queue", request);
+    if (!reply) {
+        return report_error("queue", reply.status());
+    }
+    if (json) {
+        nlohmann::json jobs = nlohmann::json::array();
+        for (const auto& job : reply->jobs) {
+            jobs.push_back(job_to_json(job));
+        }
+        std::cout << wrap_payload("jobs", jobs).dump(2) << "\n";
+        return 0;
+    }
+    std::printf("%18s %9s %8s %8s %2s %10s %6s %s\n", "JOBID", "PARTITION", "NAME", "USER",
+            "ST", "TIME", "NODES", "NODELIST(REASON)");
+    for (const auto& job : reply->jobs) {
+        std::string where = job.state == JobState::kPending ? "(" + job.reason + ")"
+                                                            : compress_hostlist(job.nodes);
+        size_t node_count = job.nodes.empty() ? std::max<uint32_t>(job.spec.nodes_min, 1)
+                                              : job.nodes.size();
+        std::printf("%18llu %9s %8s %8s %2s %10s %6zu %s\n",
+                static_cast<unsigned long long>(job.job_id), fit(job.partition, 9).c_str(),
+                fit(job.spec.name, 8).c_str(), fit(job.user_name, 8).c_str(),
+                std::string(job_state_code(job.state)).c_str(),
+                format_duration(elapsed_of(job)).c_str(), node_count, where.c_str());
+    }
+    return 0;
+}
+
+int cmd_nodes(const Args& args) {
+    CLI::App app{"List nodes (sinfo -N)"};
+    bool json = false;
+    app.add_flag("--json", json, "print Slurm-shaped JSON");
+    if (int rc = parse_args(app, "nodes", args); rc >= 0) {
+        return rc;
+    }
+    auto reply = ask<protocol::NodeListReply>("nodes", protocol::QueryNodesRequest{});
+    if (!reply) {
+        return report_error("nodes", reply.status());
+    }
+    if (json) {
+        nlohmann::json nodes = nlohmann::json::array();
+        for (const auto& node : reply->nodes) {
+            nodes.push_back(node_to_json(node));
+        }
+        std::cout << wrap_payload("nodes", nodes).dump(2) << "\n";
+        return 0;
+    }
+    std::printf("%-12s %-10s %9s %10s %5s %-12s %s\n", "NODELIST", "STATE", "CPUS(A/T)",
+            "MEMORY", "GPUS", "PARTITION", "REASON");
+    for (const auto& node : reply->nodes) {
+        std::string partitions;
+        for (const auto& p : node.partitions) {
+            partitions += (partitions.empty() ? "" : ",") + p;
+        }
+        std::string cpus = std::to_string(node.cpus_alloc) + "/"
+                + std::to_string(node.resources.cpus);
+        std::printf("%-12s %-10s %9s %10lld %5d %-12s %s\n", node.name.c_str(),
+                node.state.c_str(), cpus.c_str(),
+                static_cast<long long>(node.resources.memory_mib), node.resources.gpus,
+                partitions.c_str(), node.reason.c_str());
+    }
+    return 0;
+}
+
+int cmd_show(const Args& args) {
+    CLI::App app{"Show one job (scontrol show job): cohort show job ID"};
+    bool json = false;
+    std::string what;
+    uint64_t job_id = 0;
+    app.add_flag("--json", json, "print Slurm-shaped JSON");
+    app.add_option("what", what, "job")->required();
+    app.add_option("id", job_id, "job id")->required();
+    if (int rc = parse_args(app, "show", args); rc >= 0) {
+        return rc;
+    }
+    if (what != "job") {
+        return report_error("show", Status::invalid("invalid entity '" + what
+                + "' (accepted: job)"));
+    }
+    protocol::QueryJobsRequest request;
+    request.job_ids = {job_id};
+    request.states = {JobState::kPending, JobState::kRunning, JobState::kCompleting};
+    auto reply = ask<protocol::JobListReply>("show", request);
+    if (reply && reply->jobs.empty()) {
+        protocol::AcctQueryRequest acct;
+        acct.job_ids = {job_id};
+        reply = ask<protocol::JobListReply>("show", acct);
+    }
+    if (!reply) {
+        return report_error("show", reply.status());
+    }
+    if (reply->jobs.empty()) {
+        return report_error("show", Status::not_found("job " + std::to_string(job_id)
+                + ": no such job"));
+    }
+    const protocol::JobRecord& job = reply->jobs.front();
+    if (json) {
+        std::cout << wrap_payload("jobs", nlohmann::json::array({job_to_json(job)})).dump(2)
+                  << "\n";
+        return 0;
+    }
+    std::cout << "JobId=" << job.job_id << " JobName=" << job.spec.name << "\n"
+              << "   UserId=" << job.user_name << "(" << job.uid << ") GroupId=" << job.gid
+              << "\n"
+              << "   JobState=" << job_state_name(job.state) << " Reason=" << job.reason
+              << " ExitCode=" << job.exit_code << ":" << job.exit_signal << "\n"
+              << "   RunTime=" << format_duration(elapsed_of(job))
+              << " TimeLimit=" << format_duration(job.time_limit_s) << "\n"
+              << "   SubmitTime=" << format_time(job.submit_time)
+              << " StartTime=" << format_time(job.start_time)
+              << " EndTime=" << format_time(job.end_time) << "\n"
+              << "   Partition=" << job.partition << " NodeList=" << compress_hostlist(job.nodes)
+              << "\n"
+              << "   NumNodes=" << job.nodes.size() << " NumTasks=" << job.spec.ntasks
+              << " CPUs/Task=" << job.spec.cpus_per_task << " MinMemoryNode="
+              << job.spec.mem_mib << "M\n"
+              << "   WorkDir=" << job.spec.cwd << "\n"
+              << "   StdOut=" << (job.spec.output.empty() ? "slurm-%j.out" : job.spec.output)
+              << "\n";
+    return 0;
+}
+
+int cmd_acct(const Args& args) {
+    CLI::App app{"Accounting records of jobs and steps (sacct)"};
+    bool json = false;
+    std::string user, states_text, jobs_text;
+    app.add_flag("--json", json, "print Slurm-shaped JSON");
+    app.add_option("-u,--user", user, "only this user's jobs");
+    app.add_option("-s,--state", states_text, "only these states, e.g. CD,F");
+    app.add_option("-j,--jobs", jobs_text, "only these job ids, comma separated");
+    if (int rc = parse_args(app, "acct", args); rc >= 0) {
+        return rc;
+    }
+    protocol::AcctQueryRequest request;
+    request.user = user;
+    auto states = parse_states(states_text);
+    if (!states) {
+        return report_error("acct", states.status());
+    }
+    request.states = *states;
+    for (size_t start = 0; !jobs_text.empty() && start <= jobs_text.size();) {
+        size_t comma = jobs_text.find(',', start);
+        std::string id = jobs_text.substr(start, comma - start);
+        char* end = nullptr;
+        uint64_t value = std::strtoull(id.c_str(), &end, 10);
+        if (id.empty() || *end != '\0' || value == 0) {
+            return report_error("acct", Status::invalid("--jobs: invalid job id '" + id
+                    + "' (accepted: comma-separated job ids)"));
+        }
+        request.job_ids.push_back(value);
+        if (comma == std::string::npos) {
+            break;
+        }
+        start = comma + 1;
+    }
+    auto reply = ask<protocol::JobListReply>("acct", request);
+    if (!reply) {
+        return report_error("acct", reply.status());
+    }
+    if (json) {
+        nlohmann::json jobs = nlohmann::json::array();
+        for (const auto& job : reply->jobs) {
+            nlohmann::json entry = job_to_json(job);
+            entry["steps"] = nlohmann::json::array();
+            for (const auto& step : reply->steps) {
+                if (step.job_id == job.job_id) {
+                    entry["steps"].push_back(step_to_json(step));
+                }
+            }
+            jobs.push_back(std::move(entry));
+        }
+        std::cout << wrap_payload("jobs", jobs).dump(2) << "\n";
+        return 0;
+    }
+    std::printf("%-12s %-10s %-9s %-8s %10s %8s %-19s %-19s %s\n", "JobID", "JobName",
+            "Partition", "User", "State", "ExitCode", "Start", "End", "NodeList");
+    for (const auto& job : reply->jobs) {
+        std::string exit = std::to_string(job.exit_code) + ":" + std::to_string(job.exit_signal);
+        std::printf("%-12llu %-10s %-9s %-8s %10s %8s %-19s %-19s %s\n",
+                static_cast<unsigned long long>(job.job_id), fit(job.spec.name, 10).c_str(),
+                fit(job.partition, 9).c_str(), fit(job.user_name, 8).c_str(),
+                std::string(job_state_name(job.state)).c_str(), exit.c_str(),
+                format_time(job.start_time).c_str(), format_time(job.end_time).c_str(),
+                compress_hostlist(job.nodes).c_str());
+        for (const auto& step : reply->steps) {
+            if (step.job_id != job.job_id) {
+                continue;
+            }
+            std::string id = std::to_string(step.job_id) + "." + std::to_string(step.step_id);
+            std::string step_exit = std::to_string(step.exit_code) + ":"
+                    + std::to_string(step.exit_signal);
+            std::printf("%-12s %-10s %-9s %-8s %10s %8s %-19s %-19s %s\n", id.c_str(),
+                    fit(step.name, 10).c_str(), "", "",
+                    std::string(job_state_name(step.state)).c_str(), step_exit.c_str(),
+                    format_time(step.start_time).c_str(), format_time(step.end_time).c_str(),
+                    compress_hostlist(step.nodes).c_str());
+        }
+    }
+    return 0;
+}
+
+}  // namespace cohort::cli

@@ -1,0 +1,194 @@
+// cohort run (srun): a parallel step inside an allocation, or in a new one.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <thread>
+
+#include "cli/client_context.h"
+#include "cli/commands.h"
+#include "cli/job_options.h"
+#include "cli/step_client.h"
+
+namespace cohort::cli {
+namespace {
+
+namespace asio = boost::asio;
+
+uint64_t allocation_from_env() {
+    for (const char* name : {"COHORT_JOB_ID", "SLURM_JOB_ID"}) {
+        if (const char* value = std::getenv(name); value != nullptr && *value != '\0') {
+            return std::strtoull(value, nullptr, 10);
+        }
+    }
+    return 0;
+}
+
+int exit_code_of(const StepResult& result) {
+    return result.exit_code;
+}
+
+// Ends the allocation this command created; retried, since the controller may be restarting.
+void complete_job(const ClientContext& context, uint64_t job_id, const StepResult& result) {
+    protocol::JobCompleteRequest request{job_id, result.exit_signal != 0 ? 0 : result.exit_code,
+            result.exit_signal};
+    for (int attempt = 0; attempt < 60; ++attempt) {
+        auto client = connect_controller(context);
+        if (client && client->call<protocol::AckReply>(request)) {
+            return;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    std::cerr << "cohort run: warning: could not tell the controller that job " << job_id
+              << " ended\n";
+}
+
+void record_step(const ClientContext& context, const protocol::StepLayout& layout,
+        const StepResult& result) {
+    auto client = connect_controller(context);
+    if (client) {
+        client->call<protocol::AckReply>(protocol::StepCompleteRequest{layout.job_id,
+                layout.step_id, result.exit_signal != 0 ? 0 : result.exit_code,
+                result.exit_signal});
+    }
+}
+
+// Submits an interactive job and waits on the same connection until it starts.
+Result<protocol::StepLayout> allocate(const ClientContext& context, asio::io_context& io,
+        const protocol::JobSpec& spec, std::shared_ptr<transport::Connection>& keep) {
+    auto socket = transport::connect_to(io, context.config.controller_host,
+            context.config.controller_port);
+    if (!socket) {
+        return socket.status().with_context("cannot reach cohortctld (is the instance up?)");
+    }
+    auto conn = transport::Connection::create(std::move(*socket), context.key, context.cred);
+    Result<protocol::StepLayout> outcome = Status::unavailable("no reply from cohortctld");
+    bool done = false;
+    asio::steady_timer notice(io);
+    uint64_t job_id = 0;
+    conn->start(
+            [&](const std::shared_ptr<transport::Connection>&, protocol::Envelope envelope) {
+                if (envelope.type == static_cast<uint16_t>(protocol::MessageType::kError)) {
+                    outcome = protocol::status_from_error(envelope);
+                    done = true;
+                    return;
+                }
+                auto reply = protocol::decode_message<protocol::AllocationReply>(envelope);
+                if (!reply) {
+                    outcome = reply.status();
+                    done = true;
+                } else if (reply->started) {
+                    outcome = reply->layout;
+                    done = true;
+                } else {
+                    job_id = reply->job_id;
+                    notice.expires_after(std::chrono::seconds(1));
+                    notice.async_wait([&](boost::system::error_code ec) {
+                        if (!ec) {
+                            std::cerr << "cohort run: job " << job_id
+                                      << " queued and waiting for resources\n";
+                        }
+                    });
+                }
+            },
+            [&](const std::shared_ptr<transport::Connection>&, const Status& why) {
+                if (!done) {
+                    outcome = Status::unavailable("cohortctld closed the connection"
+                            + (why.is_ok() ? std::string() : ": " + why.message()));
+                    done = true;
+                }
+            });
+    conn->send(protocol::AllocateRequest{spec, spec.name});
+    asio::signal_set interrupts(io, SIGINT, SIGTERM);
+    interrupts.async_wait([&](const boost::system::error_code& ec, int) {
+        if (!ec && !done) {
+            outcome = Status::invalid("interrupted while waiting for resources; job "
+                    + std::to_string(job_id) + " cancelled");
+            done = true;
+        }
+    });
+    while (!done && io.run_one() > 0) {
+    }
+    notice.cancel();
+    interrupts.cancel();
+    if (outcome) {
+        std::cerr << std::flush;
+        keep = conn;  // closing it would cancel the job
+    } else {
+        conn->close(Status::ok());
+    }
+    io.poll();
+    return outcome;
+}
+
+}  // namespace
+
+int cmd_run(const Args& args) {
+    JobOptions options;
+    bool label = false;
+    CLI::App app{"Run a parallel step: cohort run [options] CMD [ARGS...]"};
+    add_job_options(app, options, JobCommand::kRun);
+    app.add_flag("-l,--label", label, "prefix each output line with its task rank");
+    app.prefix_command();
+    if (int rc = parse_args(app, "run", args); rc >= 0) {
+        return rc;
+    }
+    StepRequest request;
+    request.argv = app.remaining();
+    request.label = label;
+    if (request.argv.empty()) {
+        return report_error("run", Status::invalid("command: missing (accepted: cohort run "
+                "[options] CMD [ARGS...])"));
+    }
+    auto spec = job_spec_from(options);
+    if (!spec) {
+        return report_error("run", spec.status());
+    }
+    request.cwd = spec->cwd;
+    request.env = spec->env;
+    auto context = load_client_context();
+    if (!context) {
+        return report_error("run", context.status());
+    }
+    asio::io_context io;
+    std::shared_ptr<transport::Connection> allocation;
+    protocol::StepLayout layout;
+    const uint64_t job_id = allocation_from_env();
+    if (job_id != 0) {
+        auto client = connect_controller(*context);
+        if (!client) {
+            return report_error("run", client.status());
+        }
+        protocol::StepCreateRequest create{job_id, request.argv.front(), spec->nodes_min,
+                spec->ntasks, spec->ntasks_per_node,
+                spec->cpus_per_task_set ? spec->cpus_per_task : 0};
+        auto created = client->call<protocol::StepCreatedReply>(create);
+        if (!created) {
+            return report_error("run", created.status().with_context("step creation failed"));
+        }
+        layout = created->layout;
+    } else {
+        if (spec->name.empty()) {
+            spec->name = request.argv.front().substr(request.argv.front().find_last_of('/') + 1);
+        }
+        if (spec->ntasks == 0 && spec->ntasks_per_node == 0) {
+            spec->ntasks = std::max<uint32_t>(spec->nodes_min, 1);
+        }
+        auto allocated = allocate(*context, io, *spec, allocation);
+        if (!allocated) {
+            return report_error("run", allocated.status());
+        }
+        layout = *allocated;
+    }
+    StepClient step(io, context->key, context->cred);
+    StepResult result = step.run(layout, request);
+    record_step(*context, layout, result);
+    if (allocation) {
+        complete_job(*context, layout.job_id, result);
+        allocation->close(Status::ok());
+        io.poll();
+    }
+    return exit_code_of(result);
+}
+
+}  // namespace cohort::cli

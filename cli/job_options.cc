@@ -1,0 +1,190 @@
+// Shared job options and their conversion to a JobSpec.
+#include "cli/job_options.h"
+
+#include <unistd.h>
+
+#include <map>
+
+#include "common/size_spec.h"
+#include "common/time_spec.h"
+
+extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX
+
+namespace cohort::cli {
+namespace {
+
+Result<uint32_t> count_option(const std::string& option, const std::string& value,
+        uint32_t fallback) {
+    if (value.empty()) {
+        return fallback;
+    }
+    auto count = parse_positive_count(value);
+    if (!count) {
+        return count.status().with_context(option);
+    }
+    return static_cast<uint32_t>(*count);
+}
+
+}  // namespace
+
+void add_job_options(CLI::App& app, JobOptions& o, JobCommand command) {
+    app.add_option("-J,--job-name", o.job_name, "name of the job");
+    app.add_option("-N,--nodes", o.nodes, "number of nodes: N or MIN-MAX");
+    app.add_option("-n,--ntasks", o.ntasks, "number of tasks");
+    app.add_option("--ntasks-per-node,--tasks-per-node", o.ntasks_per_node,
+            "tasks on each node");
+    app.add_option("-c,--cpus-per-task", o.cpus_per_task, "CPUs for each task");
+    app.add_option("--mem", o.mem, "memory per node: N[K|M|G|T], no suffix = MiB");
+    app.add_option("-t,--time", o.time,
+            "time limit: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED");
+    app.add_option("-p,--partition", o.partition, "partition to run in");
+    app.add_option("-D,--chdir", o.chdir, "working directory");
+    app.add_option("--export", o.export_spec, "ALL, NONE or [ALL,]VAR[=value],...");
+    app.add_option("--nice", o.nice, "lower the job's priority by this much");
+    if (command == JobCommand::kBatch) {
+        app.add_option("-o,--output", o.output, "stdout file pattern (default slurm-%j.out)");
+        app.add_option("-e,--error", o.error, "stderr file pattern (default: with stdout)");
+        app.add_flag("-H,--hold", o.hold, "submit held; release with cohort release");
+        app.add_flag("--parsable", o.parsable, "print only the job id");
+        app.add_option("--wrap", o.wrap, "wrap this command in a /bin/sh script");
+    }
+    for (CLI::Option* option : app.get_options()) {
+        option->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    }
+}
+
+std::vector<std::pair<std::string, std::string>> current_environment() {
+    std::vector<std::pair<std::string, std::string>> env;
+    for (char** entry = environ; *entry != nullptr; ++entry) {
+        std::string text(*entry);
+        size_t eq = text.find('=');
+        if (eq != std::string::npos && eq > 0) {
+            env.emplace_back(text.substr(0, eq), text.substr(eq + 1));
+        }
+    }
+    return env;
+}
+
+Result<std::vector<std::pair<std::string, std::string>>> exported_environment(
+        const std::string& spec) {
+    auto current = current_environment();
+    if (spec.empty() || spec == "ALL") {
+        return current;
+    }
+    std::map<std::string, std::string> from(current.begin(), current.end());
+    std::map<std::string, std::string> out;
+    size_t start = 0;
+    bool first = true;
+    while (start <= spec.size()) {
+        size_t comma = spec.find(',', start);
+        std::string item = spec.substr(start, comma == std::string::npos ? std::string::npos
+                                                                         : comma - start);
+        if (item == "ALL" && first) {
+            out = from;
+        } else if ((item == "NONE" || item == "NIL") && first) {
+            // Only the variables a shell needs to start; the rest comes from Cohort.
+            for (const char* name : {"HOME", "USER", "LOGNAME", "SHELL", "PATH"}) {
+                if (from.count(name) != 0) {
+                    out[name] = from.at(name);
+                }
+            }
+        } else if (item.empty()) {
+            return Status::invalid("--export: empty entry in '" + spec
+                    + "' (accepted: ALL, NONE or [ALL,]VAR[=value],...)");
+        } else if (size_t eq = item.find('='); eq != std::string::npos) {
+            out[item.substr(0, eq)] = item.substr(eq + 1);
+        } else if (from.count(item) != 0) {
+            out[item] = from.at(item);
+        }
+        first = false;
+        if (comma == std::string::npos) {
+            break;
+        }
+        start = comma + 1;
+    }
+    return std::vector<std::pair<std::string, std::string>>(out.begin(), out.end());
+}
+
+Result<protocol::JobSpec> job_spec_from(const JobOptions& o) {
+    protocol::JobSpec spec;
+    spec.name = o.job_name;
+    spec.partition = o.partition;
+    if (!o.nodes.empty()) {
+        size_t dash = o.nodes.find('-');
+        auto min = count_option("--nodes", o.nodes.substr(0, dash), 0);
+        if (!min) {
+            return min.status();
+        }
+        spec.nodes_min = *min;
+        if (dash != std::string::npos) {
+            auto max = count_option("--nodes", o.nodes.substr(dash + 1), 0);
+            if (!max) {
+                return max.status();
+            }
+            spec.nodes_max = *max;
+            if (spec.nodes_max < spec.nodes_min) {
+                return Status::invalid("--nodes: invalid range '" + o.nodes
+                        + "' (accepted: N or MIN-MAX with MIN <= MAX)");
+            }
+        }
+    }
+    auto ntasks = count_option("--ntasks", o.ntasks, 0);
+    auto per_node = count_option("--ntasks-per-node", o.ntasks_per_node, 0);
+    auto cpus = count_option("--cpus-per-task", o.cpus_per_task, 1);
+    for (const auto* r : {&ntasks, &per_node, &cpus}) {
+        if (!*r) {
+            return r->status();
+        }
+    }
+    spec.ntasks = *ntasks;
+    spec.ntasks_per_node = *per_node;
+    spec.cpus_per_task = *cpus;
+    spec.cpus_per_task_set = !o.cpus_per_task.empty();
+    if (!o.mem.empty()) {
+        auto mem = parse_memory_mib(o.mem);
+        if (!mem) {
+            return mem.status().with_context("--mem");
+        }
+        spec.mem_mib = *mem;
+    }
+    if (!o.time.empty()) {
+        auto time = parse_time_limit(o.time);
+        if (!time) {
+            return time.status().with_context("--time");
+        }
+        spec.time_limit_s = *time;
+    }
+    if (!o.nice.empty()) {
+        try {
+            size_t used = 0;
+            spec.nice = std::stoi(o.nice, &used);
+            if (used != o.nice.size()) {
+                throw std::invalid_argument(o.nice);
+            }
+        } catch (const std::exception&) {
+            return Status::invalid("--nice: invalid value '" + o.nice
+                    + "' (accepted: an integer, e.g. 100)");
+        }
+    }
+    spec.output = o.output;
+    spec.error = o.error;
+    spec.hold = o.hold;
+    spec.export_spec = o.export_spec.empty() ? "ALL" : o.export_spec;
+    auto env = exported_environment(spec.export_spec);
+    if (!env) {
+        return env.status();
+    }
+    spec.env = std::move(*env);
+    if (o.chdir.empty()) {
+        char cwd[4096];
+        spec.cwd = getcwd(cwd, sizeof(cwd)) != nullptr ? cwd : "/tmp";
+    } else {
+        spec.cwd = o.chdir;
+    }
+    char host[256] = {};
+    gethostname(host, sizeof(host) - 1);
+    spec.submit_host = host;
+    return spec;
+}
+
+}  // namespace cohort::cli

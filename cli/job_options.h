@@ -1,0 +1,48 @@
+// The job options `cohort batch` and `cohort run` share, as strings first so every bad value
+// gets an error naming the option, the value and what is accepted.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "common/protocol/job_types.h"
+
+namespace cohort::cli {
+
+struct JobOptions {
+    std::string job_name;
+    std::string nodes;
+    std::string ntasks;
+    std::string ntasks_per_node;
+    std::string cpus_per_task;
+    std::string mem;
+    std::string time;
+    std::string partition;
+    std::string output;
+    std::string error;
+    std::string chdir;
+    std::string export_spec;
+    std::string nice;
+    bool hold = false;
+    bool parsable = false;
+    std::string wrap;
+};
+
+enum class JobCommand { kBatch, kRun };
+
+// Registers the options on `app`; every one keeps its last value when repeated, so
+// directives followed by command-line flags give flags precedence.
+void add_job_options(CLI::App& app, JobOptions& options, JobCommand command);
+
+// Turns parsed options into a JobSpec (the environment is taken from `environ`).
+Result<protocol::JobSpec> job_spec_from(const JobOptions& options);
+
+// Parses "a=b" entries of `environ` into pairs.
+std::vector<std::pair<std::string, std::string>> current_environment();
+
+// Applies --export (ALL, NONE, [ALL,]VAR[=value],...) to the current environment.
+Result<std::vector<std::pair<std::string, std::string>>> exported_environment(
+        const std::string& spec);
+
+}  // namespace cohort::cli

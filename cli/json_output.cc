@@ -1,0 +1,109 @@
+// Slurm data_parser shapes: unset-able numbers as {set, infinite, number}, states as arrays.
+#include "cli/json_output.h"
+
+#include "common/hostlist.h"
+
+namespace cohort::cli {
+namespace {
+
+using nlohmann::json;
+
+json number(int64_t value, bool set = true, bool infinite = false) {
+    return {{"set", set}, {"infinite", infinite}, {"number", set && !infinite ? value : 0}};
+}
+
+json time_limit_minutes(int64_t seconds) {
+    if (seconds < 0) {
+        return number(0, true, true);
+    }
+    return number((seconds + 59) / 60);
+}
+
+json exit_code(int32_t code, int32_t signal, bool finished) {
+    std::string status = !finished ? "PENDING"
+            : signal != 0          ? "SIGNALED"
+            : code != 0            ? "ERROR"
+                                   : "SUCCESS";
+    return {{"status", json::array({status})},
+            {"return_code", number(code, finished)},
+            {"signal", {{"id", number(signal, signal != 0)}, {"name", ""}}}};
+}
+
+int64_t total(const std::vector<uint32_t>& counts) {
+    int64_t sum = 0;
+    for (uint32_t c : counts) {
+        sum += c;
+    }
+    return sum;
+}
+
+}  // namespace
+
+json job_to_json(const protocol::JobRecord& job) {
+    const bool finished = is_final(job.state);
+    return {{"job_id", job.job_id},
+            {"name", job.spec.name},
+            {"user_name", job.user_name},
+            {"user_id", job.uid},
+            {"group_id", job.gid},
+            {"partition", job.partition},
+            {"job_state", json::array({std::string(job_state_name(job.state))})},
+            {"state_reason", job.reason},
+            {"nodes", compress_hostlist(job.nodes)},
+            {"node_count", number(job.nodes.empty() ? job.spec.nodes_min : job.nodes.size())},
+            {"cpus", number(total(job.cpus_per_node))},
+            {"tasks", number(job.spec.ntasks, job.spec.ntasks != 0)},
+            {"cpus_per_task", number(job.spec.cpus_per_task)},
+            {"tasks_per_node", number(job.spec.ntasks_per_node, job.spec.ntasks_per_node != 0)},
+            {"memory_per_node", number(job.spec.mem_mib, job.spec.mem_mib != 0)},
+            {"time_limit", time_limit_minutes(job.time_limit_s)},
+            {"submit_time", number(job.submit_time)},
+            {"start_time", number(job.start_time, job.start_time != 0)},
+            {"end_time", number(job.end_time, job.end_time != 0)},
+            {"priority", number(job.priority)},
+            {"restart_cnt", job.restart_count},
+            {"exit_code", exit_code(job.exit_code, job.exit_signal, finished)},
+            {"standard_output", job.spec.output},
+            {"standard_error", job.spec.error},
+            {"current_working_directory", job.spec.cwd},
+            {"batch_flag", !job.interactive},
+            {"hold", job.held}};
+}
+
+json node_to_json(const protocol::NodeInfo& node) {
+    return {{"name", node.name},
+            {"hostname", node.name},
+            {"address", node.address},
+            {"port", node.port},
+            {"state", json::array({node.state})},
+            {"reason", node.reason},
+            {"cpus", node.resources.cpus},
+            {"sockets", node.resources.sockets},
+            {"cores", node.resources.cores},
+            {"alloc_cpus", node.cpus_alloc},
+            {"real_memory", node.resources.memory_mib},
+            {"alloc_memory", node.memory_alloc_mib},
+            {"gres", node.resources.gpus > 0 ? "gpu:" + std::to_string(node.resources.gpus) : ""},
+            {"partitions", node.partitions},
+            {"boot_time", number(node.boot_time / 1000000, node.boot_time != 0)},
+            {"last_busy", number(node.last_heartbeat, node.last_heartbeat != 0)}};
+}
+
+json step_to_json(const protocol::StepRecord& step) {
+    return {{"step", {{"id", std::to_string(step.job_id) + "." + std::to_string(step.step_id)},
+                             {"name", step.name}}},
+            {"state", json::array({std::string(job_state_name(step.state))})},
+            {"nodes", {{"count", step.nodes.size()}, {"range", compress_hostlist(step.nodes)}}},
+            {"tasks", {{"count", step.ntasks}}},
+            {"time", {{"start", number(step.start_time)}, {"end", number(step.end_time)}}},
+            {"exit_code", exit_code(step.exit_code, step.exit_signal, step.end_time != 0)}};
+}
+
+json wrap_payload(const char* key, json items) {
+    return {{key, std::move(items)},
+            {"meta", {{"plugin", {{"type", "cohort"}, {"name", "cohort"}}}}},
+            {"errors", json::array()},
+            {"warnings", json::array()}};
+}
+
+}  // namespace cohort::cli

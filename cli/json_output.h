@@ -1,0 +1,18 @@
+// Slurm-shaped JSON (as squeue/sinfo/sacct --json print it) for Cohort's records.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "common/protocol/job_types.h"
+
+namespace cohort::cli {
+
+nlohmann::json job_to_json(const protocol::JobRecord& job);
+nlohmann::json node_to_json(const protocol::NodeInfo& node);
+nlohmann::json step_to_json(const protocol::StepRecord& step);
+
+// {"jobs": [...], "meta": {...}, "errors": [], "warnings": []}
+nlohmann::json wrap_payload(const char* key, nlohmann::json items);
+
+}  // namespace cohort::cli

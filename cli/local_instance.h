@@ -1,0 +1,27 @@
+// A local multi-node instance on this machine: one cohortctld and N cohortd on loopback,
+// with a generated key, SQLite state and logs in one state directory.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace cohort::cli {
+
+struct InstanceOptions {
+    std::string state_dir;
+    int nodes = 4;
+    std::string topology_xml;
+    int cpus_per_node = 0;  // 0: what each agent discovers
+    int64_t kill_wait_s = 5;
+};
+
+// Starts the daemons (or resumes a state dir that holds state) and waits until every node
+// has registered. Returns the config path.
+Result<std::string> start_instance(const InstanceOptions& options);
+
+// SIGTERM to every daemon of the instance, SIGKILL after a bounded wait.
+Status stop_instance(const std::string& state_dir);
+
+}  // namespace cohort::cli

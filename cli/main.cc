@@ -1,0 +1,76 @@
+// cohort: the user CLI. A multi-call binary: `cohort batch ...`, or invoked as sbatch, srun,
+// squeue, scancel, sinfo or sacct, the matching subcommand.
+#include <iostream>
+#include <map>
+#include <string>
+
+#include "cli/commands.h"
+
+namespace cohort::cli {
+
+int parse_args(CLI::App& app, const std::string& command, Args args) {
+    std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last-first
+    try {
+        app.parse(args);
+    } catch (const CLI::CallForHelp&) {
+        std::cout << app.help();
+        return 0;
+    } catch (const CLI::ParseError& e) {
+        std::cerr << "cohort " << command << ": error: " << e.what() << " (see cohort "
+                  << command << " --help)\n";
+        return 2;
+    }
+    return -1;
+}
+
+}  // namespace cohort::cli
+
+namespace {
+
+using cohort::cli::Args;
+
+const char* kUsage = R"(usage: cohort COMMAND [options]
+
+  start    start a local multi-node instance      stop     stop it
+  batch    submit a batch script (sbatch)         run      run a parallel step (srun)
+  queue    list pending and running jobs (squeue) nodes    list nodes (sinfo)
+  show     show a job (scontrol show job)         acct     finished jobs and steps (sacct)
+  cancel   cancel jobs (scancel)                  hold / release   hold or release pending jobs
+)";
+
+int dispatch(const std::string& command, const Args& args) {
+    using namespace cohort::cli;  // NOLINT(google-build-using-namespace): a dispatch table
+    static const std::map<std::string, int (*)(const Args&)> kCommands = {
+            {"batch", cmd_batch}, {"sbatch", cmd_batch}, {"run", cmd_run}, {"srun", cmd_run},
+            {"queue", cmd_queue}, {"squeue", cmd_queue}, {"nodes", cmd_nodes},
+            {"sinfo", cmd_nodes}, {"show", cmd_show}, {"cancel", cmd_cancel},
+            {"scancel", cmd_cancel}, {"acct", cmd_acct}, {"sacct", cmd_acct},
+            {"start", cmd_start}, {"stop", cmd_stop},
+            {"hold", [](const Args& a) { return cmd_hold(a, false); }},
+            {"release", [](const Args& a) { return cmd_hold(a, true); }},
+    };
+    auto it = kCommands.find(command);
+    if (it == kCommands.end()) {
+        std::cerr << "cohort: error: unknown command '" << command << "'\n" << kUsage;
+        return 2;
+    }
+    return it->second(args);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string invoked = argv[0];
+    invoked = invoked.substr(invoked.find_last_of('/') + 1);
+    Args args(argv + 1, argv + argc);
+    if (invoked != "cohort") {
+        return dispatch(invoked, args);
+    }
+    if (args.empty() || args.front() == "-h" || args.front() == "--help") {
+        std::cout << kUsage;
+        return args.empty() ? 2 : 0;
+    }
+    std::string command = args.front();
+    args.erase(args.begin());
+    return dispatch(command, args);
+}

@@ -1,0 +1,206 @@
+// Step client: launch on node 0 first (it picks MASTER_PORT), then on the others.
+#include "cli/step_client.h"
+
+#include <unistd.h>
+
+#include <csignal>
+#include <iostream>
+
+namespace cohort::cli {
+
+namespace asio = boost::asio;
+using protocol::MessageType;
+
+StepClient::StepClient(asio::io_context& io, std::string key, protocol::Credential cred)
+    : io_(io), key_(std::move(key)), cred_(cred) {}
+
+StepResult StepClient::run(const protocol::StepLayout& layout, const StepRequest& request) {
+    layout_ = layout;
+    request_ = request;
+    label_width_ = std::to_string(std::max<uint32_t>(layout.ntasks(), 1) - 1).size();
+    node_done_.assign(layout.nodes.size(), false);
+    for (size_t i = 0; i < layout.nodes.size(); ++i) {
+        auto socket = transport::connect_to(io_, layout.addresses[i], layout.ports[i]);
+        if (!socket) {
+            return {1, 0, "node " + layout.nodes[i] + ": " + socket.status().message()};
+        }
+        auto conn = transport::Connection::create(std::move(*socket), key_, cred_);
+        conn->start(
+                [this, i](const std::shared_ptr<transport::Connection>&,
+                        protocol::Envelope envelope) { on_message(i, std::move(envelope)); },
+                [this, i](const std::shared_ptr<transport::Connection>&, const Status& why) {
+                    if (!finished_ && !node_done_[i]) {
+                        fail("lost the connection to " + layout_.nodes[i]
+                                + (why.is_ok() ? "" : ": " + why.message()));
+                    }
+                });
+        agents_.push_back(conn);
+    }
+    asio::signal_set interrupts(io_, SIGINT, SIGTERM);
+    std::function<void(const boost::system::error_code&, int)> on_signal =
+            [&](const boost::system::error_code& ec, int signal) {
+                if (ec) {
+                    return;
+                }
+                auto now = std::chrono::steady_clock::now();
+                if (signal == SIGINT && interrupts_ > 0
+                        && now - last_interrupt_ < std::chrono::seconds(1)) {
+                    std::cerr << "cohort run: forcing termination of step " << layout_.job_id
+                              << "." << layout_.step_id << "\n";
+                    signal_all(SIGKILL);
+                } else {
+                    std::cerr << "cohort run: interrupt (one more within 1 sec to abort)\n";
+                    signal_all(signal);
+                }
+                interrupts_++;
+                last_interrupt_ = now;
+                interrupts.async_wait(on_signal);
+            };
+    interrupts.async_wait(on_signal);
+
+    protocol::LaunchStepRequest launch;
+    launch.layout = layout_;
+    launch.node_index = 0;
+    launch.argv = request_.argv;
+    launch.cwd = request_.cwd;
+    launch.env = request_.env;
+    launch.label = request_.label;
+    agents_[0]->send(launch);
+    while (!finished_ && io_.run_one() > 0) {
+    }
+    interrupts.cancel();
+    for (auto& agent : agents_) {
+        agent->close(Status::ok());
+    }
+    io_.poll();
+    flush_partial_lines();
+    return result_;
+}
+
+void StepClient::launch_rest() {
+    for (size_t i = 1; i < agents_.size(); ++i) {
+        protocol::LaunchStepRequest launch;
+        launch.layout = layout_;
+        launch.node_index = static_cast<uint32_t>(i);
+        launch.argv = request_.argv;
+        launch.cwd = request_.cwd;
+        launch.env = request_.env;
+        launch.label = request_.label;
+        launch.master_port = master_port_;
+        agents_[i]->send(launch);
+    }
+}
+
+void StepClient::on_message(size_t node, protocol::Envelope envelope) {
+    switch (static_cast<MessageType>(envelope.type)) {
+        case MessageType::kStepLaunched: {
+            auto launched = protocol::decode_message<protocol::StepLaunchedReply>(envelope);
+            if (launched && node == 0) {
+                master_port_ = launched->master_port;
+                launch_rest();
+            }
+            return;
+        }
+        case MessageType::kTaskOutput: {
+            auto output = protocol::decode_message<protocol::TaskOutputMessage>(envelope);
+            if (output) {
+                write_output(*output);
+            }
+            return;
+        }
+        case MessageType::kTaskExit: {
+            auto exit = protocol::decode_message<protocol::TaskExitMessage>(envelope);
+            if (!exit) {
+                return;
+            }
+            int code = exit->exit_signal != 0 ? 128 + exit->exit_signal : exit->exit_code;
+            if (code > result_.exit_code) {
+                result_.exit_code = code;
+            }
+            if (exit->exit_signal != 0 && result_.exit_signal == 0) {
+                result_.exit_signal = exit->exit_signal;
+            }
+            if (!exit->error.empty()) {
+                std::cerr << "cohort run: error: " << exit->error << "\n";
+                if (result_.error.empty()) {
+                    result_.error = exit->error;
+                }
+                signal_all(SIGKILL);  // the step cannot run without that rank
+            }
+            return;
+        }
+        case MessageType::kStepDone:
+            node_done_[node] = true;
+            finish_if_done();
+            return;
+        case MessageType::kError: {
+            Status status = protocol::status_from_error(envelope);
+            fail("node " + layout_.nodes[node] + ": " + status.message());
+            return;
+        }
+        default:
+            fail("unexpected " + std::string(protocol::message_type_name(envelope.type))
+                    + " from " + layout_.nodes[node]);
+    }
+}
+
+void StepClient::write_output(const protocol::TaskOutputMessage& output) {
+    std::ostream& out = output.stream == 2 ? std::cerr : std::cout;
+    if (!request_.label) {
+        out << output.data;
+        out.flush();
+        return;
+    }
+    std::string& partial = partial_lines_[{output.rank, output.stream}];
+    partial += output.data;
+    size_t start = 0;
+    std::string label = std::to_string(output.rank);
+    label = std::string(label_width_ > label.size() ? label_width_ - label.size() : 0, ' ')
+            + label + ": ";
+    for (size_t nl = partial.find('\n'); nl != std::string::npos;
+            nl = partial.find('\n', start)) {
+        out << label << partial.substr(start, nl - start + 1);
+        start = nl + 1;
+    }
+    partial.erase(0, start);
+    out.flush();
+}
+
+void StepClient::flush_partial_lines() {
+    for (auto& [key, partial] : partial_lines_) {
+        if (!partial.empty()) {
+            (key.second == 2 ? std::cerr : std::cout) << key.first << ": " << partial << "\n";
+            partial.clear();
+        }
+    }
+}
+
+void StepClient::signal_all(int signal) {
+    for (auto& agent : agents_) {
+        agent->send(protocol::SignalStepRequest{layout_.job_id, layout_.step_id, signal});
+    }
+}
+
+void StepClient::fail(const std::string& error) {
+    if (finished_) {
+        return;
+    }
+    std::cerr << "cohort run: error: " << error << "\n";
+    result_.error = error;
+    if (result_.exit_code == 0) {
+        result_.exit_code = 1;
+    }
+    signal_all(SIGKILL);
+    finished_ = true;
+}
+
+void StepClient::finish_if_done() {
+    for (bool done : node_done_) {
+        if (!done) {
+            return;
+        }
+    }
+    finished_ = true;
+}
+
+}  // namespace cohort::cli

@@ -1,0 +1,61 @@
+// The client side of a parallel step: contacts every node agent of the layout, starts the
+// tasks, streams their output (optionally labelled), forwards Ctrl-C and collects exits.
+#pragma once
+
+#include "common/asio.h"
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/protocol/messages.h"
+#include "common/transport/connection.h"
+
+namespace cohort::cli {
+
+struct StepRequest {
+    std::vector<std::string> argv;
+    std::string cwd;
+    std::vector<std::pair<std::string, std::string>> env;
+    bool label = false;
+};
+
+struct StepResult {
+    int exit_code = 0;  // the highest task exit code; 128+N for a task killed by signal N
+    int exit_signal = 0;
+    std::string error;  // set when the step could not run as asked
+};
+
+class StepClient {
+public:
+    StepClient(boost::asio::io_context& io, std::string key, protocol::Credential cred);
+
+    // Runs the step to its end on `io` (which the caller must not be running elsewhere).
+    StepResult run(const protocol::StepLayout& layout, const StepRequest& request);
+
+private:
+    void on_message(size_t node, protocol::Envelope envelope);
+    void launch_rest();
+    void write_output(const protocol::TaskOutputMessage& output);
+    void flush_partial_lines();
+    void signal_all(int signal);
+    void fail(const std::string& error);
+    void finish_if_done();
+
+    boost::asio::io_context& io_;
+    std::string key_;
+    protocol::Credential cred_;
+    protocol::StepLayout layout_;
+    StepRequest request_;
+    std::vector<std::shared_ptr<transport::Connection>> agents_;
+    std::vector<bool> node_done_;
+    std::map<std::pair<uint32_t, uint8_t>, std::string> partial_lines_;
+    size_t label_width_ = 1;
+    StepResult result_;
+    bool finished_ = false;
+    uint16_t master_port_ = 0;
+    int interrupts_ = 0;
+    std::chrono::steady_clock::time_point last_interrupt_;
+};
+
+}  // namespace cohort::cli

@@ -1,0 +1,12 @@
+# Warnings and sanitizers applied to every Cohort target through cohort_target_defaults().
+function(cohort_target_defaults target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor)
+  if(COHORT_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+  target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR})
+  if(COHORT_SANITIZE)
+    target_compile_options(${target} PUBLIC -fsanitize=${COHORT_SANITIZE} -fno-omit-frame-pointer)
+    target_link_options(${target} PUBLIC -fsanitize=${COHORT_SANITIZE})
+  endif()
+endfunction()

@@ -1,0 +1,214 @@
+// Reading and writing the cluster configuration file.
+#include "common/config.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "common/hostlist.h"
+#include "common/time_spec.h"
+
+namespace cohort {
+namespace {
+
+using nlohmann::json;
+
+Result<int64_t> read_time(const json& object, const char* key, int64_t fallback) {
+    if (!object.contains(key)) {
+        return fallback;
+    }
+    const json& value = object.at(key);
+    if (value.is_number_integer()) {
+        return value.get<int64_t>();
+    }
+    if (!value.is_string()) {
+        return Status::invalid(std::string(key) + ": expected a time string such as 1-00:00:00");
+    }
+    return parse_time_limit(value.get<std::string>());
+}
+
+Result<std::vector<std::string>> read_hosts(const json& object, const char* key) {
+    if (!object.contains(key)) {
+        return std::vector<std::string>{};
+    }
+    if (!object.at(key).is_string()) {
+        return Status::invalid(std::string(key) + ": expected a hostlist string such as node[1-4]");
+    }
+    auto hosts = expand_hostlist(object.at(key).get<std::string>());
+    if (!hosts) {
+        return hosts.status().with_context(key);
+    }
+    return hosts;
+}
+
+Result<PartitionConfig> read_partition(const json& object) {
+    PartitionConfig partition;
+    partition.name = object.value("name", "");
+    if (partition.name.empty()) {
+        return Status::invalid("partitions[].name: missing (every partition needs a name)");
+    }
+    auto nodes = read_hosts(object, "nodes");
+    if (!nodes) {
+        return nodes.status().with_context("partition " + partition.name);
+    }
+    partition.nodes = std::move(*nodes);
+    partition.is_default = object.value("default", false);
+    auto max_time = read_time(object, "max_time", -1);
+    auto default_time = read_time(object, "default_time", -1);
+    if (!max_time || !default_time) {
+        return (!max_time ? max_time.status() : default_time.status())
+                .with_context("partition " + partition.name);
+    }
+    partition.max_time_s = *max_time;
+    partition.default_time_s = *default_time;
+    return partition;
+}
+
+Result<ClusterConfig> parse_config(const json& doc) {
+    ClusterConfig config;
+    config.cluster_name = doc.value("cluster_name", config.cluster_name);
+    if (doc.contains("controller")) {
+        const json& ctl = doc.at("controller");
+        config.controller_host = ctl.value("host", config.controller_host);
+        int port = ctl.value("port", static_cast<int>(config.controller_port));
+        if (port <= 0 || port > 65535) {
+            return Status::invalid("controller.port: invalid value " + std::to_string(port)
+                    + " (accepted: 1-65535)");
+        }
+        config.controller_port = static_cast<uint16_t>(port);
+    }
+    config.key_file = doc.value("key_file", "");
+    config.state_dir = doc.value("state_dir", "");
+    config.heartbeat_interval_ms = doc.value("heartbeat_interval_ms", config.heartbeat_interval_ms);
+    config.node_timeout_ms = doc.value("node_timeout_ms", config.node_timeout_ms);
+    config.kill_wait_s = doc.value("kill_wait_s", config.kill_wait_s);
+    config.sqlite_synchronous = doc.value("sqlite_synchronous", config.sqlite_synchronous);
+    if (config.sqlite_synchronous != "full" && config.sqlite_synchronous != "normal") {
+        return Status::invalid("sqlite_synchronous: invalid value '" + config.sqlite_synchronous
+                + "' (accepted: full, normal)");
+    }
+    auto nodes = read_hosts(doc, "nodes");
+    if (!nodes) {
+        return nodes.status();
+    }
+    config.nodes = std::move(*nodes);
+    for (const json& entry : doc.value("partitions", json::array())) {
+        auto partition = read_partition(entry);
+        if (!partition) {
+            return partition.status();
+        }
+        config.partitions.push_back(std::move(*partition));
+    }
+    if (config.partitions.empty() && !config.nodes.empty()) {
+        config.partitions.push_back({"debug", config.nodes, true, -1, -1});
+    }
+    return config;
+}
+
+}  // namespace
+
+const PartitionConfig* ClusterConfig::default_partition() const {
+    for (const auto& partition : partitions) {
+        if (partition.is_default) {
+            return &partition;
+        }
+    }
+    return partitions.empty() ? nullptr : &partitions.front();
+}
+
+const PartitionConfig* ClusterConfig::find_partition(const std::string& name) const {
+    for (const auto& partition : partitions) {
+        if (partition.name == name) {
+            return &partition;
+        }
+    }
+    return nullptr;
+}
+
+Result<ClusterConfig> load_config(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) {
+        return Status::not_found("cannot read config '" + path
+                + "' (start a local instance with 'cohort start' or set COHORT_CONF)");
+    }
+    json doc = json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded() || !doc.is_object()) {
+        return Status::invalid("config '" + path + "' is not a JSON object");
+    }
+    try {
+        auto config = parse_config(doc);
+        if (!config) {
+            return config.status().with_context("config '" + path + "'");
+        }
+        config->path = path;
+        return config;
+    } catch (const json::exception& e) {
+        return Status::invalid("config '" + path + "': " + e.what());
+    }
+}
+
+Status save_config(const ClusterConfig& config, const std::string& path) {
+    json partitions = json::array();
+    for (const auto& p : config.partitions) {
+        partitions.push_back({{"name", p.name},
+                {"nodes", compress_hostlist(p.nodes)},
+                {"default", p.is_default},
+                {"max_time", p.max_time_s},
+                {"default_time", p.default_time_s}});
+    }
+    json doc = {{"cluster_name", config.cluster_name},
+            {"controller", {{"host", config.controller_host}, {"port", config.controller_port}}},
+            {"key_file", config.key_file},
+            {"state_dir", config.state_dir},
+            {"nodes", compress_hostlist(config.nodes)},
+            {"partitions", partitions},
+            {"heartbeat_interval_ms", config.heartbeat_interval_ms},
+            {"node_timeout_ms", config.node_timeout_ms},
+            {"kill_wait_s", config.kill_wait_s},
+            {"sqlite_synchronous", config.sqlite_synchronous}};
+    std::string tmp = path + ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::trunc);
+        out << doc.dump(2) << "\n";
+        if (!out) {
+            return Status::io_error("cannot write config '" + tmp + "'");
+        }
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        return Status::io_error("cannot rename '" + tmp + "' to '" + path + "'");
+    }
+    return Status::ok();
+}
+
+std::string default_state_dir() {
+    if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg != nullptr && *xdg != '\0') {
+        return std::string(xdg) + "/cohort/local";
+    }
+    const char* home = std::getenv("HOME");
+    return std::string(home != nullptr ? home : "/tmp") + "/.local/state/cohort/local";
+}
+
+std::string default_config_path() {
+    if (const char* conf = std::getenv("COHORT_CONF"); conf != nullptr && *conf != '\0') {
+        return conf;
+    }
+    return default_state_dir() + "/cohort.json";
+}
+
+Result<std::string> load_key(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        return Status::denied("cannot read cluster key '" + path
+                + "' (only the instance's owner can use it)");
+    }
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    std::string key = buffer.str();
+    if (key.size() < 16) {
+        return Status::invalid("cluster key '" + path + "' is shorter than 16 bytes");
+    }
+    return key;
+}
+
+}  // namespace cohort

@@ -1,0 +1,51 @@
+// Cluster configuration: one JSON file shared by the controller, the node agents and the CLI.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace cohort {
+
+struct PartitionConfig {
+    std::string name;
+    std::vector<std::string> nodes;
+    bool is_default = false;
+    int64_t max_time_s = -1;      // -1: unlimited
+    int64_t default_time_s = -1;  // -1: the partition's max_time_s
+};
+
+struct ClusterConfig {
+    std::string path;  // where it was read from
+    std::string cluster_name = "cohort";
+    std::string controller_host = "127.0.0.1";
+    uint16_t controller_port = 6817;
+    std::string key_file;
+    std::string state_dir;
+    std::vector<std::string> nodes;
+    std::vector<PartitionConfig> partitions;
+    int64_t heartbeat_interval_ms = 1000;
+    int64_t node_timeout_ms = 10000;  // missed heartbeats for this long mark a node DOWN
+    int64_t kill_wait_s = 30;         // SIGTERM to SIGKILL grace, as Slurm's KillWait
+    std::string sqlite_synchronous = "full";
+
+    const PartitionConfig* default_partition() const;
+    const PartitionConfig* find_partition(const std::string& name) const;
+};
+
+// Reads and validates the file; errors name the file, the key and the value.
+Result<ClusterConfig> load_config(const std::string& path);
+
+// The file `cohort start` writes; load_config(path) of it gives back `config`.
+Status save_config(const ClusterConfig& config, const std::string& path);
+
+// Where clients look: $COHORT_CONF, else the default local instance's file.
+std::string default_config_path();
+std::string default_state_dir();
+
+// The cluster key that vouches for every frame; refuses a missing or empty file.
+Result<std::string> load_key(const std::string& path);
+
+}  // namespace cohort

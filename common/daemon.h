@@ -1,0 +1,16 @@
+// Small daemon helpers shared by cohortctld and cohortd: pid files and signal-driven stop.
+#pragma once
+
+#include "common/asio.h"
+#include <functional>
+#include <string>
+
+namespace cohort {
+
+void write_pid_file(const std::string& path);
+void remove_pid_file(const std::string& path);
+
+// On SIGTERM or SIGINT: runs `on_stop`, then stops `io`.
+void stop_on_signals(boost::asio::io_context& io, std::function<void()> on_stop);
+
+}  // namespace cohort

@@ -1,0 +1,34 @@
+// Job states and pending reasons, with the names Slurm users and tools expect.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace cohort {
+
+enum class JobState : uint8_t {
+    kPending,
+    kRunning,
+    kCompleting,
+    kCompleted,
+    kFailed,
+    kCancelled,
+    kTimeout,
+    kNodeFail,
+};
+
+// "PENDING", "RUNNING", ... as squeue -o %T prints them.
+std::string_view job_state_name(JobState state);
+
+// "PD", "R", "CG", ... as squeue -o %t prints them.
+std::string_view job_state_code(JobState state);
+
+// Accepts long names and compact codes, case-insensitive.
+Result<JobState> parse_job_state(std::string_view text);
+
+bool is_final(JobState state);
+
+}  // namespace cohort

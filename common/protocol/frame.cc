@@ -1,0 +1,116 @@
+// Frame encoding, header checks and the HMAC credential.
+#include "common/protocol/frame.h"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "common/protocol/messages.h"
+
+namespace cohort::protocol {
+namespace {
+
+void put_u16(std::string& out, uint16_t v) {
+    out.push_back(static_cast<char>(v & 0xff));
+    out.push_back(static_cast<char>(v >> 8));
+}
+
+void put_u32(std::string& out, uint32_t v) {
+    for (int shift = 0; shift < 32; shift += 8) {
+        out.push_back(static_cast<char>((v >> shift) & 0xff));
+    }
+}
+
+uint16_t get_u16(const unsigned char* p) {
+    return static_cast<uint16_t>(p[0] | (p[1] << 8));
+}
+
+uint32_t get_u32(const unsigned char* p) {
+    return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8)
+            | (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
+}
+
+std::array<unsigned char, kMacSize> compute_mac(std::string_view signed_header,
+        std::string_view body, std::string_view key) {
+    std::array<unsigned char, kMacSize> mac{};
+    HMAC_CTX* ctx = HMAC_CTX_new();
+    unsigned int len = 0;
+    HMAC_Init_ex(ctx, key.data(), static_cast<int>(key.size()), EVP_sha256(), nullptr);
+    HMAC_Update(ctx, reinterpret_cast<const unsigned char*>(signed_header.data()),
+            signed_header.size());
+    HMAC_Update(ctx, reinterpret_cast<const unsigned char*>(body.data()), body.size());
+    HMAC_Final(ctx, mac.data(), &len);
+    HMAC_CTX_free(ctx);
+    return mac;
+}
+
+}  // namespace
+
+std::string encode_frame(uint16_t type, const Credential& cred, std::string_view body,
+        std::string_view key) {
+    std::string frame;
+    frame.reserve(kHeaderSize + body.size());
+    put_u32(frame, kFrameMagic);
+    put_u16(frame, kProtocolVersion);
+    put_u16(frame, type);
+    put_u32(frame, static_cast<uint32_t>(body.size()));
+    put_u32(frame, cred.uid);
+    put_u32(frame, cred.gid);
+    auto mac = compute_mac(frame, body, key);
+    frame.append(reinterpret_cast<const char*>(mac.data()), mac.size());
+    frame.append(body);
+    return frame;
+}
+
+Result<FrameHeader> decode_header(std::string_view header_bytes) {
+    if (header_bytes.size() != kHeaderSize) {
+        return Status::corrupt("truncated frame header: " + std::to_string(header_bytes.size())
+                + " of " + std::to_string(kHeaderSize) + " bytes");
+    }
+    const auto* p = reinterpret_cast<const unsigned char*>(header_bytes.data());
+    uint32_t magic = get_u32(p);
+    if (magic != kFrameMagic) {
+        return Status::corrupt("bad frame magic 0x" + [&] {
+            char buf[9];
+            std::snprintf(buf, sizeof(buf), "%08x", magic);
+            return std::string(buf);
+        }() + " (not a Cohort peer?)");
+    }
+    FrameHeader header;
+    header.version = get_u16(p + 4);
+    if (header.version != kProtocolVersion) {
+        return Status::corrupt("unsupported protocol version " + std::to_string(header.version)
+                + " (this build speaks " + std::to_string(kProtocolVersion) + ")");
+    }
+    header.type = get_u16(p + 6);
+    if (!is_known_message_type(header.type)) {
+        return Status::corrupt("unknown message type " + std::to_string(header.type));
+    }
+    header.body_len = get_u32(p + 8);
+    if (header.body_len > kMaxBodySize) {
+        return Status::corrupt("frame body of " + std::to_string(header.body_len)
+                + " bytes exceeds the limit of " + std::to_string(kMaxBodySize));
+    }
+    header.uid = get_u32(p + 12);
+    header.gid = get_u32(p + 16);
+    std::memcpy(header.mac.data(), p + kSignedHeaderSize, kMacSize);
+    return header;
+}
+
+Status verify_frame(const FrameHeader& header, std::string_view header_bytes,
+        std::string_view body, std::string_view key) {
+    if (body.size() != header.body_len) {
+        return Status::corrupt("truncated frame body: " + std::to_string(body.size()) + " of "
+                + std::to_string(header.body_len) + " bytes");
+    }
+    auto expected = compute_mac(header_bytes.substr(0, kSignedHeaderSize), body, key);
+    if (CRYPTO_memcmp(expected.data(), header.mac.data(), kMacSize) != 0) {
+        return Status::denied("bad frame credential (wrong cluster key or altered frame)");
+    }
+    return Status::ok();
+}
+
+}  // namespace cohort::protocol

@@ -1,0 +1,178 @@
+// The job, step and node records that travel between the CLI, the controller and the agents,
+// and that the controller stores. Plain structs with Boost.Serialization hooks.
+#pragma once
+
+#include <boost/serialization/map.hpp>
+#include <boost/serialization/string.hpp>
+#include <boost/serialization/utility.hpp>
+#include <boost/serialization/vector.hpp>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/job_state.h"
+
+namespace cohort::protocol {
+
+// What the user asked for; validated by the CLI and again by the controller.
+struct JobSpec {
+    std::string name;
+    std::string partition;          // empty: the default partition
+    uint32_t nodes_min = 0;         // 0: as few as the tasks need
+    uint32_t nodes_max = 0;         // 0: nodes_min
+    uint32_t ntasks = 0;            // 0: not given (one per node)
+    uint32_t ntasks_per_node = 0;   // 0: not given
+    uint32_t cpus_per_task = 1;
+    bool cpus_per_task_set = false;
+    int64_t mem_mib = 0;            // per node; 0: not tracked
+    int64_t time_limit_s = -2;      // -2: partition default, -1: unlimited
+    std::string script;             // empty for an interactive allocation (cohort run)
+    std::vector<std::string> script_args;
+    std::string output;             // filename patterns; empty: slurm-%j.out
+    std::string error;
+    std::string cwd;
+    std::vector<std::pair<std::string, std::string>> env;  // the job's environment
+    std::string export_spec = "ALL";
+    bool hold = false;
+    int32_t nice = 0;
+    std::string submit_host;
+    std::string command_line;
+
+    template <class Archive>
+    void serialize(Archive& ar, unsigned /*version*/) {
+        ar & name & partition & nodes_min & nodes_max & ntasks & ntasks_per_node & cpus_per_task
+                & cpus_per_task_set & mem_mib & time_limit_s & script & script_args & output
+                & error & cwd & env & export_spec & hold & nice & submit_host & command_line;
+    }
+};
+
+// The job as the controller keeps it (and stores, and reports).
+struct JobRecord {
+    uint64_t job_id = 0;
+    JobSpec spec;
+    uint32_t uid = 0;
+    uint32_t gid = 0;
+    std::string user_name;
+    std::string partition;
+    JobState state = JobState::kPending;
+    std::string reason = "None";
+    bool held = false;
+    int64_t priority = 0;
+    int64_t submit_time = 0;  // unix seconds
+    int64_t start_time = 0;
+    int64_t end_time = 0;
+    int64_t time_limit_s = -1;  // resolved against the partition
+    std::vector<std::string> nodes;
+    std::vector<uint32_t> tasks_per_node;
+    std::vector<uint32_t> cpus_per_node;
+    int64_t mem_per_node_mib = 0;
+    int32_t exit_code = 0;
+    int32_t exit_signal = 0;
+    uint32_t restart_count = 0;
+    uint32_t next_step_id = 0;
+    bool interactive = false;
+    // While COMPLETING: the state it ends in, and the nodes still cleaning up.
+    JobState final_state = JobState::kCompleted;
+    std::vector<std::string> nodes_cleaning;
+
+    template <class Archive>
+    void serialize(Archive& ar, unsigned /*version*/) {
+        ar & job_id & spec & uid & gid & user_name & partition & state & reason & held
+                & priority & submit_time & start_time & end_time & time_limit_s & nodes
+                & tasks_per_node & cpus_per_node & mem_per_node_mib & exit_code & exit_signal
+                & restart_count & next_step_id & interactive & final_state & nodes_cleaning;
+    }
+};
+
+struct StepRecord {
+    uint64_t job_id = 0;
+    uint32_t step_id = 0;
+    std::string name;
+    std::vector<std::string> nodes;
+    uint32_t ntasks = 0;
+    int64_t start_time = 0;
+    int64_t end_time = 0;
+    JobState state = JobState::kRunning;
+    int32_t exit_code = 0;
+    int32_t exit_signal = 0;
+
+    template <class Archive>
+    void serialize(Archive& ar, unsigned /*version*/) {
+        ar & job_id & step_id & name & nodes & ntasks & start_time & end_time & state & exit_code
+                & exit_signal;
+    }
+};
+
+// What a node agent registers: its resources as discovered (or loaded from XML).
+struct NodeResources {
+    int32_t cpus = 0;
+    int32_t sockets = 0;
+    int32_t cores = 0;
+    int32_t numa_nodes = 0;
+    int64_t memory_mib = 0;
+    int32_t gpus = 0;
+
+    template <class Archive>
+    void serialize(Archive& ar, unsigned /*version*/) {
+        ar & cpus & sockets & cores & numa_nodes & memory_mib & gpus;
+    }
+};
+
+struct NodeInfo {
+    std::string name;
+    std::string address;
+    uint16_t port = 0;
+    std::string state;  // IDLE, MIXED, ALLOCATED, DOWN, UNKNOWN
+    std::string reason;
+    NodeResources resources;
+    int32_t cpus_alloc = 0;
+    int64_t memory_alloc_mib = 0;
+    std::vector<std::string> partitions;
+    std::vector<uint64_t> jobs;
+    int64_t boot_time = 0;
+    int64_t last_heartbeat = 0;
+
+    template <class Archive>
+    void serialize(Archive& ar, unsigned /*version*/) {
+        ar & name & address & port & state & reason & resources & cpus_alloc & memory_alloc_mib
+                & partitions & jobs & boot_time & last_heartbeat;
+    }
+};
+
+// Where a step's tasks run: what the client needs to contact the agents, and what every
+// rank's environment is built from.
+struct StepLayout {
+    uint64_t job_id = 0;
+    uint32_t step_id = 0;
+    std::string job_name;
+    std::string partition;
+    std::string cluster_name;
+    std::vector<std::string> nodes;
+    std::vector<std::string> addresses;
+    std::vector<uint16_t> ports;
+    std::vector<uint32_t> tasks_per_node;
+    uint32_t cpus_per_task = 1;
+    bool cpus_per_task_set = false;
+    int64_t job_end_time = 0;  // 0: no limit
+    uint32_t restart_count = 0;
+    std::vector<std::string> job_nodes;
+    std::vector<uint32_t> job_cpus_per_node;
+
+    uint32_t ntasks() const {
+        uint32_t total = 0;
+        for (uint32_t n : tasks_per_node) {
+            total += n;
+        }
+        return total;
+    }
+
+    template <class Archive>
+    void serialize(Archive& ar, unsigned /*version*/) {
+        ar & job_id & step_id & job_name & partition & cluster_name & nodes & addresses & ports
+                & tasks_per_node & cpus_per_task & cpus_per_task_set & job_end_time
+                & restart_count & job_nodes & job_cpus_per_node;
+    }
+};
+
+}  // namespace cohort::protocol

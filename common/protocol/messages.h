@@ -1,0 +1,416 @@
+// Every message of the Cohort protocol. Each struct names its wire type in kType;
+// docs/dev/protocol.md lists who sends which and what it answers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/protocol/job_types.h"
+
+namespace cohort::protocol {
+
+enum class MessageType : uint16_t {
+    // Replies common to every request.
+    kError = 1,
+    kAck = 2,
+    // Client -> controller.
+    kSubmitJob = 10,
+    kSubmitReply = 11,
+    kQueryJobs = 12,
+    kJobList = 13,
+    kQueryNodes = 14,
+    kNodeList = 15,
+    kJobControl = 16,
+    kAllocate = 17,
+    kAllocation = 18,
+    kStepCreate = 19,
+    kStepCreated = 20,
+    kStepComplete = 21,
+    kJobComplete = 22,
+    kAcctQuery = 23,
+    // Agent <-> controller.
+    kRegisterNode = 40,
+    kRegisterReply = 41,
+    kHeartbeat = 42,
+    kLaunchBatch = 43,
+    kTerminateJob = 44,
+    kBatchDone = 45,
+    kJobCleaned = 46,
+    kJobTimedOut = 47,
+    // Client <-> agent.
+    kLaunchStep = 60,
+    kStepLaunched = 61,
+    kTaskOutput = 62,
+    kTaskExit = 63,
+    kSignalStep = 64,
+    kStepDone = 65,
+};
+
+struct ErrorReply {
+    static constexpr MessageType kType = MessageType::kError;
+    int32_t code = 0;  // a cohort::StatusCode
+    std::string message;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & code & message;
+    }
+};
+
+struct AckReply {
+    static constexpr MessageType kType = MessageType::kAck;
+    std::string message;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & message;
+    }
+};
+
+struct SubmitJobRequest {
+    static constexpr MessageType kType = MessageType::kSubmitJob;
+    JobSpec spec;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & spec;
+    }
+};
+
+struct SubmitJobReply {
+    static constexpr MessageType kType = MessageType::kSubmitReply;
+    uint64_t job_id = 0;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & job_id;
+    }
+};
+
+struct QueryJobsRequest {
+    static constexpr MessageType kType = MessageType::kQueryJobs;
+    std::vector<uint64_t> job_ids;  // empty: all
+    std::string user;               // empty: all users
+    std::vector<JobState> states;   // empty: the active ones (pending, running, completing)
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & job_ids & user & states;
+    }
+};
+
+struct JobListReply {
+    static constexpr MessageType kType = MessageType::kJobList;
+    std::vector<JobRecord> jobs;
+    std::vector<StepRecord> steps;  // filled by accounting queries
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & jobs & steps;
+    }
+};
+
+struct QueryNodesRequest {
+    static constexpr MessageType kType = MessageType::kQueryNodes;
+
+    template <class A>
+    void serialize(A&, unsigned) {}
+};
+
+struct NodeListReply {
+    static constexpr MessageType kType = MessageType::kNodeList;
+    std::vector<NodeInfo> nodes;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & nodes;
+    }
+};
+
+enum class JobAction : uint8_t { kCancel, kHold, kRelease };
+
+struct JobControlRequest {
+    static constexpr MessageType kType = MessageType::kJobControl;
+    JobAction action = JobAction::kCancel;
+    std::vector<uint64_t> job_ids;
+    int32_t signal = 0;  // kCancel: 0 = terminate (SIGTERM, grace, SIGKILL)
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & action & job_ids & signal;
+    }
+};
+
+// cohort run outside an allocation: submit an interactive job, then wait on this
+// connection for its Allocation. Closing the connection cancels the job.
+struct AllocateRequest {
+    static constexpr MessageType kType = MessageType::kAllocate;
+    JobSpec spec;
+    std::string step_name;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & spec & step_name;
+    }
+};
+
+// Sent once when the job is queued (layout empty), then again when it starts.
+struct AllocationReply {
+    static constexpr MessageType kType = MessageType::kAllocation;
+    uint64_t job_id = 0;
+    bool started = false;
+    std::string reason;
+    StepLayout layout;  // step 0 when started
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & job_id & started & reason & layout;
+    }
+};
+
+struct StepCreateRequest {
+    static constexpr MessageType kType = MessageType::kStepCreate;
+    uint64_t job_id = 0;
+    std::string name;
+    uint32_t nodes = 0;            // 0: all the job's nodes (or as the tasks need)
+    uint32_t ntasks = 0;           // 0: one per node
+    uint32_t ntasks_per_node = 0;  // 0: not given
+    uint32_t cpus_per_task = 0;    // 0: the job's
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & job_id & name & nodes & ntasks & ntasks_per_node & cpus_per_task;
+    }
+};
+
+struct StepCreatedReply {
+    static constexpr MessageType kType = MessageType::kStepCreated;
+    StepLayout layout;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & layout;
+    }
+};
+
+struct StepCompleteRequest {
+    static constexpr MessageType kType = MessageType::kStepComplete;
+    uint64_t job_id = 0;
+    uint32_t step_id = 0;
+    int32_t exit_code = 0;
+    int32_t exit_signal = 0;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & job_id & step_id & exit_code & exit_signal;
+    }
+};
+
+// The client that created an allocation ends it.
+struct JobCompleteRequest {
+    static constexpr MessageType kType = MessageType::kJobComplete;
+    uint64_t job_id = 0;
+    int32_t exit_code = 0;
+    int32_t exit_signal = 0;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & job_id & exit_code & exit_signal;
+    }
+};
+
+struct AcctQueryRequest {
+    static constexpr MessageType kType = MessageType::kAcctQuery;
+    std::vector<uint64_t> job_ids;
+    std::string user;
+    int64_t since = 0;  // submit time lower bound, unix seconds
+    std::vector<JobState> states;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & job_ids & user & since & states;
+    }
+};
+
+// Agent -> controller when it (re)connects. `running_jobs` lets a restarted controller
+// keep running jobs running; `finished` carries batch results it has not yet acknowledged.
+struct BatchDoneReport {
+    static constexpr MessageType kType = MessageType::kBatchDone;
+    uint64_t job_id = 0;
+    std::string node;
+    int32_t exit_code = 0;
+    int32_t exit_signal = 0;
+    bool timed_out = false;
+    std::string error;  // why the script could not start, if it could not
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & job_id & node & exit_code & exit_signal & timed_out & error;
+    }
+};
+
+struct RegisterNodeRequest {
+    static constexpr MessageType kType = MessageType::kRegisterNode;
+    std::string name;
+    std::string address;
+    uint16_t port = 0;
+    NodeResources resources;
+    int64_t boot_time = 0;
+    std::vector<uint64_t> running_jobs;
+    std::vector<BatchDoneReport> finished;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & name & address & port & resources & boot_time & running_jobs & finished;
+    }
+};
+
+struct RegisterNodeReply {
+    static constexpr MessageType kType = MessageType::kRegisterReply;
+    std::vector<uint64_t> acknowledged;  // finished reports the controller has stored
+    std::vector<uint64_t> terminate;     // running jobs the controller no longer knows
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & acknowledged & terminate;
+    }
+};
+
+struct HeartbeatMessage {
+    static constexpr MessageType kType = MessageType::kHeartbeat;
+    std::string node;
+    std::vector<uint64_t> running_jobs;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & node & running_jobs;
+    }
+};
+
+struct LaunchBatchRequest {
+    static constexpr MessageType kType = MessageType::kLaunchBatch;
+    JobRecord job;
+    std::string cluster_name;
+    std::string submit_dir;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & job & cluster_name & submit_dir;
+    }
+};
+
+struct TerminateJobRequest {
+    static constexpr MessageType kType = MessageType::kTerminateJob;
+    uint64_t job_id = 0;
+    int32_t signal = 0;  // 0: SIGTERM, kill_wait, SIGKILL; else just this signal
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & job_id & signal;
+    }
+};
+
+// Agent -> controller: no process of the job is left on this node.
+struct JobCleanedReport {
+    static constexpr MessageType kType = MessageType::kJobCleaned;
+    uint64_t job_id = 0;
+    std::string node;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & job_id & node;
+    }
+};
+
+struct JobTimedOutReport {
+    static constexpr MessageType kType = MessageType::kJobTimedOut;
+    uint64_t job_id = 0;
+    std::string node;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & job_id & node;
+    }
+};
+
+// Client -> agent: start this node's share of a step's tasks.
+struct LaunchStepRequest {
+    static constexpr MessageType kType = MessageType::kLaunchStep;
+    StepLayout layout;
+    uint32_t node_index = 0;
+    std::vector<std::string> argv;
+    std::string cwd;
+    std::vector<std::pair<std::string, std::string>> env;
+    uint16_t master_port = 0;  // 0 on node 0: the agent picks a free one
+    bool label = false;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & layout & node_index & argv & cwd & env & master_port & label;
+    }
+};
+
+struct StepLaunchedReply {
+    static constexpr MessageType kType = MessageType::kStepLaunched;
+    uint16_t master_port = 0;
+    std::vector<uint32_t> ranks;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & master_port & ranks;
+    }
+};
+
+struct TaskOutputMessage {
+    static constexpr MessageType kType = MessageType::kTaskOutput;
+    uint32_t rank = 0;
+    uint8_t stream = 1;  // 1 stdout, 2 stderr
+    std::string data;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & rank & stream & data;
+    }
+};
+
+struct TaskExitMessage {
+    static constexpr MessageType kType = MessageType::kTaskExit;
+    uint32_t rank = 0;
+    int32_t exit_code = 0;
+    int32_t exit_signal = 0;
+    std::string error;  // set when the task could not be started
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & rank & exit_code & exit_signal & error;
+    }
+};
+
+struct SignalStepRequest {
+    static constexpr MessageType kType = MessageType::kSignalStep;
+    uint64_t job_id = 0;
+    uint32_t step_id = 0;
+    int32_t signal = 0;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & job_id & step_id & signal;
+    }
+};
+
+struct StepDoneMessage {
+    static constexpr MessageType kType = MessageType::kStepDone;
+    uint64_t job_id = 0;
+    uint32_t step_id = 0;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & job_id & step_id;
+    }
+};
+
+const char* message_type_name(uint16_t type);
+bool is_known_message_type(uint16_t type);
+
+}  // namespace cohort::protocol

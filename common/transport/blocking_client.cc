@@ -1,0 +1,61 @@
+// Synchronous framed client.
+#include "common/transport/blocking_client.h"
+
+#include "common/transport/connection.h"
+
+namespace cohort::transport {
+
+namespace asio = boost::asio;
+
+Result<BlockingClient> BlockingClient::connect(const std::string& host, uint16_t port,
+        std::string key, protocol::Credential self) {
+    auto io = std::make_unique<asio::io_context>();
+    auto socket = connect_to(*io, host, port);
+    if (!socket) {
+        return socket.status();
+    }
+    return BlockingClient(std::move(io), std::move(*socket), std::move(key), self);
+}
+
+BlockingClient::BlockingClient(std::unique_ptr<asio::io_context> io, asio::ip::tcp::socket socket,
+        std::string key, protocol::Credential self)
+    : io_(std::move(io)), socket_(std::move(socket)), key_(std::move(key)), self_(self) {}
+
+Status BlockingClient::send_frame(const std::string& frame) {
+    boost::system::error_code ec;
+    asio::write(socket_, asio::buffer(frame), ec);
+    if (ec) {
+        return Status::unavailable("send failed: " + ec.message());
+    }
+    return Status::ok();
+}
+
+Result<protocol::Envelope> BlockingClient::receive() {
+    std::string header_bytes(protocol::kHeaderSize, '\0');
+    boost::system::error_code ec;
+    asio::read(socket_, asio::buffer(header_bytes), ec);
+    if (ec) {
+        return Status::unavailable(ec == asio::error::eof
+                        ? "the peer closed the connection (see its log for the reason)"
+                        : "receive failed: " + ec.message());
+    }
+    auto header = protocol::decode_header(header_bytes);
+    if (!header) {
+        return header.status();
+    }
+    std::string body(header->body_len, '\0');
+    asio::read(socket_, asio::buffer(body), ec);
+    if (ec) {
+        return Status::unavailable("truncated reply: " + ec.message());
+    }
+    if (Status verified = protocol::verify_frame(*header, header_bytes, body, key_); !verified) {
+        return verified;
+    }
+    protocol::Envelope envelope{header->type, {header->uid, header->gid}, std::move(body)};
+    if (envelope.type == static_cast<uint16_t>(protocol::MessageType::kError)) {
+        return protocol::status_from_error(envelope);
+    }
+    return envelope;
+}
+
+}  // namespace cohort::transport

@@ -1,0 +1,54 @@
+// A synchronous request/reply client for short-lived CLI commands.
+#pragma once
+
+#include "common/asio.h"
+#include <chrono>
+#include <string>
+
+#include "common/protocol/codec.h"
+#include "common/status.h"
+
+namespace cohort::transport {
+
+class BlockingClient {
+public:
+    // Connects to host:port; frames are signed with `key` and carry `self`.
+    static Result<BlockingClient> connect(const std::string& host, uint16_t port,
+            std::string key, protocol::Credential self);
+
+    BlockingClient(BlockingClient&&) noexcept = default;
+    BlockingClient& operator=(BlockingClient&&) noexcept = default;
+
+    template <typename Message>
+    Status send(const Message& message) {
+        return send_frame(protocol::encode_message(message, self_, key_));
+    }
+
+    // Reads one verified frame; an ErrorReply is returned as its Status.
+    Result<protocol::Envelope> receive();
+
+    // send() then receive(), decoding the expected reply type.
+    template <typename Reply, typename Request>
+    Result<Reply> call(const Request& request) {
+        if (Status sent = send(request); !sent) {
+            return sent;
+        }
+        auto envelope = receive();
+        if (!envelope) {
+            return envelope.status();
+        }
+        return protocol::decode_message<Reply>(*envelope);
+    }
+
+private:
+    BlockingClient(std::unique_ptr<boost::asio::io_context> io,
+            boost::asio::ip::tcp::socket socket, std::string key, protocol::Credential self);
+    Status send_frame(const std::string& frame);
+
+    std::unique_ptr<boost::asio::io_context> io_;
+    boost::asio::ip::tcp::socket socket_;
+    std::string key_;
+    protocol::Credential self_;
+};
+
+}  // namespace cohort::transport

@@ -1,0 +1,151 @@
+// Authenticated framed connections over Boost.Asio.
+#include "common/transport/connection.h"
+
+#include <spdlog/spdlog.h>
+
+namespace cohort::transport {
+
+std::shared_ptr<Connection> Connection::create(tcp::socket socket, std::string key,
+        protocol::Credential self) {
+    return std::shared_ptr<Connection>(new Connection(std::move(socket), std::move(key), self));
+}
+
+Connection::Connection(tcp::socket socket, std::string key, protocol::Credential self)
+    : socket_(std::move(socket)), key_(std::move(key)), self_(self) {
+    boost::system::error_code ec;
+    auto endpoint = socket_.remote_endpoint(ec);
+    peer_ = ec ? "?" : endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
+    socket_.set_option(tcp::no_delay(true), ec);
+}
+
+void Connection::start(MessageHandler on_message, CloseHandler on_close) {
+    on_message_ = std::move(on_message);
+    on_close_ = std::move(on_close);
+    asio::dispatch(socket_.get_executor(), [self = shared_from_this()] { self->read_header(); });
+}
+
+void Connection::read_header() {
+    header_bytes_.resize(protocol::kHeaderSize);
+    asio::async_read(socket_, asio::buffer(header_bytes_),
+            [self = shared_from_this()](boost::system::error_code ec, size_t) {
+                if (ec) {
+                    self->close(ec == asio::error::eof ? Status::ok()
+                                                       : Status::io_error(ec.message()));
+                    return;
+                }
+                auto header = protocol::decode_header(self->header_bytes_);
+                if (!header) {
+                    self->close(header.status());
+                    return;
+                }
+                self->header_ = *header;
+                self->read_body();
+            });
+}
+
+void Connection::read_body() {
+    body_.resize(header_.body_len);
+    asio::async_read(socket_, asio::buffer(body_),
+            [self = shared_from_this()](boost::system::error_code ec, size_t) {
+                if (ec) {
+                    self->close(Status::io_error("truncated frame: " + ec.message()));
+                    return;
+                }
+                Status verified = protocol::verify_frame(self->header_, self->header_bytes_,
+                        self->body_, self->key_);
+                if (!verified) {
+                    self->close(verified);
+                    return;
+                }
+                protocol::Envelope envelope{self->header_.type,
+                        {self->header_.uid, self->header_.gid}, std::move(self->body_)};
+                if (self->on_message_) {
+                    self->on_message_(self, std::move(envelope));
+                }
+                if (!self->closed_) {
+                    self->read_header();
+                }
+            });
+}
+
+void Connection::send_frame(std::string frame) {
+    asio::dispatch(socket_.get_executor(),
+            [self = shared_from_this(), frame = std::move(frame)]() mutable {
+                if (self->closed_) {
+                    return;
+                }
+                self->write_queue_.push_back(std::move(frame));
+                if (self->write_queue_.size() == 1) {
+                    self->write_next();
+                }
+            });
+}
+
+void Connection::write_next() {
+    asio::async_write(socket_, asio::buffer(write_queue_.front()),
+            [self = shared_from_this()](boost::system::error_code ec, size_t) {
+                if (ec) {
+                    self->close(Status::io_error("write failed: " + ec.message()));
+                    return;
+                }
+                self->write_queue_.pop_front();
+                if (!self->write_queue_.empty()) {
+                    self->write_next();
+                } else if (self->close_when_drained_) {
+                    self->close(Status::ok());
+                }
+            });
+}
+
+void Connection::close_after_writes() {
+    asio::dispatch(socket_.get_executor(), [self = shared_from_this()] {
+        if (self->write_queue_.empty()) {
+            self->close(Status::ok());
+        } else {
+            self->close_when_drained_ = true;
+        }
+    });
+}
+
+void Connection::close(const Status& reason) {
+    asio::dispatch(socket_.get_executor(), [self = shared_from_this(), reason] {
+        if (self->closed_) {
+            return;
+        }
+        self->closed_ = true;
+        if (!reason.is_ok()) {
+            spdlog::warn("closing connection from {}: {}", self->peer_, reason.message());
+        }
+        boost::system::error_code ignored;
+        self->socket_.shutdown(tcp::socket::shutdown_both, ignored);
+        self->socket_.close(ignored);
+        if (self->on_close_) {
+            auto handler = std::move(self->on_close_);
+            self->on_message_ = nullptr;
+            handler(self, reason);
+        }
+    });
+}
+
+Result<tcp::socket> connect_to(asio::io_context& io, const std::string& host, uint16_t port) {
+    boost::system::error_code ec;
+    auto address = asio::ip::make_address(host, ec);
+    tcp::socket socket(asio::make_strand(io));
+    if (ec) {
+        tcp::resolver resolver(io);
+        auto endpoints = resolver.resolve(host, std::to_string(port), ec);
+        if (ec) {
+            return Status::unavailable("cannot resolve '" + host + "': " + ec.message());
+        }
+        asio::connect(socket, endpoints, ec);
+    } else {
+        socket.connect(tcp::endpoint(address, port), ec);
+    }
+    if (ec) {
+        return Status::unavailable("cannot connect to " + host + ":" + std::to_string(port)
+                + ": " + ec.message());
+    }
+    return std::move(socket);
+}
+
+}  // namespace cohort::transport

@@ -1,0 +1,71 @@
+// An authenticated, framed Boost.Asio TCP connection: reads frames, verifies their credential
+// before anything decodes the body, and queues writes. A bad frame closes the connection.
+#pragma once
+
+#include "common/asio.h"
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "common/protocol/codec.h"
+#include "common/status.h"
+
+namespace cohort::transport {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+class Connection : public std::enable_shared_from_this<Connection> {
+public:
+    using MessageHandler =
+            std::function<void(const std::shared_ptr<Connection>&, protocol::Envelope)>;
+    // Called once, with the reason, when the connection ends for any cause.
+    using CloseHandler = std::function<void(const std::shared_ptr<Connection>&, const Status&)>;
+
+    static std::shared_ptr<Connection> create(tcp::socket socket, std::string key,
+            protocol::Credential self);
+
+    // Starts the read loop; handlers run on this connection's strand.
+    void start(MessageHandler on_message, CloseHandler on_close);
+
+    // Thread-safe: the frame is queued and written in order.
+    template <typename Message>
+    void send(const Message& message) {
+        send_frame(protocol::encode_message(message, self_, key_));
+    }
+
+    void send_error(const Status& status) { send(protocol::error_from_status(status)); }
+
+    // Closes after the queued frames are written.
+    void close_after_writes();
+    // Closes now, reporting `reason` to the close handler.
+    void close(const Status& reason);
+
+    std::string peer() const { return peer_; }
+
+private:
+    Connection(tcp::socket socket, std::string key, protocol::Credential self);
+    void send_frame(std::string frame);
+    void read_header();
+    void read_body();
+    void write_next();
+
+    tcp::socket socket_;
+    std::string key_;
+    protocol::Credential self_;
+    std::string peer_;
+    MessageHandler on_message_;
+    CloseHandler on_close_;
+    std::string header_bytes_;
+    protocol::FrameHeader header_;
+    std::string body_;
+    std::deque<std::string> write_queue_;
+    bool closed_ = false;
+    bool close_when_drained_ = false;
+};
+
+// Connects synchronously (bounded by the OS connect timeout on loopback).
+Result<tcp::socket> connect_to(asio::io_context& io, const std::string& host, uint16_t port);
+
+}  // namespace cohort::transport

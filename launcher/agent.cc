@@ -1,0 +1,249 @@
+// Agent links: the controller connection (register, heartbeat, reconnect) and step clients.
+#include "launcher/agent.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+
+namespace cohort::agent {
+
+using protocol::MessageType;
+
+Agent::Agent(asio::io_context& io, ClusterConfig config, std::string key, AgentOptions options,
+        protocol::NodeResources resources)
+    : io_(io),
+      config_(std::move(config)),
+      key_(std::move(key)),
+      options_(std::move(options)),
+      resources_(resources),
+      self_{static_cast<uint32_t>(getuid()), static_cast<uint32_t>(getgid())},
+      boot_time_(std::chrono::duration_cast<std::chrono::microseconds>(
+              std::chrono::system_clock::now().time_since_epoch())
+                      .count()),
+      acceptor_(io),
+      reconnect_timer_(io),
+      heartbeat_timer_(io),
+      child_signals_(io, SIGCHLD) {}
+
+Status Agent::start() {
+    boost::system::error_code ec;
+    auto address = asio::ip::make_address(options_.address, ec);
+    if (ec) {
+        return Status::invalid("--address: invalid address '" + options_.address + "'");
+    }
+    asio::ip::tcp::endpoint endpoint(address, options_.port);
+    acceptor_.open(endpoint.protocol(), ec);
+    acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+    acceptor_.bind(endpoint, ec);
+    if (ec) {
+        return Status::unavailable("cannot listen on " + options_.address + ":"
+                + std::to_string(options_.port) + ": " + ec.message());
+    }
+    acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+    options_.port = acceptor_.local_endpoint().port();
+    child_signals_.async_wait([this](const boost::system::error_code& e, int) {
+        if (!e) {
+            reap_children();
+        }
+    });
+    accept_clients();
+    connect_controller();
+    spdlog::info("cohortd {} listening on {}:{}", options_.name, options_.address,
+            options_.port);
+    return Status::ok();
+}
+
+void Agent::stop() {
+    for (const auto& [pid, task] : tasks_) {
+        killpg(pid, SIGKILL);
+    }
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);
+    reconnect_timer_.cancel();
+    heartbeat_timer_.cancel();
+    child_signals_.cancel();
+    if (controller_) {
+        controller_->close(Status::ok());
+    }
+    for (const auto& client : clients_) {
+        client->close(Status::ok());
+    }
+}
+
+void Agent::connect_controller() {
+    auto socket = transport::connect_to(io_, config_.controller_host, config_.controller_port);
+    if (!socket) {
+        spdlog::debug("controller not reachable: {}", socket.status().message());
+        reconnect_timer_.expires_after(std::chrono::milliseconds(500));
+        reconnect_timer_.async_wait([this](boost::system::error_code ec) {
+            if (!ec) {
+                connect_controller();
+            }
+        });
+        return;
+    }
+    controller_ = Connection::create(std::move(*socket), key_, self_);
+    controller_->start(
+            [this](const ConnectionPtr&, protocol::Envelope envelope) {
+                asio::post(io_, [this, envelope = std::move(envelope)]() mutable {
+                    on_controller_message(std::move(envelope));
+                });
+            },
+            [this](const ConnectionPtr&, const Status&) {
+                asio::post(io_, [this] { on_controller_closed(); });
+            });
+    register_self();
+    heartbeat();
+}
+
+void Agent::register_self() {
+    protocol::RegisterNodeRequest request;
+    request.name = options_.name;
+    request.address = options_.address;
+    request.port = options_.port;
+    request.resources = resources_;
+    request.boot_time = boot_time_;
+    for (const auto& [id, job] : jobs_) {
+        if (!job.pids.empty()) {
+            request.running_jobs.push_back(id);
+        }
+    }
+    for (const auto& [id, report] : unacked_) {
+        request.finished.push_back(report);
+    }
+    send_controller(request);
+}
+
+void Agent::heartbeat() {
+    heartbeat_timer_.expires_after(std::chrono::milliseconds(config_.heartbeat_interval_ms));
+    heartbeat_timer_.async_wait([this](boost::system::error_code ec) {
+        if (ec || !controller_) {
+            return;
+        }
+        protocol::HeartbeatMessage message;
+        message.node = options_.name;
+        for (const auto& [id, job] : jobs_) {
+            message.running_jobs.push_back(id);
+        }
+        send_controller(message);
+        heartbeat();
+    });
+}
+
+void Agent::on_controller_closed() {
+    if (!controller_) {
+        return;
+    }
+    spdlog::warn("lost the controller connection; reconnecting");
+    controller_.reset();
+    heartbeat_timer_.cancel();
+    reconnect_timer_.expires_after(std::chrono::milliseconds(200));
+    reconnect_timer_.async_wait([this](boost::system::error_code ec) {
+        if (!ec) {
+            connect_controller();
+        }
+    });
+}
+
+void Agent::on_controller_message(protocol::Envelope envelope) {
+    switch (static_cast<MessageType>(envelope.type)) {
+        case MessageType::kRegisterReply: {
+            auto reply = protocol::decode_message<protocol::RegisterNodeReply>(envelope);
+            if (!reply) {
+                break;
+            }
+            for (uint64_t id : reply->acknowledged) {
+                unacked_.erase(id);
+            }
+            for (uint64_t id : reply->terminate) {
+                terminate_job(id, SIGKILL);
+            }
+            return;
+        }
+        case MessageType::kLaunchBatch: {
+            auto request = protocol::decode_message<protocol::LaunchBatchRequest>(envelope);
+            if (!request) {
+                break;
+            }
+            launch_batch(*request);
+            return;
+        }
+        case MessageType::kTerminateJob: {
+            auto request = protocol::decode_message<protocol::TerminateJobRequest>(envelope);
+            if (!request) {
+                break;
+            }
+            terminate_job(request->job_id, request->signal);
+            return;
+        }
+        case MessageType::kError: {
+            Status status = protocol::status_from_error(envelope);
+            spdlog::error("controller: {}", status.message());
+            return;
+        }
+        default:
+            break;
+    }
+    spdlog::warn("unexpected or malformed {} from the controller",
+            protocol::message_type_name(envelope.type));
+}
+
+void Agent::accept_clients() {
+    acceptor_.async_accept([this](boost::system::error_code ec, asio::ip::tcp::socket socket) {
+        if (ec) {
+            if (ec != asio::error::operation_aborted) {
+                accept_clients();
+            }
+            return;
+        }
+        auto conn = Connection::create(std::move(socket), key_, self_);
+        clients_.insert(conn);
+        conn->start(
+                [this](const ConnectionPtr& c, protocol::Envelope envelope) {
+                    on_client_message(c, std::move(envelope));
+                },
+                [this](const ConnectionPtr& c, const Status&) { on_client_closed(c); });
+        accept_clients();
+    });
+}
+
+void Agent::on_client_message(const ConnectionPtr& conn, protocol::Envelope envelope) {
+    switch (static_cast<MessageType>(envelope.type)) {
+        case MessageType::kLaunchStep: {
+            auto request = protocol::decode_message<protocol::LaunchStepRequest>(envelope);
+            if (!request) {
+                conn->close(request.status());
+                return;
+            }
+            launch_step(conn, envelope.cred, *request);
+            return;
+        }
+        case MessageType::kSignalStep: {
+            auto request = protocol::decode_message<protocol::SignalStepRequest>(envelope);
+            if (!request) {
+                conn->close(request.status());
+                return;
+            }
+            signal_step(*request);
+            return;
+        }
+        default:
+            conn->close(Status::corrupt(std::string("unexpected message ")
+                    + protocol::message_type_name(envelope.type) + " for a node agent"));
+    }
+}
+
+void Agent::on_client_closed(const ConnectionPtr& conn) {
+    clients_.erase(conn);
+    // A client that goes away mid-step takes its tasks with it (as srun's do).
+    for (auto& [pid, task] : tasks_) {
+        if (task.session && task.session->client == conn && !task.exited) {
+            killpg(pid, SIGKILL);
+        }
+    }
+}
+
+}  // namespace cohort::agent

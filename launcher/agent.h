@@ -1,0 +1,119 @@
+// cohortd's service: registers with the controller and heartbeats, runs batch scripts and
+// step tasks in their own process groups as the job's user, streams step output to the
+// client, enforces time limits and reports exits.
+#pragma once
+
+#include "common/asio.h"
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/config.h"
+#include "common/transport/connection.h"
+#include "launcher/process.h"
+
+namespace cohort::agent {
+
+namespace asio = boost::asio;
+using transport::Connection;
+using ConnectionPtr = std::shared_ptr<Connection>;
+
+struct AgentOptions {
+    std::string name;
+    std::string address = "127.0.0.1";
+    uint16_t port = 0;  // 0: any free port, reported at registration
+    std::string spool_dir;
+};
+
+class Agent {
+public:
+    Agent(asio::io_context& io, ClusterConfig config, std::string key, AgentOptions options,
+            protocol::NodeResources resources);
+
+    // Binds the step listener and starts connecting to the controller (retrying until up).
+    Status start();
+    // Kills every process this agent started.
+    void stop();
+
+private:
+    struct StepSession {
+        ConnectionPtr client;
+        uint64_t job_id = 0;
+        uint32_t step_id = 0;
+        size_t tasks_left = 0;
+        std::vector<pid_t> pids;
+    };
+    struct Task {
+        uint64_t job_id = 0;
+        uint32_t rank = 0;
+        bool batch = false;
+        std::shared_ptr<StepSession> session;  // null for the batch script
+        bool exited = false;
+        int exit_code = 0;
+        int exit_signal = 0;
+        int open_streams = 0;
+    };
+    struct LocalJob {
+        std::set<pid_t> pids;
+        bool timed_out = false;
+        bool terminating = false;
+        bool report_clean = false;  // the controller waits for a JobCleaned
+        std::shared_ptr<asio::steady_timer> limit_timer;
+        std::shared_ptr<asio::steady_timer> kill_timer;
+    };
+
+    // --- links (agent.cc)
+    void connect_controller();
+    void on_controller_message(protocol::Envelope envelope);
+    void on_controller_closed();
+    void register_self();
+    void heartbeat();
+    void accept_clients();
+    void on_client_message(const ConnectionPtr& conn, protocol::Envelope envelope);
+    void on_client_closed(const ConnectionPtr& conn);
+    template <typename Message>
+    void send_controller(const Message& message) {
+        if (controller_) {
+            controller_->send(message);
+        }
+    }
+
+    // --- jobs and tasks (agent_jobs.cc)
+    void launch_batch(const protocol::LaunchBatchRequest& request);
+    void launch_step(const ConnectionPtr& conn, const protocol::Credential& cred,
+            const protocol::LaunchStepRequest& request);
+    void signal_step(const protocol::SignalStepRequest& request);
+    void terminate_job(uint64_t job_id, int signal);
+    void arm_time_limit(uint64_t job_id, int64_t end_time);
+    void watch_output(pid_t pid, int fd, uint32_t rank, uint8_t stream,
+            std::shared_ptr<StepSession> session);
+    void reap_children();
+    void on_task_exit(pid_t pid, int wait_status);
+    void maybe_finish_task(pid_t pid);
+    void forget_pid(uint64_t job_id, pid_t pid);
+    void report_batch_done(protocol::BatchDoneReport report);
+    Result<UserIdentity> job_user(uint32_t uid, uint32_t gid) const;
+
+    asio::io_context& io_;
+    ClusterConfig config_;
+    std::string key_;
+    AgentOptions options_;
+    protocol::NodeResources resources_;
+    protocol::Credential self_;
+    int64_t boot_time_ = 0;
+    asio::ip::tcp::acceptor acceptor_;
+    asio::steady_timer reconnect_timer_;
+    asio::steady_timer heartbeat_timer_;
+    asio::signal_set child_signals_;
+    ConnectionPtr controller_;
+
+    std::map<pid_t, Task> tasks_;
+    std::map<uint64_t, LocalJob> jobs_;
+    std::map<uint64_t, protocol::BatchDoneReport> unacked_;
+    std::set<uint64_t> ended_jobs_;  // late step launches for these are refused
+    std::set<ConnectionPtr> clients_;
+};
+
+}  // namespace cohort::agent

@@ -1,0 +1,395 @@
+// Agent job handling: batch scripts, step tasks, output streaming, signals, time limits.
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <fstream>
+
+#include "common/filename_pattern.h"
+#include "launcher/agent.h"
+#include "launcher/task_env.h"
+
+namespace cohort::agent {
+namespace {
+
+int64_t unix_now() {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+            std::chrono::system_clock::now().time_since_epoch())
+            .count();
+}
+
+std::string absolute(const std::string& path, const std::string& cwd) {
+    if (path.empty() || path.front() == '/') {
+        return path;
+    }
+    return (cwd.empty() ? std::string(".") : cwd) + "/" + path;
+}
+
+// A port nobody listens on right now, for MASTER_PORT (rank 0 binds it moments later).
+uint16_t pick_free_port(asio::io_context& io, const std::string& address) {
+    boost::system::error_code ec;
+    asio::ip::tcp::acceptor probe(io);
+    asio::ip::tcp::endpoint endpoint(asio::ip::make_address(address, ec), 0);
+    probe.open(endpoint.protocol(), ec);
+    probe.bind(endpoint, ec);
+    return ec ? 0 : probe.local_endpoint().port();
+}
+
+}  // namespace
+
+Result<UserIdentity> Agent::job_user(uint32_t uid, uint32_t gid) const {
+    if (self_.uid != 0 && uid != self_.uid) {
+        return Status::denied("cohortd on " + options_.name + " runs as uid "
+                + std::to_string(self_.uid) + " and cannot start processes as uid "
+                + std::to_string(uid) + " (run it as root for multi-user clusters)");
+    }
+    return lookup_user(uid, gid);
+}
+
+void Agent::report_batch_done(protocol::BatchDoneReport report) {
+    report.node = options_.name;
+    unacked_[report.job_id] = report;
+    send_controller(report);
+}
+
+void Agent::launch_batch(const protocol::LaunchBatchRequest& request) {
+    const protocol::JobRecord& job = request.job;
+    if (ended_jobs_.count(job.job_id) != 0 || jobs_.count(job.job_id) != 0) {
+        return;  // a duplicate launch after a controller restart
+    }
+    protocol::BatchDoneReport failed{job.job_id, options_.name, 1, 0, false, ""};
+    auto user = job_user(job.uid, job.gid);
+    if (!user) {
+        failed.error = user.status().message();
+        report_batch_done(failed);
+        return;
+    }
+    const std::string script_path =
+            options_.spool_dir + "/job" + std::to_string(job.job_id) + ".sh";
+    {
+        std::ofstream out(script_path, std::ios::trunc | std::ios::binary);
+        out << job.spec.script;
+        if (!out) {
+            failed.error = "cannot write the batch script to " + script_path;
+            report_batch_done(failed);
+            return;
+        }
+    }
+    chmod(script_path.c_str(), 0700);
+    if (self_.uid == 0 && chown(script_path.c_str(), job.uid, job.gid) != 0) {
+        spdlog::warn("job {}: chown of {} failed", job.job_id, script_path);
+    }
+    FilenamePatternContext pattern;
+    pattern.job_id = job.job_id;
+    pattern.job_name = job.spec.name;
+    pattern.node_name = options_.name;
+    pattern.user = job.user_name;
+    pattern.restart_count = job.restart_count;
+    const std::string cwd = job.spec.cwd.empty() ? "/tmp" : job.spec.cwd;
+
+    SpawnSpec spec;
+    spec.argv.push_back(script_path);
+    spec.argv.insert(spec.argv.end(), job.spec.script_args.begin(), job.spec.script_args.end());
+    BatchContext context{request.cluster_name, options_.name, resources_.cpus,
+            job.spec.submit_host};
+    spec.env = env_to_strings(batch_environment(job, context));
+    spec.cwd = cwd;
+    spec.user = *user;
+    spec.switch_user = self_.uid == 0 && job.uid != 0;
+    spec.stdout_path = absolute(expand_filename_pattern(
+            job.spec.output.empty() ? "slurm-%j.out" : job.spec.output, pattern), cwd);
+    if (!job.spec.error.empty()) {
+        spec.stderr_path = absolute(expand_filename_pattern(job.spec.error, pattern), cwd);
+    }
+    auto spawned = spawn_process(spec);
+    if (!spawned) {
+        failed.error = spawned.status().message();
+        spdlog::warn("job {}: {}", job.job_id, failed.error);
+        report_batch_done(failed);
+        return;
+    }
+    Task task;
+    task.job_id = job.job_id;
+    task.batch = true;
+    tasks_[spawned->pid] = std::move(task);
+    jobs_[job.job_id].pids.insert(spawned->pid);
+    if (job.time_limit_s >= 0) {
+        arm_time_limit(job.job_id, job.start_time + job.time_limit_s);
+    }
+    spdlog::info("job {}: batch script started as pid {}", job.job_id, spawned->pid);
+}
+
+void Agent::launch_step(const ConnectionPtr& conn, const protocol::Credential& cred,
+        const protocol::LaunchStepRequest& request) {
+    const protocol::StepLayout& layout = request.layout;
+    if (ended_jobs_.count(layout.job_id) != 0) {
+        conn->send_error(Status::unavailable("job " + std::to_string(layout.job_id)
+                + " has ended on " + options_.name));
+        return;
+    }
+    if (request.node_index >= layout.tasks_per_node.size()) {
+        conn->send_error(Status::invalid("node index " + std::to_string(request.node_index)
+                + " is outside the step layout"));
+        return;
+    }
+    auto user = job_user(cred.uid, cred.gid);
+    if (!user) {
+        conn->send_error(user.status());
+        return;
+    }
+    protocol::StepLaunchedReply reply;
+    reply.master_port = request.master_port;
+    if (request.node_index == 0 && reply.master_port == 0) {
+        reply.master_port = pick_free_port(io_, options_.address);
+    }
+    auto session = std::make_shared<StepSession>();
+    session->client = conn;
+    session->job_id = layout.job_id;
+    session->step_id = layout.step_id;
+    const EnvMap base = env_from_pairs(request.env);
+    const bool torch_env = base.count("COHORT_TORCH_ENV") == 0
+            || base.at("COHORT_TORCH_ENV") != "0";
+    const uint32_t local_tasks = layout.tasks_per_node[request.node_index];
+    const uint32_t first_rank = first_rank_on(layout, request.node_index);
+    LocalJob& job = jobs_[layout.job_id];
+    if (layout.job_end_time != 0 && !job.limit_timer) {
+        arm_time_limit(layout.job_id, layout.job_end_time);
+    }
+    std::vector<protocol::TaskExitMessage> failures;
+    for (uint32_t local = 0; local < local_tasks; ++local) {
+        const uint32_t rank = first_rank + local;
+        TaskContext context{request.node_index, local, rank, reply.master_port, options_.name,
+                torch_env};
+        int out[2];
+        int err[2];
+        if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
+            failures.push_back({rank, 127, 0, "cannot create output pipes"});
+            continue;
+        }
+        SpawnSpec spec;
+        spec.argv = request.argv;
+        spec.env = env_to_strings(task_environment(layout, context, base));
+        spec.cwd = request.cwd;
+        spec.user = *user;
+        spec.switch_user = self_.uid == 0 && cred.uid != 0;
+        spec.stdout_fd = out[1];
+        spec.stderr_fd = err[1];
+        auto spawned = spawn_process(spec);
+        close(out[1]);
+        close(err[1]);
+        if (!spawned) {
+            close(out[0]);
+            close(err[0]);
+            failures.push_back({rank, 127, 0,
+                    "rank " + std::to_string(rank) + " on " + options_.name + ": "
+                            + spawned.status().message()});
+            continue;
+        }
+        Task task;
+        task.job_id = layout.job_id;
+        task.rank = rank;
+        task.session = session;
+        task.open_streams = 2;
+        tasks_[spawned->pid] = std::move(task);
+        job.pids.insert(spawned->pid);
+        session->pids.push_back(spawned->pid);
+        session->tasks_left++;
+        reply.ranks.push_back(rank);
+        watch_output(spawned->pid, out[0], rank, 1, session);
+        watch_output(spawned->pid, err[0], rank, 2, session);
+    }
+    conn->send(reply);
+    for (const auto& failure : failures) {
+        conn->send(failure);
+    }
+    if (!failures.empty()) {
+        for (pid_t pid : session->pids) {
+            killpg(pid, SIGKILL);  // a step with a rank that cannot start cannot run
+        }
+    }
+    if (session->tasks_left == 0) {
+        conn->send(protocol::StepDoneMessage{layout.job_id, layout.step_id});
+    }
+}
+
+void Agent::watch_output(pid_t pid, int fd, uint32_t rank, uint8_t stream,
+        std::shared_ptr<StepSession> session) {
+    auto descriptor = std::make_shared<asio::posix::stream_descriptor>(io_, fd);
+    auto buffer = std::make_shared<std::array<char, 65536>>();
+    auto read_more = std::make_shared<std::function<void()>>();
+    *read_more = [this, descriptor, buffer, read_more, pid, rank, stream, session] {
+        descriptor->async_read_some(asio::buffer(*buffer),
+                [this, descriptor, buffer, read_more, pid, rank, stream, session](
+                        boost::system::error_code ec, size_t n) {
+                    if (n > 0) {
+                        session->client->send(protocol::TaskOutputMessage{rank, stream,
+                                std::string(buffer->data(), n)});
+                    }
+                    if (ec) {
+                        *read_more = nullptr;  // break the self-reference
+                        auto it = tasks_.find(pid);
+                        if (it != tasks_.end()) {
+                            it->second.open_streams--;
+                            maybe_finish_task(pid);
+                        }
+                        return;
+                    }
+                    (*read_more)();
+                });
+    };
+    (*read_more)();
+}
+
+void Agent::signal_step(const protocol::SignalStepRequest& request) {
+    for (const auto& [pid, task] : tasks_) {
+        if (task.session && task.session->job_id == request.job_id
+                && task.session->step_id == request.step_id && !task.exited) {
+            killpg(pid, request.signal);
+        }
+    }
+}
+
+void Agent::arm_time_limit(uint64_t job_id, int64_t end_time) {
+    LocalJob& job = jobs_[job_id];
+    job.limit_timer = std::make_shared<asio::steady_timer>(io_);
+    job.limit_timer->expires_after(std::chrono::seconds(std::max<int64_t>(end_time - unix_now(), 0)));
+    job.limit_timer->async_wait([this, job_id](boost::system::error_code ec) {
+        auto it = jobs_.find(job_id);
+        if (ec || it == jobs_.end() || it->second.timed_out) {
+            return;
+        }
+        spdlog::info("job {}: time limit reached on {}", job_id, options_.name);
+        it->second.timed_out = true;
+        send_controller(protocol::JobTimedOutReport{job_id, options_.name});
+        terminate_job(job_id, 0);
+    });
+}
+
+void Agent::terminate_job(uint64_t job_id, int signal) {
+    auto it = jobs_.find(job_id);
+    if (signal == 0) {
+        ended_jobs_.insert(job_id);
+    }
+    if (it == jobs_.end() || it->second.pids.empty()) {
+        if (it != jobs_.end()) {
+            jobs_.erase(it);
+        }
+        if (signal == 0) {
+            send_controller(protocol::JobCleanedReport{job_id, options_.name});
+        }
+        return;
+    }
+    LocalJob& job = it->second;
+    if (signal != 0) {
+        for (pid_t pid : job.pids) {
+            killpg(pid, signal);
+        }
+        return;
+    }
+    job.report_clean = true;
+    if (job.terminating) {
+        return;
+    }
+    job.terminating = true;
+    // SIGCONT first so stopped tasks can act on SIGTERM; SIGKILL after the grace period.
+    for (pid_t pid : job.pids) {
+        killpg(pid, SIGCONT);
+        killpg(pid, SIGTERM);
+    }
+    job.kill_timer = std::make_shared<asio::steady_timer>(io_);
+    job.kill_timer->expires_after(std::chrono::seconds(config_.kill_wait_s));
+    job.kill_timer->async_wait([this, job_id](boost::system::error_code ec) {
+        auto found = jobs_.find(job_id);
+        if (ec || found == jobs_.end()) {
+            return;
+        }
+        for (pid_t pid : found->second.pids) {
+            killpg(pid, SIGKILL);
+        }
+    });
+}
+
+void Agent::reap_children() {
+    int status = 0;
+    pid_t pid = 0;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        on_task_exit(pid, status);
+    }
+    child_signals_.async_wait([this](const boost::system::error_code& e, int) {
+        if (!e) {
+            reap_children();
+        }
+    });
+}
+
+void Agent::on_task_exit(pid_t pid, int wait_status) {
+    auto it = tasks_.find(pid);
+    if (it == tasks_.end()) {
+        return;  // a child that failed before exec; already reported
+    }
+    Task& task = it->second;
+    task.exited = true;
+    if (WIFEXITED(wait_status)) {
+        task.exit_code = WEXITSTATUS(wait_status);
+    } else if (WIFSIGNALED(wait_status)) {
+        task.exit_signal = WTERMSIG(wait_status);
+    }
+    // Whatever the task left behind in its process group goes with it.
+    killpg(pid, SIGKILL);
+    maybe_finish_task(pid);
+}
+
+void Agent::maybe_finish_task(pid_t pid) {
+    auto it = tasks_.find(pid);
+    if (it == tasks_.end() || !it->second.exited || it->second.open_streams > 0) {
+        return;
+    }
+    Task task = std::move(it->second);
+    tasks_.erase(it);
+    if (task.batch) {
+        auto job = jobs_.find(task.job_id);
+        bool timed_out = job != jobs_.end() && job->second.timed_out;
+        if (job != jobs_.end()) {
+            for (pid_t other : job->second.pids) {
+                killpg(other, SIGKILL);  // steps outlive no batch script
+            }
+        }
+        spdlog::info("job {}: batch script exited ({}:{})", task.job_id, task.exit_code,
+                task.exit_signal);
+        ended_jobs_.insert(task.job_id);
+        report_batch_done({task.job_id, options_.name, task.exit_code, task.exit_signal,
+                timed_out, ""});
+    } else {
+        StepSession& session = *task.session;
+        session.client->send(protocol::TaskExitMessage{task.rank, task.exit_code,
+                task.exit_signal, ""});
+        if (--session.tasks_left == 0) {
+            session.client->send(protocol::StepDoneMessage{session.job_id, session.step_id});
+        }
+    }
+    forget_pid(task.job_id, pid);
+}
+
+void Agent::forget_pid(uint64_t job_id, pid_t pid) {
+    auto it = jobs_.find(job_id);
+    if (it == jobs_.end()) {
+        return;
+    }
+    it->second.pids.erase(pid);
+    if (!it->second.pids.empty()) {
+        return;
+    }
+    if (it->second.report_clean) {
+        send_controller(protocol::JobCleanedReport{job_id, options_.name});
+    }
+    // Keep the job entry (and its time limit) while steps may still come, unless it ended.
+    if (it->second.report_clean || ended_jobs_.count(job_id) != 0) {
+        jobs_.erase(it);
+    }
+}
+
+}  // namespace cohort::agent

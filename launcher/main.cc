@@ -1,0 +1,97 @@
+// cohortd: the Cohort node agent.
+#include <CLI/CLI.hpp>
+#include "common/asio.h"
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "common/config.h"
+#include "common/daemon.h"
+#include "common/size_spec.h"
+#include "common/topology/discover.h"
+#include "launcher/agent.h"
+
+namespace {
+
+cohort::protocol::NodeResources resources_of(const cohort::topology::NodeTopology& topo) {
+    cohort::protocol::NodeResources resources;
+    resources.cpus = topo.pus;
+    resources.sockets = topo.sockets;
+    resources.cores = topo.cores;
+    resources.numa_nodes = static_cast<int32_t>(topo.numa_nodes.size());
+    resources.memory_mib = topo.memory_mib;
+    resources.gpus = static_cast<int32_t>(topo.gpus.size());
+    return resources;
+}
+
+std::string host_name() {
+    char name[256] = {};
+    gethostname(name, sizeof(name) - 1);
+    return name;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"cohortd: the Cohort node agent"};
+    std::string config_path = cohort::default_config_path();
+    cohort::agent::AgentOptions options;
+    options.name = host_name();
+    std::string topology_xml, memory, pid_file, log_level = "info";
+    int cpus = 0;
+    app.add_option("--config", config_path, "cluster configuration file");
+    app.add_option("--name", options.name, "this node's name in the cluster configuration");
+    app.add_option("--address", options.address, "address step clients connect to");
+    app.add_option("--port", options.port, "port for step clients (0: any free port)");
+    app.add_option("--topology", topology_xml, "load a recorded hwloc XML instead of probing");
+    app.add_option("--cpus", cpus, "CPUs to offer instead of the discovered count");
+    app.add_option("--memory", memory, "memory to offer instead of the discovered size");
+    app.add_option("--spool-dir", options.spool_dir, "where batch scripts are kept");
+    app.add_option("--pid-file", pid_file, "write the daemon's pid here");
+    app.add_option("--log-level", log_level, "trace, debug, info, warn, error");
+    CLI11_PARSE(app, argc, argv);
+    spdlog::set_level(spdlog::level::from_str(log_level));
+
+    auto config = cohort::load_config(config_path);
+    auto key = config ? cohort::load_key(config->key_file) : cohort::Result<std::string>("");
+    if (!config || !key) {
+        spdlog::error("{}", (!config ? config.status() : key.status()).message());
+        return 1;
+    }
+    auto topology = topology_xml.empty() ? cohort::topology::discover_local_topology()
+                                         : cohort::topology::load_topology_xml(topology_xml);
+    if (!topology) {
+        spdlog::error("{}", topology.status().message());
+        return 1;
+    }
+    auto resources = resources_of(*topology);
+    if (cpus > 0) {
+        resources.cpus = cpus;
+    }
+    if (!memory.empty()) {
+        auto mib = cohort::parse_memory_mib(memory);
+        if (!mib) {
+            spdlog::error("--memory: {}", mib.status().message());
+            return 1;
+        }
+        resources.memory_mib = *mib;
+    }
+    if (options.spool_dir.empty()) {
+        options.spool_dir = config->state_dir + "/nodes/" + options.name;
+    }
+    std::error_code ec;
+    std::filesystem::create_directories(options.spool_dir, ec);
+
+    boost::asio::io_context io;
+    cohort::agent::Agent agent(io, *config, *key, options, resources);
+    if (auto started = agent.start(); !started) {
+        spdlog::error("{}", started.message());
+        return 1;
+    }
+    cohort::write_pid_file(pid_file);
+    cohort::stop_on_signals(io, [&] { agent.stop(); });
+    io.run();
+    cohort::remove_pid_file(pid_file);
+    return 0;
+}

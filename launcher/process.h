@@ -1,0 +1,46 @@
+// Starting one process the way a workload manager must: in its own process group, as the
+// job's user, with its environment, directory and files, reporting exec failures precisely.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace cohort::agent {
+
+struct UserIdentity {
+    uid_t uid = 0;
+    gid_t gid = 0;
+    std::string name;
+    std::vector<gid_t> groups;
+};
+
+// Looks up the name and supplementary groups of `uid` (for initgroups-like switching).
+Result<UserIdentity> lookup_user(uid_t uid, gid_t gid);
+
+struct SpawnSpec {
+    std::vector<std::string> argv;  // argv[0] is searched in PATH from `env` when it has no '/'
+    std::vector<std::string> env;   // "NAME=value"
+    std::string cwd;
+    UserIdentity user;
+    bool switch_user = false;  // true when the agent is root and the job's user is not
+    // Either a file to open (after switching user, so it is created as the user) or a fd.
+    std::string stdout_path;
+    std::string stderr_path;  // empty with stdout_path set: stderr joins stdout
+    bool append = false;
+    int stdout_fd = -1;
+    int stderr_fd = -1;
+};
+
+struct Spawned {
+    pid_t pid = -1;  // also its process group id
+};
+
+// Forks and execs. Returns only after the exec succeeded or failed; on failure the error
+// says which step failed (chdir, open of an output file, setuid, exec) and why.
+Result<Spawned> spawn_process(const SpawnSpec& spec);
+
+}  // namespace cohort::agent

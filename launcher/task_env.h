@@ -1,0 +1,49 @@
+// The environment a batch script and each step task see (DESIGN.md "What a rank sees").
+// Pure functions, so the variable table is unit-tested without starting anything.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/protocol/job_types.h"
+
+namespace cohort::agent {
+
+using EnvMap = std::map<std::string, std::string>;
+
+// Slurm's compact per-node list: {2,2,2,1} -> "2(x3),1".
+std::string compact_counts(const std::vector<uint32_t>& counts);
+
+EnvMap env_from_pairs(const std::vector<std::pair<std::string, std::string>>& pairs);
+std::vector<std::string> env_to_strings(const EnvMap& env);
+
+struct BatchContext {
+    std::string cluster_name;
+    std::string node_name;
+    int32_t node_cpus = 0;
+    std::string submit_host;
+};
+
+// The batch script's variables, over the job's exported environment. No SLURM_STEP_ID:
+// Open MPI would take the script for a direct-launched rank.
+EnvMap batch_environment(const protocol::JobRecord& job, const BatchContext& context);
+
+struct TaskContext {
+    uint32_t node_index = 0;
+    uint32_t local_rank = 0;
+    uint32_t global_rank = 0;
+    uint16_t master_port = 0;
+    std::string node_name;
+    bool torch_env = true;  // RANK, WORLD_SIZE, MASTER_ADDR, ... (off for tools that refuse them)
+};
+
+// One step task's variables, over the client's environment.
+EnvMap task_environment(const protocol::StepLayout& layout, const TaskContext& context,
+        const EnvMap& base);
+
+// The first global rank on `node_index` (tasks are numbered block-wise across nodes).
+uint32_t first_rank_on(const protocol::StepLayout& layout, uint32_t node_index);
+
+}  // namespace cohort::agent

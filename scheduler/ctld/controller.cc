@@ -1,0 +1,265 @@
+// Controller plumbing: accept, authenticate, dispatch to the strand, periodic checks.
+#include "scheduler/ctld/controller.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <future>
+#include <optional>
+
+#include "scheduler/ctld/clock.h"
+
+namespace cohort::ctld {
+namespace {
+
+using protocol::MessageType;
+
+// Decodes on the connection's strand (so a malformed body never reaches the tables) and
+// closes the connection with the reason when it fails.
+template <typename Message>
+std::optional<Message> decode_or_close(const ConnectionPtr& conn,
+        const protocol::Envelope& envelope) {
+    auto message = protocol::decode_message<Message>(envelope);
+    if (!message) {
+        conn->close(message.status());
+        return std::nullopt;
+    }
+    return std::move(*message);
+}
+
+}  // namespace
+
+Controller::Controller(asio::io_context& io, ClusterConfig config, std::string key,
+        std::unique_ptr<acct::JobStore> store)
+    : io_(io),
+      strand_(asio::make_strand(io)),
+      acceptor_(io),
+      tick_(strand_),
+      config_(std::move(config)),
+      key_(std::move(key)),
+      self_{static_cast<uint32_t>(getuid()), static_cast<uint32_t>(getgid())},
+      writer_(std::move(store)) {
+    for (const auto& name : config_.nodes) {
+        NodeEntry node;
+        node.info.name = name;
+        node.info.state = "UNKNOWN";
+        for (const auto& partition : config_.partitions) {
+            if (std::find(partition.nodes.begin(), partition.nodes.end(), name)
+                    != partition.nodes.end()) {
+                node.info.partitions.push_back(partition.name);
+            }
+        }
+        nodes_.push_back(std::move(node));
+    }
+}
+
+Status Controller::start() {
+    Result<acct::StoredState> loaded = Status::internal("not loaded");
+    std::promise<void> ready;
+    writer_.read([&](acct::JobStore& store) {
+        loaded = store.load_active();
+        ready.set_value();
+    });
+    ready.get_future().wait();
+    if (!loaded) {
+        return loaded.status();
+    }
+    next_job_id_ = loaded->next_job_id;
+    for (auto& job : loaded->jobs) {
+        uint64_t id = job.job_id;
+        jobs_.emplace(id, std::move(job));
+    }
+    for (const auto& [id, job] : jobs_) {
+        if (job.state != JobState::kPending) {
+            claim_resources(job);
+        }
+    }
+    spdlog::info("loaded {} unfinished jobs, next job id {}", jobs_.size(), next_job_id_);
+
+    boost::system::error_code ec;
+    auto address = asio::ip::make_address(config_.controller_host, ec);
+    if (ec) {
+        return Status::invalid("controller.host: invalid address '" + config_.controller_host
+                + "'");
+    }
+    asio::ip::tcp::endpoint endpoint(address, config_.controller_port);
+    acceptor_.open(endpoint.protocol(), ec);
+    acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+    acceptor_.bind(endpoint, ec);
+    if (ec) {
+        return Status::unavailable("cannot listen on " + config_.controller_host + ":"
+                + std::to_string(config_.controller_port) + ": " + ec.message());
+    }
+    acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+    accept();
+    on_strand([this] { on_tick(); });
+    spdlog::info("cohortctld listening on {}:{}", config_.controller_host,
+            config_.controller_port);
+    return Status::ok();
+}
+
+void Controller::stop() {
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);
+    tick_.cancel();
+    writer_.stop();
+}
+
+void Controller::accept() {
+    acceptor_.async_accept(asio::make_strand(io_),
+            [this](boost::system::error_code ec, asio::ip::tcp::socket socket) {
+                if (ec) {
+                    if (ec != asio::error::operation_aborted) {
+                        spdlog::warn("accept failed: {}", ec.message());
+                        accept();
+                    }
+                    return;
+                }
+                auto conn = Connection::create(std::move(socket), key_, self_);
+                conn->start([this](const ConnectionPtr& c,
+                                    protocol::Envelope e) { on_message(c, std::move(e)); },
+                        [this](const ConnectionPtr& c, const Status&) { on_close(c); });
+                accept();
+            });
+}
+
+bool Controller::authorized(const protocol::Credential& cred, uint32_t owner_uid) const {
+    return cred.uid == owner_uid || cred.uid == 0 || cred.uid == self_.uid;
+}
+
+void Controller::on_message(const ConnectionPtr& conn, protocol::Envelope envelope) {
+    const protocol::Credential cred = envelope.cred;
+    switch (static_cast<MessageType>(envelope.type)) {
+        case MessageType::kSubmitJob:
+            if (auto m = decode_or_close<protocol::SubmitJobRequest>(conn, envelope)) {
+                on_strand([this, conn, cred, spec = std::move(m->spec)]() mutable {
+                    handle_submit(conn, cred, std::move(spec), false);
+                });
+            }
+            return;
+        case MessageType::kAllocate:
+            if (auto m = decode_or_close<protocol::AllocateRequest>(conn, envelope)) {
+                on_strand([this, conn, cred, spec = std::move(m->spec)]() mutable {
+                    handle_submit(conn, cred, std::move(spec), true);
+                });
+            }
+            return;
+        case MessageType::kQueryJobs:
+            if (auto m = decode_or_close<protocol::QueryJobsRequest>(conn, envelope)) {
+                on_strand([this, conn, m = std::move(*m)] { handle_query(conn, m); });
+            }
+            return;
+        case MessageType::kQueryNodes:
+            on_strand([this, conn] { handle_nodes(conn); });
+            return;
+        case MessageType::kJobControl:
+            if (auto m = decode_or_close<protocol::JobControlRequest>(conn, envelope)) {
+                on_strand([this, conn, cred, m = std::move(*m)] { handle_control(conn, cred, m); });
+            }
+            return;
+        case MessageType::kStepCreate:
+            if (auto m = decode_or_close<protocol::StepCreateRequest>(conn, envelope)) {
+                on_strand([this, conn, cred, m = std::move(*m)] {
+                    handle_step_create(conn, cred, m);
+                });
+            }
+            return;
+        case MessageType::kStepComplete:
+            if (auto m = decode_or_close<protocol::StepCompleteRequest>(conn, envelope)) {
+                on_strand([this, conn, m = *m] { handle_step_complete(conn, m); });
+            }
+            return;
+        case MessageType::kJobComplete:
+            if (auto m = decode_or_close<protocol::JobCompleteRequest>(conn, envelope)) {
+                on_strand([this, conn, cred, m = *m] { handle_job_complete(conn, cred, m); });
+            }
+            return;
+        case MessageType::kAcctQuery:
+            if (auto m = decode_or_close<protocol::AcctQueryRequest>(conn, envelope)) {
+                handle_acct(conn, *m);
+            }
+            return;
+        case MessageType::kRegisterNode:
+            if (auto m = decode_or_close<protocol::RegisterNodeRequest>(conn, envelope)) {
+                on_strand([this, conn, m = std::move(*m)] { handle_register(conn, m); });
+            }
+            return;
+        case MessageType::kHeartbeat:
+            if (auto m = decode_or_close<protocol::HeartbeatMessage>(conn, envelope)) {
+                on_strand([this, m = std::move(*m)] { handle_heartbeat(m); });
+            }
+            return;
+        case MessageType::kBatchDone:
+            if (auto m = decode_or_close<protocol::BatchDoneReport>(conn, envelope)) {
+                on_strand([this, m = std::move(*m)] { handle_batch_done(m); });
+            }
+            return;
+        case MessageType::kJobCleaned:
+            if (auto m = decode_or_close<protocol::JobCleanedReport>(conn, envelope)) {
+                on_strand([this, m = std::move(*m)] { handle_job_cleaned(m); });
+            }
+            return;
+        case MessageType::kJobTimedOut:
+            if (auto m = decode_or_close<protocol::JobTimedOutReport>(conn, envelope)) {
+                on_strand([this, m = std::move(*m)] { handle_timed_out(m); });
+            }
+            return;
+        default:
+            conn->close(Status::corrupt(std::string("unexpected message ")
+                    + protocol::message_type_name(envelope.type) + " for the controller"));
+    }
+}
+
+void Controller::on_close(const ConnectionPtr& conn) {
+    on_strand([this, conn] {
+        for (auto& node : nodes_) {
+            if (node.connection == conn) {
+                node.connection.reset();
+                node.responding = false;
+                spdlog::info("node {} disconnected", node.info.name);
+            }
+        }
+        // A cohort run client that goes away takes its allocation with it.
+        for (auto it = job_clients_.begin(); it != job_clients_.end();) {
+            if (it->second != conn) {
+                ++it;
+                continue;
+            }
+            uint64_t job_id = it->first;
+            it = job_clients_.erase(it);
+            auto job = jobs_.find(job_id);
+            if (job == jobs_.end()) {
+                continue;
+            }
+            spdlog::info("job {}: its client disconnected, cancelling", job_id);
+            if (job->second.state == JobState::kPending) {
+                job->second.state = JobState::kCancelled;
+                job->second.end_time = job->second.submit_time;
+                persist(job->second);
+                jobs_.erase(job);
+            } else if (job->second.state == JobState::kRunning) {
+                end_job(job->second, JobState::kCancelled, "");
+            }
+        }
+    });
+}
+
+void Controller::on_tick() {
+    const int64_t now_ms = steady_ms();
+    for (auto& node : nodes_) {
+        if (node.registered && node.info.state != "DOWN"
+                && now_ms - node.last_heard_ms > config_.node_timeout_ms) {
+            mark_node_down(node, "Not responding");
+        }
+    }
+    request_schedule();
+    tick_.expires_after(std::chrono::milliseconds(config_.heartbeat_interval_ms));
+    tick_.async_wait([this](boost::system::error_code ec) {
+        if (!ec) {
+            on_tick();
+        }
+    });
+}
+
+}  // namespace cohort::ctld

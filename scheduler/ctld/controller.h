@@ -1,0 +1,110 @@
+// cohortctld's service: accepts connections, owns the job and node tables on one strand,
+// persists through the StateWriter and runs the scheduling pass of the pure core.
+#pragma once
+
+#include "common/asio.h"
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/config.h"
+#include "common/transport/connection.h"
+#include "scheduler/ctld/state_writer.h"
+#include "scheduler/snapshot.h"
+
+namespace cohort::ctld {
+
+namespace asio = boost::asio;
+using transport::Connection;
+using ConnectionPtr = std::shared_ptr<Connection>;
+
+struct NodeEntry {
+    protocol::NodeInfo info;
+    bool registered = false;  // its resources are known
+    bool responding = false;
+    int64_t last_heard_ms = 0;
+    ConnectionPtr connection;
+    std::set<uint64_t> jobs;
+};
+
+class Controller {
+public:
+    Controller(asio::io_context& io, ClusterConfig config, std::string key,
+            std::unique_ptr<acct::JobStore> store);
+
+    // Loads the stored state, binds the port and starts accepting. Fails on a bad database
+    // or a port in use.
+    Status start();
+    void stop();
+
+private:
+    // --- plumbing (controller.cc)
+    void accept();
+    void on_message(const ConnectionPtr& conn, protocol::Envelope envelope);
+    void on_close(const ConnectionPtr& conn);
+    void on_tick();
+    bool authorized(const protocol::Credential& cred, uint32_t owner_uid) const;
+    template <typename Fn>
+    void on_strand(Fn&& fn) {
+        asio::post(strand_, std::forward<Fn>(fn));
+    }
+
+    // --- client requests (job_handlers.cc)
+    void handle_submit(const ConnectionPtr& conn, const protocol::Credential& cred,
+            protocol::JobSpec spec, bool interactive);
+    void handle_query(const ConnectionPtr& conn, const protocol::QueryJobsRequest& request);
+    void handle_nodes(const ConnectionPtr& conn);
+    void handle_control(const ConnectionPtr& conn, const protocol::Credential& cred,
+            const protocol::JobControlRequest& request);
+    void handle_step_create(const ConnectionPtr& conn, const protocol::Credential& cred,
+            const protocol::StepCreateRequest& request);
+    void handle_step_complete(const ConnectionPtr& conn, const protocol::StepCompleteRequest& r);
+    void handle_job_complete(const ConnectionPtr& conn, const protocol::Credential& cred,
+            const protocol::JobCompleteRequest& request);
+    void handle_acct(const ConnectionPtr& conn, const protocol::AcctQueryRequest& request);
+    Result<protocol::StepLayout> make_layout(protocol::JobRecord& job,
+            const protocol::StepCreateRequest& request);
+
+    // --- node agents (node_handlers.cc)
+    void handle_register(const ConnectionPtr& conn, const protocol::RegisterNodeRequest& r);
+    void handle_heartbeat(const protocol::HeartbeatMessage& message);
+    void handle_batch_done(const protocol::BatchDoneReport& report);
+    void handle_job_cleaned(const protocol::JobCleanedReport& report);
+    void handle_timed_out(const protocol::JobTimedOutReport& report);
+    void mark_node_down(NodeEntry& node, const std::string& reason);
+
+    // --- scheduling and job life cycle (scheduling.cc)
+    void request_schedule();
+    void schedule();
+    void launch(uint64_t job_id);
+    // Ends a running job: terminate its processes everywhere, then settle on `final_state`.
+    void end_job(protocol::JobRecord& job, JobState final_state, const std::string& clean_node);
+    void finish_if_clean(protocol::JobRecord& job);
+    void persist(const protocol::JobRecord& job, std::function<void()> after = nullptr);
+    void release_resources(const protocol::JobRecord& job);
+    void claim_resources(const protocol::JobRecord& job);
+    std::vector<sched::NodeCapacity> capacities() const;
+    std::vector<int> registered_indexes() const;
+    NodeEntry* find_node(const std::string& name);
+
+    asio::io_context& io_;
+    asio::strand<asio::io_context::executor_type> strand_;
+    asio::ip::tcp::acceptor acceptor_;
+    asio::steady_timer tick_;
+    ClusterConfig config_;
+    std::string key_;
+    protocol::Credential self_;
+    StateWriter writer_;
+
+    // Owned by strand_.
+    std::map<uint64_t, protocol::JobRecord> jobs_;  // unfinished jobs
+    std::set<uint64_t> uncommitted_;                // submitted, not yet durable
+    std::vector<NodeEntry> nodes_;                  // config order
+    std::map<uint64_t, ConnectionPtr> job_clients_; // interactive jobs' cohort run client
+    uint64_t next_job_id_ = 1;
+    bool schedule_posted_ = false;
+};
+
+}  // namespace cohort::ctld

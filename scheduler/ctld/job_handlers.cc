@@ -1,0 +1,366 @@
+// Client requests: submit, allocate, query, cancel/hold/release, steps, accounting.
+#include <pwd.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "common/hostlist.h"
+#include "scheduler/ctld/clock.h"
+#include "scheduler/ctld/controller.h"
+#include "scheduler/ctld/submit_validation.h"
+
+namespace cohort::ctld {
+namespace {
+
+std::string user_name_of(uint32_t uid) {
+    struct passwd pw {};
+    struct passwd* result = nullptr;
+    char buffer[4096];
+    if (getpwuid_r(uid, &pw, buffer, sizeof(buffer), &result) == 0 && result != nullptr) {
+        return pw.pw_name;
+    }
+    return std::to_string(uid);
+}
+
+bool wanted_state(const std::vector<JobState>& states, JobState state) {
+    if (states.empty()) {
+        return !is_final(state);
+    }
+    return std::find(states.begin(), states.end(), state) != states.end();
+}
+
+}  // namespace
+
+void Controller::handle_submit(const ConnectionPtr& conn, const protocol::Credential& cred,
+        protocol::JobSpec spec, bool interactive) {
+    if (!interactive && spec.script.empty()) {
+        conn->send_error(Status::invalid("script: empty batch script"));
+        return;
+    }
+    auto validated = validate_submission(spec, config_, capacities(), registered_indexes());
+    if (!validated) {
+        conn->send_error(validated.status());
+        return;
+    }
+    protocol::JobRecord job;
+    job.job_id = next_job_id_++;
+    job.uid = cred.uid;
+    job.gid = cred.gid;
+    job.user_name = user_name_of(cred.uid);
+    job.partition = validated->partition->name;
+    job.time_limit_s = validated->time_limit_s;
+    job.submit_time = unix_now();
+    job.held = spec.hold;
+    job.reason = spec.hold ? "JobHeldUser" : "None";
+    job.interactive = interactive;
+    job.spec = std::move(spec);
+    if (job.spec.name.empty()) {
+        job.spec.name = interactive ? "interactive" : "sbatch";
+    }
+    const uint64_t id = job.job_id;
+    uncommitted_.insert(id);
+    std::vector<StateChange> changes{job, NextJobId{next_job_id_}};
+    jobs_.emplace(id, std::move(job));
+    if (interactive) {
+        job_clients_[id] = conn;
+    }
+    writer_.write(std::move(changes), [this, conn, id, interactive](const Status& status) {
+        on_strand([this, conn, id, interactive, status] {
+            uncommitted_.erase(id);
+            if (!status) {
+                jobs_.erase(id);
+                job_clients_.erase(id);
+                conn->send_error(status.with_context("storing the job"));
+                return;
+            }
+            if (interactive) {
+                protocol::AllocationReply reply;
+                reply.job_id = id;
+                conn->send(reply);
+            } else {
+                conn->send(protocol::SubmitJobReply{id});
+            }
+            request_schedule();
+        });
+    });
+}
+
+void Controller::handle_query(const ConnectionPtr& conn,
+        const protocol::QueryJobsRequest& request) {
+    protocol::JobListReply reply;
+    for (const auto& [id, job] : jobs_) {
+        if (uncommitted_.count(id) != 0) {
+            continue;
+        }
+        if (!request.job_ids.empty()
+                && std::find(request.job_ids.begin(), request.job_ids.end(), id)
+                        == request.job_ids.end()) {
+            continue;
+        }
+        if (!request.user.empty() && job.user_name != request.user) {
+            continue;
+        }
+        if (!wanted_state(request.states, job.state)) {
+            continue;
+        }
+        reply.jobs.push_back(job);
+    }
+    conn->send(reply);
+}
+
+void Controller::handle_nodes(const ConnectionPtr& conn) {
+    protocol::NodeListReply reply;
+    for (const auto& node : nodes_) {
+        protocol::NodeInfo info = node.info;
+        info.jobs.assign(node.jobs.begin(), node.jobs.end());
+        reply.nodes.push_back(std::move(info));
+    }
+    conn->send(reply);
+}
+
+void Controller::handle_control(const ConnectionPtr& conn, const protocol::Credential& cred,
+        const protocol::JobControlRequest& request) {
+    // Validate every id first: a rejected request changes nothing.
+    for (uint64_t id : request.job_ids) {
+        auto it = jobs_.find(id);
+        if (it == jobs_.end()) {
+            conn->send_error(Status::not_found("job " + std::to_string(id)
+                    + ": no such pending or running job"));
+            return;
+        }
+        if (!authorized(cred, it->second.uid)) {
+            conn->send_error(Status::denied("job " + std::to_string(id) + ": owned by "
+                    + it->second.user_name + ", not by uid " + std::to_string(cred.uid)));
+            return;
+        }
+        if (request.action != protocol::JobAction::kCancel
+                && it->second.state != JobState::kPending) {
+            conn->send_error(Status::invalid("job " + std::to_string(id) + " is "
+                    + std::string(job_state_name(it->second.state))
+                    + " (accepted: only pending jobs can be held or released)"));
+            return;
+        }
+    }
+    for (uint64_t id : request.job_ids) {
+        protocol::JobRecord& job = jobs_.at(id);
+        switch (request.action) {
+            case protocol::JobAction::kHold:
+                job.held = true;
+                job.reason = "JobHeldUser";
+                persist(job);
+                break;
+            case protocol::JobAction::kRelease:
+                job.held = false;
+                job.reason = "None";
+                persist(job);
+                break;
+            case protocol::JobAction::kCancel:
+                if (job.state == JobState::kPending) {
+                    job.state = JobState::kCancelled;
+                    job.end_time = unix_now();
+                    job.reason = "None";
+                    persist(job);
+                    job_clients_.erase(id);
+                    jobs_.erase(id);
+                } else if (job.state == JobState::kRunning) {
+                    if (request.signal != 0) {
+                        for (const auto& name : job.nodes) {
+                            NodeEntry* node = find_node(name);
+                            if (node != nullptr && node->connection) {
+                                node->connection->send(
+                                        protocol::TerminateJobRequest{id, request.signal});
+                            }
+                        }
+                    } else {
+                        end_job(job, JobState::kCancelled, "");
+                    }
+                }
+                break;
+        }
+    }
+    conn->send(protocol::AckReply{});
+    request_schedule();
+}
+
+Result<protocol::StepLayout> Controller::make_layout(protocol::JobRecord& job,
+        const protocol::StepCreateRequest& request) {
+    const uint32_t job_nodes = static_cast<uint32_t>(job.nodes.size());
+    uint32_t nodes = request.nodes != 0 ? request.nodes : 0;
+    if (nodes > job_nodes) {
+        return Status::invalid("--nodes: " + std::to_string(nodes)
+                + " nodes requested but the allocation of job " + std::to_string(job.job_id)
+                + " has " + std::to_string(job_nodes));
+    }
+    uint32_t cpt = request.cpus_per_task != 0 ? request.cpus_per_task
+                                              : std::max<uint32_t>(job.spec.cpus_per_task, 1);
+    std::vector<uint32_t> tasks;
+    if (request.ntasks == 0 && request.ntasks_per_node == 0 && nodes == 0
+            && job.spec.ntasks != 0) {
+        tasks = job.tasks_per_node;  // the job's own geometry
+    } else {
+        if (nodes == 0) {
+            nodes = request.ntasks != 0 ? std::min(job_nodes, request.ntasks) : job_nodes;
+        }
+        uint32_t ntasks = request.ntasks != 0 ? request.ntasks
+                : nodes * std::max<uint32_t>(request.ntasks_per_node, 1);
+        if (ntasks < nodes) {
+            return Status::invalid("--ntasks: " + std::to_string(ntasks) + " tasks on "
+                    + std::to_string(nodes) + " nodes (accepted: at least one task per node)");
+        }
+        for (uint32_t i = 0; i < nodes; ++i) {
+            tasks.push_back(ntasks / nodes + (i < ntasks % nodes ? 1 : 0));
+        }
+    }
+    protocol::StepLayout layout;
+    for (size_t i = 0; i < tasks.size(); ++i) {
+        uint32_t cpus_alloc = i < job.cpus_per_node.size() ? job.cpus_per_node[i] : 0;
+        if (tasks[i] * cpt > cpus_alloc) {
+            return Status::invalid("--ntasks: " + std::to_string(tasks[i]) + " tasks x "
+                    + std::to_string(cpt) + " CPUs on " + job.nodes[i] + " exceed the "
+                    + std::to_string(cpus_alloc) + " CPUs job " + std::to_string(job.job_id)
+                    + " holds there");
+        }
+        NodeEntry* node = find_node(job.nodes[i]);
+        if (node == nullptr || !node->responding) {
+            return Status::unavailable("node " + job.nodes[i] + " is not responding");
+        }
+        layout.nodes.push_back(job.nodes[i]);
+        layout.addresses.push_back(node->info.address);
+        layout.ports.push_back(node->info.port);
+    }
+    layout.job_id = job.job_id;
+    layout.step_id = job.next_step_id++;
+    layout.job_name = job.spec.name;
+    layout.partition = job.partition;
+    layout.cluster_name = config_.cluster_name;
+    layout.tasks_per_node = std::move(tasks);
+    layout.cpus_per_task = cpt;
+    layout.cpus_per_task_set = job.spec.cpus_per_task_set || request.cpus_per_task != 0;
+    layout.job_end_time = job.time_limit_s < 0 ? 0 : job.start_time + job.time_limit_s;
+    layout.restart_count = job.restart_count;
+    layout.job_nodes = job.nodes;
+    layout.job_cpus_per_node = job.cpus_per_node;
+    return layout;
+}
+
+void Controller::handle_step_create(const ConnectionPtr& conn, const protocol::Credential& cred,
+        const protocol::StepCreateRequest& request) {
+    auto it = jobs_.find(request.job_id);
+    if (it == jobs_.end() || it->second.state != JobState::kRunning) {
+        conn->send_error(Status::not_found("job " + std::to_string(request.job_id)
+                + " is not running (a step needs a running allocation)"));
+        return;
+    }
+    protocol::JobRecord& job = it->second;
+    if (!authorized(cred, job.uid)) {
+        conn->send_error(Status::denied("job " + std::to_string(job.job_id) + " belongs to "
+                + job.user_name));
+        return;
+    }
+    auto layout = make_layout(job, request);
+    if (!layout) {
+        conn->send_error(layout.status());
+        return;
+    }
+    protocol::StepRecord step;
+    step.job_id = job.job_id;
+    step.step_id = layout->step_id;
+    step.name = request.name;
+    step.nodes = layout->nodes;
+    step.ntasks = layout->ntasks();
+    step.start_time = unix_now();
+    writer_.write({job, step}, [conn, layout = std::move(*layout)](const Status& status) {
+        if (!status) {
+            conn->send_error(status.with_context("storing the step"));
+            return;
+        }
+        conn->send(protocol::StepCreatedReply{layout});
+    });
+}
+
+void Controller::handle_step_complete(const ConnectionPtr& conn,
+        const protocol::StepCompleteRequest& request) {
+    auto it = jobs_.find(request.job_id);
+    protocol::StepRecord step;
+    step.job_id = request.job_id;
+    step.step_id = request.step_id;
+    step.end_time = unix_now();
+    step.exit_code = request.exit_code;
+    step.exit_signal = request.exit_signal;
+    step.state = request.exit_signal != 0 ? JobState::kCancelled
+            : request.exit_code != 0      ? JobState::kFailed
+                                          : JobState::kCompleted;
+    if (it != jobs_.end()) {
+        step.nodes = it->second.nodes;
+    }
+    // Keep what StepCreate stored (name, nodes, start) by merging on the writer thread.
+    writer_.read([this, conn, step](acct::JobStore& store) {
+        auto stored = store.query_steps({step.job_id});
+        protocol::StepRecord merged = step;
+        if (stored) {
+            for (const auto& s : *stored) {
+                if (s.step_id == step.step_id) {
+                    merged.name = s.name;
+                    merged.nodes = s.nodes;
+                    merged.ntasks = s.ntasks;
+                    merged.start_time = s.start_time;
+                }
+            }
+        }
+        writer_.write({merged}, [conn](const Status& status) {
+            if (status) {
+                conn->send(protocol::AckReply{});
+            } else {
+                conn->send_error(status);
+            }
+        });
+    });
+}
+
+void Controller::handle_job_complete(const ConnectionPtr& conn, const protocol::Credential& cred,
+        const protocol::JobCompleteRequest& request) {
+    auto it = jobs_.find(request.job_id);
+    if (it == jobs_.end()) {
+        conn->send(protocol::AckReply{"already finished"});
+        return;
+    }
+    protocol::JobRecord& job = it->second;
+    if (!authorized(cred, job.uid)) {
+        conn->send_error(Status::denied("job " + std::to_string(job.job_id) + " belongs to "
+                + job.user_name));
+        return;
+    }
+    job_clients_.erase(job.job_id);
+    if (job.state == JobState::kRunning) {
+        job.exit_code = request.exit_code;
+        job.exit_signal = request.exit_signal;
+        bool failed = request.exit_code != 0 || request.exit_signal != 0;
+        end_job(job, failed ? JobState::kFailed : JobState::kCompleted, "");
+    }
+    conn->send(protocol::AckReply{});
+}
+
+void Controller::handle_acct(const ConnectionPtr& conn,
+        const protocol::AcctQueryRequest& request) {
+    writer_.read([conn, request](acct::JobStore& store) {
+        acct::JobFilter filter{request.job_ids, request.user, request.since, request.states};
+        auto jobs = store.query_jobs(filter);
+        if (!jobs) {
+            conn->send_error(jobs.status());
+            return;
+        }
+        protocol::JobListReply reply;
+        std::vector<uint64_t> ids;
+        for (const auto& job : *jobs) {
+            ids.push_back(job.job_id);
+        }
+        auto steps = store.query_steps(ids);
+        reply.jobs = std::move(*jobs);
+        if (steps) {
+            reply.steps = std::move(*steps);
+        }
+        conn->send(reply);
+    });
+}
+
+}  // namespace cohort::ctld

@@ -1,0 +1,49 @@
+// cohortctld: the Cohort controller daemon.
+#include <CLI/CLI.hpp>
+#include "common/asio.h"
+#include <spdlog/spdlog.h>
+
+#include <thread>
+
+#include "accounting/sqlite/sqlite_job_store.h"
+#include "common/config.h"
+#include "common/daemon.h"
+#include "scheduler/ctld/controller.h"
+
+int main(int argc, char** argv) {
+    CLI::App app{"cohortctld: the Cohort controller"};
+    std::string config_path = cohort::default_config_path();
+    std::string pid_file;
+    std::string log_level = "info";
+    app.add_option("--config", config_path, "cluster configuration file");
+    app.add_option("--pid-file", pid_file, "write the daemon's pid here");
+    app.add_option("--log-level", log_level, "trace, debug, info, warn, error");
+    CLI11_PARSE(app, argc, argv);
+    spdlog::set_level(spdlog::level::from_str(log_level));
+
+    auto config = cohort::load_config(config_path);
+    auto key = config ? cohort::load_key(config->key_file) : cohort::Result<std::string>("");
+    if (!config || !key) {
+        spdlog::error("{}", (!config ? config.status() : key.status()).message());
+        return 1;
+    }
+    auto store = cohort::acct::SqliteJobStore::open(config->state_dir + "/cohort.db",
+            config->sqlite_synchronous);
+    if (!store) {
+        spdlog::error("{}", store.status().message());
+        return 1;
+    }
+    boost::asio::io_context io;
+    cohort::ctld::Controller controller(io, *config, *key, std::move(*store));
+    if (auto started = controller.start(); !started) {
+        spdlog::error("{}", started.message());
+        return 1;
+    }
+    cohort::write_pid_file(pid_file);
+    cohort::stop_on_signals(io, [&] { controller.stop(); });
+    std::thread second([&] { io.run(); });  // one for I/O, one for I/O and the strand
+    io.run();
+    second.join();
+    cohort::remove_pid_file(pid_file);
+    return 0;
+}

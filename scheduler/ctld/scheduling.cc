@@ -1,0 +1,246 @@
+// The scheduling loop around the pure core, and the job life cycle it drives.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "scheduler/ctld/clock.h"
+#include "scheduler/ctld/controller.h"
+#include "scheduler/ctld/submit_validation.h"
+#include "scheduler/first_fit.h"
+
+namespace cohort::ctld {
+namespace {
+
+void refresh_node_state(NodeEntry& node) {
+    if (node.info.state == "DOWN") {
+        return;
+    }
+    if (node.info.cpus_alloc <= 0) {
+        node.info.state = "IDLE";
+    } else if (node.info.cpus_alloc >= node.info.resources.cpus) {
+        node.info.state = "ALLOCATED";
+    } else {
+        node.info.state = "MIXED";
+    }
+}
+
+}  // namespace
+
+std::vector<sched::NodeCapacity> Controller::capacities() const {
+    std::vector<sched::NodeCapacity> out;
+    out.reserve(nodes_.size());
+    for (const auto& node : nodes_) {
+        sched::NodeCapacity cap;
+        cap.name = node.info.name;
+        cap.cpus = node.info.resources.cpus;
+        cap.memory_mib = node.info.resources.memory_mib;
+        cap.up = node.registered && node.responding && node.info.state != "DOWN";
+        cap.cpus_used = node.info.cpus_alloc;
+        cap.memory_used_mib = node.info.memory_alloc_mib;
+        out.push_back(std::move(cap));
+    }
+    return out;
+}
+
+std::vector<int> Controller::registered_indexes() const {
+    std::vector<int> out;
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+        if (nodes_[i].registered) {
+            out.push_back(static_cast<int>(i));
+        }
+    }
+    return out;
+}
+
+void Controller::claim_resources(const protocol::JobRecord& job) {
+    for (size_t i = 0; i < job.nodes.size(); ++i) {
+        NodeEntry* node = find_node(job.nodes[i]);
+        if (node == nullptr) {
+            continue;
+        }
+        node->info.cpus_alloc += static_cast<int32_t>(job.cpus_per_node.at(i));
+        node->info.memory_alloc_mib += job.mem_per_node_mib;
+        node->jobs.insert(job.job_id);
+        refresh_node_state(*node);
+    }
+}
+
+void Controller::release_resources(const protocol::JobRecord& job) {
+    for (size_t i = 0; i < job.nodes.size(); ++i) {
+        NodeEntry* node = find_node(job.nodes[i]);
+        if (node == nullptr || node->jobs.erase(job.job_id) == 0) {
+            continue;
+        }
+        node->info.cpus_alloc -= static_cast<int32_t>(job.cpus_per_node.at(i));
+        node->info.memory_alloc_mib -= job.mem_per_node_mib;
+        refresh_node_state(*node);
+    }
+}
+
+void Controller::persist(const protocol::JobRecord& job, std::function<void()> after) {
+    const uint64_t id = job.job_id;
+    writer_.write({job}, [this, id, after = std::move(after)](const Status& status) {
+        on_strand([this, id, after, status] {
+            if (!status) {
+                spdlog::error("job {}: state not stored: {}", id, status.message());
+            }
+            // Finished jobs leave memory once durable; accounting answers for them.
+            auto it = jobs_.find(id);
+            if (it != jobs_.end() && is_final(it->second.state)) {
+                jobs_.erase(it);
+            }
+            if (after) {
+                after();
+            }
+        });
+    });
+}
+
+void Controller::request_schedule() {
+    if (schedule_posted_) {
+        return;
+    }
+    schedule_posted_ = true;
+    on_strand([this] { schedule(); });
+}
+
+void Controller::schedule() {
+    schedule_posted_ = false;
+    sched::Snapshot snapshot;
+    snapshot.now = unix_now();
+    snapshot.nodes = capacities();
+    std::map<std::string, int> index_of;
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+        index_of[nodes_[i].info.name] = static_cast<int>(i);
+    }
+    for (const auto& [id, job] : jobs_) {
+        if (job.state != JobState::kPending || job.held || uncommitted_.count(id) != 0) {
+            continue;
+        }
+        sched::PendingJob pending;
+        pending.id = id;
+        pending.submit_time = job.submit_time;
+        pending.nice = job.spec.nice;
+        pending.request = request_of(job.spec);
+        const PartitionConfig* partition = config_.find_partition(job.partition);
+        if (partition != nullptr) {
+            for (const auto& name : partition->nodes) {
+                if (auto it = index_of.find(name); it != index_of.end()) {
+                    pending.eligible_nodes.push_back(it->second);
+                }
+            }
+        }
+        snapshot.pending.push_back(std::move(pending));
+    }
+    if (snapshot.pending.empty()) {
+        return;
+    }
+    sched::Decisions decisions = sched::plan(snapshot);
+    for (const auto& wait : decisions.waits) {
+        jobs_.at(wait.job_id).reason = sched::wait_reason_name(wait.reason);
+    }
+    for (const auto& start : decisions.starts) {
+        protocol::JobRecord& job = jobs_.at(start.job_id);
+        job.state = JobState::kRunning;
+        job.reason = "None";
+        job.start_time = snapshot.now;
+        job.nodes.clear();
+        for (int index : start.placement.nodes) {
+            job.nodes.push_back(nodes_[index].info.name);
+        }
+        job.tasks_per_node = start.placement.tasks_per_node;
+        job.cpus_per_node.assign(start.placement.cpus_per_node.begin(),
+                start.placement.cpus_per_node.end());
+        job.mem_per_node_mib = start.placement.memory_mib_per_node;
+        claim_resources(job);
+        // Launch only once RUNNING is durable, so a restarted controller never meets a
+        // running job it believes pending.
+        persist(job, [this, id = job.job_id] { launch(id); });
+    }
+}
+
+void Controller::launch(uint64_t job_id) {
+    auto it = jobs_.find(job_id);
+    if (it == jobs_.end() || it->second.state != JobState::kRunning) {
+        return;
+    }
+    protocol::JobRecord& job = it->second;
+    if (job.interactive) {
+        auto client = job_clients_.find(job_id);
+        if (client == job_clients_.end()) {
+            end_job(job, JobState::kCancelled, "");
+            return;
+        }
+        auto layout = make_layout(job, protocol::StepCreateRequest{job_id, job.spec.name});
+        if (!layout) {
+            client->second->send_error(layout.status());
+            end_job(job, JobState::kFailed, "");
+            return;
+        }
+        protocol::StepRecord step;
+        step.job_id = job_id;
+        step.step_id = layout->step_id;
+        step.name = job.spec.name;
+        step.nodes = layout->nodes;
+        step.ntasks = layout->ntasks();
+        step.start_time = unix_now();
+        ConnectionPtr conn = client->second;
+        writer_.write({job, step}, [conn, layout = std::move(*layout)](const Status&) {
+            protocol::AllocationReply reply;
+            reply.job_id = layout.job_id;
+            reply.started = true;
+            reply.layout = layout;
+            conn->send(reply);
+        });
+        return;
+    }
+    NodeEntry* node = find_node(job.nodes.front());
+    if (node == nullptr || !node->connection) {
+        end_job(job, JobState::kNodeFail, "");
+        return;
+    }
+    protocol::LaunchBatchRequest request;
+    request.job = job;
+    request.cluster_name = config_.cluster_name;
+    request.submit_dir = job.spec.cwd;
+    node->connection->send(request);
+}
+
+void Controller::end_job(protocol::JobRecord& job, JobState final_state,
+        const std::string& clean_node) {
+    if (job.state != JobState::kRunning) {
+        return;
+    }
+    job.state = JobState::kCompleting;
+    job.final_state = final_state;
+    job.end_time = unix_now();
+    job.nodes_cleaning.clear();
+    for (const auto& name : job.nodes) {
+        NodeEntry* node = find_node(name);
+        if (name == clean_node || node == nullptr || !node->connection || !node->responding) {
+            continue;
+        }
+        job.nodes_cleaning.push_back(name);
+        node->connection->send(protocol::TerminateJobRequest{job.job_id, 0});
+    }
+    if (job.nodes_cleaning.empty()) {
+        finish_if_clean(job);
+    } else {
+        persist(job);
+    }
+}
+
+void Controller::finish_if_clean(protocol::JobRecord& job) {
+    if (job.state != JobState::kCompleting || !job.nodes_cleaning.empty()) {
+        return;
+    }
+    job.state = job.final_state;
+    release_resources(job);
+    job_clients_.erase(job.job_id);
+    spdlog::info("job {} {} (exit {}:{})", job.job_id, job_state_name(job.state), job.exit_code,
+            job.exit_signal);
+    persist(job);
+    request_schedule();
+}
+
+}  // namespace cohort::ctld

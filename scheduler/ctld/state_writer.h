@@ -1,0 +1,59 @@
+// The controller's one writer: applies state changes to the JobStore in group commits on its
+// own thread, then runs each change's completion callback. Acknowledged means durable.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <variant>
+
+#include "accounting/job_store.h"
+
+namespace cohort::ctld {
+
+struct NextJobId {
+    uint64_t value = 0;
+};
+
+using StateChange = std::variant<protocol::JobRecord, protocol::StepRecord, NextJobId>;
+
+class StateWriter {
+public:
+    using Done = std::function<void(const Status&)>;
+    using Read = std::function<void(acct::JobStore&)>;
+
+    explicit StateWriter(std::unique_ptr<acct::JobStore> store);
+    ~StateWriter();
+    StateWriter(const StateWriter&) = delete;
+    StateWriter& operator=(const StateWriter&) = delete;
+
+    // Thread-safe. `done` runs on the writer thread once the changes are committed (or failed).
+    void write(std::vector<StateChange> changes, Done done);
+
+    // Thread-safe. Runs `read` on the writer thread after every write queued before it.
+    void read(Read read);
+
+    // Commits what is queued, then stops the thread.
+    void stop();
+
+private:
+    struct Task {
+        std::vector<StateChange> changes;
+        Done done;
+        Read read;
+    };
+    void run();
+    Status apply(const std::vector<StateChange>& changes);
+
+    std::unique_ptr<acct::JobStore> store_;
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::deque<Task> queue_;  // GUARDED_BY(mutex_)
+    bool stopping_ = false;   // GUARDED_BY(mutex_)
+    std::thread thread_;
+};
+
+}  // namespace cohort::ctld
