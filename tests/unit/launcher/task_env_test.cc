@@ -1,0 +1,81 @@
+// The variables every rank and batch script sees.
+#include <gtest/gtest.h>
+
+#include "launcher/task_env.h"
+
+namespace cohort::agent {
+namespace {
+
+protocol::StepLayout two_by_two() {
+    protocol::StepLayout layout;
+    layout.job_id = 12;
+    layout.step_id = 0;
+    layout.job_name = "train";
+    layout.nodes = {"node1", "node2"};
+    layout.addresses = {"10.0.0.1", "10.0.0.2"};
+    layout.tasks_per_node = {2, 2};
+    layout.job_nodes = layout.nodes;
+    layout.job_cpus_per_node = {2, 2};
+    return layout;
+}
+
+TEST(TaskEnv, CompactCounts) {
+    EXPECT_EQ(compact_counts({2, 2, 2, 1}), "2(x3),1");
+    EXPECT_EQ(compact_counts({4}), "4");
+    EXPECT_EQ(compact_counts({1, 2}), "1,2");
+}
+
+TEST(TaskEnv, RankVariablesOnTheSecondNode) {
+    auto layout = two_by_two();
+    EXPECT_EQ(first_rank_on(layout, 1), 2u);
+    TaskContext context{1, 1, 3, 29500, "node2", true};
+    EnvMap env = task_environment(layout, context, {{"HOME", "/root"}});
+    EXPECT_EQ(env.at("RANK"), "3");
+    EXPECT_EQ(env.at("WORLD_SIZE"), "4");
+    EXPECT_EQ(env.at("LOCAL_RANK"), "1");
+    EXPECT_EQ(env.at("LOCAL_WORLD_SIZE"), "2");
+    EXPECT_EQ(env.at("GROUP_RANK"), "1");
+    EXPECT_EQ(env.at("MASTER_ADDR"), "10.0.0.1");
+    EXPECT_EQ(env.at("MASTER_PORT"), "29500");
+    EXPECT_EQ(env.at("SLURM_PROCID"), "3");
+    EXPECT_EQ(env.at("SLURM_LOCALID"), "1");
+    EXPECT_EQ(env.at("SLURM_NODEID"), "1");
+    EXPECT_EQ(env.at("SLURM_NTASKS"), "4");
+    EXPECT_EQ(env.at("SLURM_NNODES"), "2");
+    EXPECT_EQ(env.at("SLURM_JOB_NODELIST"), "node[1-2]");
+    EXPECT_EQ(env.at("SLURM_TASKS_PER_NODE"), "2(x2)");
+    EXPECT_EQ(env.at("SLURM_STEP_ID"), "0");
+    EXPECT_EQ(env.at("COHORT_PROCID"), "3");
+    EXPECT_EQ(env.at("HOME"), "/root");
+}
+
+TEST(TaskEnv, TorchVariablesCanBeSwitchedOff) {
+    TaskContext context{0, 0, 0, 29500, "node1", false};
+    EnvMap env = task_environment(two_by_two(), context, {});
+    EXPECT_EQ(env.count("RANK"), 0u);
+    EXPECT_EQ(env.count("MASTER_ADDR"), 0u);
+    EXPECT_EQ(env.at("SLURM_PROCID"), "0");
+}
+
+TEST(TaskEnv, BatchScriptHasNoStepId) {
+    protocol::JobRecord job;
+    job.job_id = 5;
+    job.spec.name = "b";
+    job.spec.env = {{"SLURM_STEP_ID", "3"}, {"KEEP", "1"}};
+    job.nodes = {"node1", "node2", "node3"};
+    job.cpus_per_node = {2, 2, 1};
+    job.tasks_per_node = {2, 2, 1};
+    job.spec.ntasks = 5;
+    EnvMap env = batch_environment(job, {"cohort", "node1", 2, "login"});
+    EXPECT_EQ(env.count("SLURM_STEP_ID"), 0u);
+    EXPECT_EQ(env.at("KEEP"), "1");
+    EXPECT_EQ(env.at("SLURM_JOB_ID"), "5");
+    EXPECT_EQ(env.at("SLURM_NTASKS"), "5");
+    EXPECT_EQ(env.at("SLURM_JOB_CPUS_PER_NODE"), "2(x2),1");
+    EXPECT_EQ(env.at("SLURM_JOB_NODELIST"), "node[1-3]");
+    EXPECT_EQ(env.at("ENVIRONMENT"), "BATCH");
+    EXPECT_EQ(env.count("SLURM_CPUS_PER_TASK"), 0u);  // only when -c was given
+}
+
+}  // namespace
+}  // namespace cohort::agent

@@ -1,0 +1,175 @@
+// Frames: round trips, and every way a frame is refused before its body is decoded.
+#include <gtest/gtest.h>
+
+#include "common/protocol/codec.h"
+
+namespace cohort::protocol {
+namespace {
+
+const std::string kKey = "0123456789abcdef0123456789abcdef";
+
+struct Split {
+    std::string header;
+    std::string body;
+};
+
+Split split(const std::string& frame) {
+    return {frame.substr(0, kHeaderSize), frame.substr(kHeaderSize)};
+}
+
+Result<Envelope> receive(const std::string& frame, const std::string& key = kKey) {
+    if (frame.size() < kHeaderSize) {
+        return Status::corrupt("truncated frame header");
+    }
+    auto parts = split(frame);
+    auto header = decode_header(parts.header);
+    if (!header) {
+        return header.status();
+    }
+    if (Status ok = verify_frame(*header, parts.header, parts.body, key); !ok) {
+        return ok;
+    }
+    return Envelope{header->type, {header->uid, header->gid}, parts.body};
+}
+
+TEST(Frame, SubmitRoundTripKeepsEveryField) {
+    SubmitJobRequest request;
+    request.spec.name = "train";
+    request.spec.nodes_min = 2;
+    request.spec.ntasks = 8;
+    request.spec.time_limit_s = 3600;
+    request.spec.env = {{"A", "1"}, {"PATH", "/bin"}};
+    request.spec.script = "#!/bin/sh\necho hi\n";
+    std::string frame = encode_message(request, {1000, 100}, kKey);
+    auto envelope = receive(frame);
+    ASSERT_TRUE(envelope) << envelope.status().message();
+    EXPECT_EQ(envelope->cred.uid, 1000u);
+    EXPECT_EQ(envelope->cred.gid, 100u);
+    auto decoded = decode_message<SubmitJobRequest>(*envelope);
+    ASSERT_TRUE(decoded) << decoded.status().message();
+    EXPECT_EQ(decoded->spec.name, "train");
+    EXPECT_EQ(decoded->spec.nodes_min, 2u);
+    EXPECT_EQ(decoded->spec.ntasks, 8u);
+    EXPECT_EQ(decoded->spec.time_limit_s, 3600);
+    EXPECT_EQ(decoded->spec.env.size(), 2u);
+    EXPECT_EQ(decoded->spec.script, request.spec.script);
+}
+
+TEST(Frame, JobRecordRoundTrip) {
+    JobListReply reply;
+    JobRecord job;
+    job.job_id = 42;
+    job.state = JobState::kTimeout;
+    job.nodes = {"node1", "node2"};
+    job.tasks_per_node = {2, 2};
+    reply.jobs.push_back(job);
+    auto envelope = receive(encode_message(reply, {0, 0}, kKey));
+    ASSERT_TRUE(envelope);
+    auto decoded = decode_message<JobListReply>(*envelope);
+    ASSERT_TRUE(decoded);
+    ASSERT_EQ(decoded->jobs.size(), 1u);
+    EXPECT_EQ(decoded->jobs[0].job_id, 42u);
+    EXPECT_EQ(decoded->jobs[0].state, JobState::kTimeout);
+    EXPECT_EQ(decoded->jobs[0].nodes, job.nodes);
+}
+
+TEST(Frame, RejectsBadMagic) {
+    std::string frame = encode_message(AckReply{"x"}, {0, 0}, kKey);
+    frame[0] = 'X';
+    auto result = receive(frame);
+    ASSERT_FALSE(result);
+    EXPECT_EQ(result.status().code(), StatusCode::kCorrupt);
+    EXPECT_NE(result.status().message().find("magic"), std::string::npos);
+}
+
+TEST(Frame, RejectsUnknownVersion) {
+    std::string frame = encode_message(AckReply{"x"}, {0, 0}, kKey);
+    frame[4] = 9;
+    auto result = receive(frame);
+    ASSERT_FALSE(result);
+    EXPECT_NE(result.status().message().find("version 9"), std::string::npos);
+}
+
+TEST(Frame, RejectsUnknownMessageType) {
+    std::string frame = encode_frame(999, {0, 0}, "", kKey);
+    auto result = receive(frame);
+    ASSERT_FALSE(result);
+    EXPECT_NE(result.status().message().find("unknown message type 999"), std::string::npos);
+}
+
+TEST(Frame, RejectsOverLimitLengthBeforeReadingTheBody) {
+    std::string frame = encode_message(AckReply{"x"}, {0, 0}, kKey);
+    uint32_t huge = kMaxBodySize + 1;
+    for (int i = 0; i < 4; ++i) {
+        frame[8 + i] = static_cast<char>((huge >> (8 * i)) & 0xff);
+    }
+    auto header = decode_header(frame.substr(0, kHeaderSize));
+    ASSERT_FALSE(header);
+    EXPECT_NE(header.status().message().find("exceeds the limit"), std::string::npos);
+}
+
+TEST(Frame, RejectsTruncatedHeaderAndBody) {
+    std::string frame = encode_message(AckReply{"hello"}, {0, 0}, kKey);
+    EXPECT_FALSE(decode_header(frame.substr(0, kHeaderSize - 1)));
+    auto parts = split(frame);
+    auto header = decode_header(parts.header);
+    ASSERT_TRUE(header);
+    Status truncated = verify_frame(*header, parts.header, parts.body.substr(1), kKey);
+    EXPECT_EQ(truncated.code(), StatusCode::kCorrupt);
+}
+
+TEST(Frame, RejectsWrongKey) {
+    std::string frame = encode_message(AckReply{"x"}, {0, 0}, kKey);
+    auto result = receive(frame, "another-key-another-key-another!");
+    ASSERT_FALSE(result);
+    EXPECT_EQ(result.status().code(), StatusCode::kPermissionDenied);
+}
+
+TEST(Frame, RejectsForgedUid) {
+    std::string frame = encode_message(AckReply{"x"}, {1000, 1000}, kKey);
+    frame[12] = 0;  // claim uid 0 without re-signing
+    frame[13] = 0;
+    auto result = receive(frame);
+    ASSERT_FALSE(result);
+    EXPECT_EQ(result.status().code(), StatusCode::kPermissionDenied);
+}
+
+TEST(Frame, RejectsAlteredBody) {
+    std::string frame = encode_message(AckReply{"hello"}, {0, 0}, kKey);
+    frame.back() ^= 0x01;
+    EXPECT_FALSE(receive(frame));
+}
+
+TEST(Codec, MalformedBodyIsAnErrorNotACrash) {
+    // A correctly signed frame whose body is garbage: decoding fails cleanly.
+    for (const std::string& body : {std::string(""), std::string("\x01"),
+                 std::string(64, '\xff'), std::string("\xff\xff\xff\xff\xff\xff\xff\x7f")}) {
+        std::string frame = encode_frame(static_cast<uint16_t>(MessageType::kSubmitJob), {0, 0},
+                body, kKey);
+        auto envelope = receive(frame);
+        ASSERT_TRUE(envelope);
+        auto decoded = decode_message<SubmitJobRequest>(*envelope);
+        EXPECT_FALSE(decoded);
+        EXPECT_EQ(decoded.status().code(), StatusCode::kCorrupt);
+    }
+}
+
+TEST(Codec, TypeMismatchIsRefused) {
+    auto envelope = receive(encode_message(AckReply{"x"}, {0, 0}, kKey));
+    ASSERT_TRUE(envelope);
+    auto decoded = decode_message<SubmitJobRequest>(*envelope);
+    ASSERT_FALSE(decoded);
+    EXPECT_NE(decoded.status().message().find("expected a SubmitJob"), std::string::npos);
+}
+
+TEST(Codec, ErrorReplyCarriesTheStatus) {
+    Status original = Status::invalid("--time: invalid time 'x'");
+    auto envelope = receive(encode_message(error_from_status(original), {0, 0}, kKey));
+    ASSERT_TRUE(envelope);
+    Status status = status_from_error(*envelope);
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(status.message(), original.message());
+}
+
+}  // namespace
+}  // namespace cohort::protocol
