@@ -51,6 +51,10 @@ int cmd_batch(const Args& args) {
         return rc;
     }
     std::vector<std::string> positional = app.remaining();
+    if (!positional.empty() && positional.front().size() > 1 && positional.front().front() == '-') {
+        return report_error("batch", Status::invalid("unrecognized option '"
+                + positional.front() + "' (see cohort batch --help)"));
+    }
     std::string script;
     std::vector<std::string> script_args;
     std::string default_name;

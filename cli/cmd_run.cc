@@ -135,6 +135,11 @@ int cmd_run(const Args& args) {
     }
     StepRequest request;
     request.argv = app.remaining();
+    if (!request.argv.empty() && request.argv.front().size() > 1
+            && request.argv.front().front() == '-') {
+        return report_error("run", Status::invalid("unrecognized option '"
+                + request.argv.front() + "' (see cohort run --help)"));
+    }
     request.label = label;
     if (request.argv.empty()) {
         return report_error("run", Status::invalid("command: missing (accepted: cohort run "

@@ -74,6 +74,7 @@ Result<pid_t> spawn_daemon(const std::vector<std::string>& argv, const std::stri
         dup2(null_fd, STDIN_FILENO);
         dup2(log_fd, STDOUT_FILENO);
         dup2(log_fd, STDERR_FILENO);
+        close_range(3, ~0U, 0);  // a daemon holds no descriptor of whoever started it
         std::vector<char*> args;
         for (const auto& a : argv) {
             args.push_back(const_cast<char*>(a.c_str()));

@@ -162,6 +162,11 @@ Result<Spawned> spawn_process(const SpawnSpec& spec) {
         if (err >= 0) {
             dup2(err, STDERR_FILENO);
         }
+        // Tasks inherit no descriptor of the agent's but the exec-status pipe (close-on-exec).
+        if (report[1] > 3) {
+            close_range(3, static_cast<unsigned>(report[1]) - 1, 0);
+        }
+        close_range(static_cast<unsigned>(report[1]) + 1, ~0U, 0);
         execve(program.c_str(), argv.data(), envp.data());
         fail(report[1], kExec);
     }

@@ -1,0 +1,93 @@
+// Every rejected submission: one line on stderr naming the field, the value and what is
+// accepted; a non-zero exit; nothing queued.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "tests/fixtures/local_cluster.h"
+
+namespace cohort::testing {
+namespace {
+
+struct BadInput {
+    const char* name;
+    std::vector<std::string> args;
+    std::string script;            // written to bad.sh when not empty
+    std::vector<std::string> must_mention;
+};
+
+void PrintTo(const BadInput& input, std::ostream* os) {
+    *os << input.name;
+}
+
+class BadInputTest : public ::testing::TestWithParam<BadInput> {
+protected:
+    static void SetUpTestSuite() { cluster_ = new LocalCluster(2); }
+    static void TearDownTestSuite() {
+        delete cluster_;
+        cluster_ = nullptr;
+    }
+    static LocalCluster* cluster_;
+};
+
+LocalCluster* BadInputTest::cluster_ = nullptr;
+
+size_t count_jobs(const LocalCluster& cluster) {
+    CommandResult acct = cluster.cohort({"acct", "--json"});
+    size_t count = 0;
+    for (size_t at = acct.out.find("\"job_id\""); at != std::string::npos;
+            at = acct.out.find("\"job_id\"", at + 1)) {
+        ++count;
+    }
+    return count;
+}
+
+TEST_P(BadInputTest, IsRejectedWithOneClearLineAndQueuesNothing) {
+    ASSERT_TRUE(cluster_->up());
+    const BadInput& input = GetParam();
+    if (!input.script.empty()) {
+        std::ofstream(cluster_->work_dir() + "/bad.sh") << input.script;
+    }
+    size_t before = count_jobs(*cluster_);
+    CommandResult result = cluster_->cohort(input.args);
+    EXPECT_NE(result.exit_code, 0);
+    ASSERT_FALSE(result.err.empty());
+    EXPECT_EQ(result.err.find('\n'), result.err.size() - 1) << "not one line: " << result.err;
+    for (const auto& word : input.must_mention) {
+        EXPECT_NE(result.err.find(word), std::string::npos)
+                << "'" << word << "' missing from: " << result.err;
+    }
+    EXPECT_EQ(count_jobs(*cluster_), before);
+}
+
+const std::string kGood = "#!/bin/sh\ntrue\n";
+
+INSTANTIATE_TEST_SUITE_P(Submissions, BadInputTest,
+        ::testing::Values(
+                BadInput{"UnknownOption", {"batch", "--frobnicate", "--wrap", "true"}, "",
+                        {"--frobnicate"}},
+                BadInput{"BadTime", {"batch", "-t", "1:2:3:4", "--wrap", "true"}, "",
+                        {"--time", "1:2:3:4", "accepted"}},
+                BadInput{"BadSize", {"batch", "--mem", "12X", "--wrap", "true"}, "",
+                        {"--mem", "12X", "accepted"}},
+                BadInput{"BadCount", {"batch", "-n", "zero", "--wrap", "true"}, "",
+                        {"--ntasks", "zero", "accepted"}},
+                BadInput{"UnknownPartition", {"batch", "-p", "nope", "--wrap", "true"}, "",
+                        {"--partition", "nope", "debug"}},
+                BadInput{"TooManyNodes", {"batch", "-N", "9", "--wrap", "true"}, "",
+                        {"9 node(s)", "2 node(s)"}},
+                BadInput{"TooManyCpus", {"batch", "-c", "4096", "--wrap", "true"}, "",
+                        {"4096 CPU(s)"}},
+                BadInput{"MissingScript", {"batch", "no-such-script.sh"}, "",
+                        {"no-such-script.sh"}},
+                BadInput{"BadDirective", {"batch", "bad.sh"},
+                        "#!/bin/sh\n#SBATCH --time=bogus\ntrue\n", {"line 2", "bogus"}},
+                BadInput{"UnknownDirectiveOption", {"batch", "bad.sh"},
+                        "#!/bin/sh\n#SBATCH --frobnicate\ntrue\n", {"line 2", "--frobnicate"}},
+                BadInput{"NoShebang", {"batch", "bad.sh"}, "echo hi\n", {"#!"}},
+                BadInput{"RunUnknownOption", {"run", "--bogus", "true"}, "", {"--bogus"}},
+                BadInput{"RunBadTime", {"run", "-t", "soon", "true"}, "", {"--time", "soon"}}),
+        [](const ::testing::TestParamInfo<BadInput>& p) { return p.param.name; });
+
+}  // namespace
+}  // namespace cohort::testing

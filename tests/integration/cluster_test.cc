@@ -1,0 +1,180 @@
+// End to end through the CLI on a real 2-node local instance: batch jobs, steps, cancel,
+// time limits.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "tests/fixtures/local_cluster.h"
+
+namespace cohort::testing {
+namespace {
+
+uint64_t submitted_id(const CommandResult& result) {
+    return std::strtoull(result.out.c_str(), nullptr, 10);
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+class ClusterTest : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() { cluster_ = new LocalCluster(2); }
+    static void TearDownTestSuite() {
+        delete cluster_;
+        cluster_ = nullptr;
+    }
+    void SetUp() override { ASSERT_TRUE(cluster_->up()) << "the local instance did not start"; }
+    void TearDown() override {
+        if (HasFailure()) {
+            cluster_->dump_logs();
+        }
+    }
+    static LocalCluster* cluster_;
+};
+
+LocalCluster* ClusterTest::cluster_ = nullptr;
+
+TEST_F(ClusterTest, BatchJobWritesItsOutputFileAndExitCode) {
+    const std::string script = cluster_->work_dir() + "/exit3.sh";
+    std::ofstream(script) << "#!/bin/sh\n#SBATCH -J exit3\n#SBATCH -o out-%j-%x.txt\n"
+                             "echo \"job $SLURM_JOB_ID on $SLURMD_NODENAME\"\necho oops >&2\n"
+                             "exit 3\n";
+    CommandResult submitted = cluster_->cohort({"batch", "--parsable", script});
+    ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+    uint64_t id = submitted_id(submitted);
+    ASSERT_GT(id, 0u);
+    EXPECT_EQ(cluster_->wait_final_state(id, std::chrono::seconds(30)), "FAILED");
+    std::string output = read_file(cluster_->work_dir() + "/out-" + std::to_string(id)
+            + "-exit3.txt");
+    EXPECT_EQ(output, "job " + std::to_string(id) + " on node1\noops\n");
+    CommandResult acct = cluster_->cohort({"acct", "-j", std::to_string(id)});
+    EXPECT_NE(acct.out.find("3:0"), std::string::npos) << acct.out;
+}
+
+TEST_F(ClusterTest, SuccessfulBatchJobIsCompleted) {
+    CommandResult submitted = cluster_->cohort({"batch", "--wrap", "echo done"});
+    ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+    ASSERT_EQ(submitted.out.rfind("Submitted batch job ", 0), 0u) << submitted.out;
+    uint64_t id = std::strtoull(submitted.out.c_str() + 20, nullptr, 10);
+    EXPECT_EQ(cluster_->wait_final_state(id, std::chrono::seconds(30)), "COMPLETED");
+    EXPECT_EQ(read_file(cluster_->work_dir() + "/slurm-" + std::to_string(id) + ".out"),
+            "done\n");
+}
+
+TEST_F(ClusterTest, TwoNodeStepSeesDistinctRanksAndTheRightVariables) {
+    CommandResult run = cluster_->cohort({"run", "-N2", "-n4", "-l", "sh", "-c",
+            "echo $RANK $WORLD_SIZE $LOCAL_RANK $MASTER_ADDR $MASTER_PORT $SLURM_PROCID "
+            "$SLURM_NODEID $SLURM_NTASKS"});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    std::set<std::string> ranks;
+    std::set<std::string> ports;
+    std::istringstream lines(run.out);
+    for (std::string line; std::getline(lines, line);) {
+        std::istringstream words(line);
+        std::string label, rank, world, local, addr, port, procid, nodeid, ntasks;
+        words >> label >> rank >> world >> local >> addr >> port >> procid >> nodeid >> ntasks;
+        EXPECT_EQ(label, rank + ":");
+        EXPECT_EQ(world, "4");
+        EXPECT_EQ(procid, rank);
+        EXPECT_EQ(ntasks, "4");
+        EXPECT_EQ(local, std::to_string(std::stoi(rank) % 2)) << line;
+        EXPECT_EQ(nodeid, std::to_string(std::stoi(rank) / 2)) << line;
+        EXPECT_EQ(addr, "127.0.0.1");
+        ranks.insert(rank);
+        ports.insert(port);
+    }
+    EXPECT_EQ(ranks, (std::set<std::string>{"0", "1", "2", "3"}));
+    EXPECT_EQ(ports.size(), 1u);  // every rank agrees on MASTER_PORT
+}
+
+TEST_F(ClusterTest, StepReturnsTheHighestExitCode) {
+    CommandResult run = cluster_->cohort({"run", "-n2", "sh", "-c", "exit $((RANK + 5))"});
+    EXPECT_EQ(run.exit_code, 6) << run.err;
+}
+
+TEST_F(ClusterTest, StepInsideABatchJobUsesItsAllocation) {
+    CommandResult submitted = cluster_->cohort({"batch", "--parsable", "-N2", "-n4", "-o",
+            "inner-%j.out", "--wrap",
+            std::string(cohort_binary()) + " run -l sh -c 'echo $SLURM_JOB_ID.$SLURM_STEP_ID'"});
+    ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+    uint64_t id = submitted_id(submitted);
+    EXPECT_EQ(cluster_->wait_final_state(id, std::chrono::seconds(30)), "COMPLETED");
+    std::string output = read_file(cluster_->work_dir() + "/inner-" + std::to_string(id)
+            + ".out");
+    for (int rank = 0; rank < 4; ++rank) {
+        EXPECT_NE(output.find(std::to_string(rank) + ": " + std::to_string(id) + ".0"),
+                std::string::npos)
+                << output;
+    }
+}
+
+TEST_F(ClusterTest, MissingProgramFailsTheStepWithAClearError) {
+    CommandResult run = cluster_->cohort({"run", "-n2", "no-such-program-xyz"});
+    EXPECT_NE(run.exit_code, 0);
+    EXPECT_NE(run.err.find("no-such-program-xyz"), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("No such file or directory"), std::string::npos) << run.err;
+}
+
+TEST_F(ClusterTest, CancelKillsTheRunningJobsProcesses) {
+    const std::string pid_file = cluster_->work_dir() + "/sleeper.pid";
+    CommandResult submitted = cluster_->cohort({"batch", "--parsable", "--wrap",
+            "sleep 300 & echo $! > " + pid_file + "; wait"});
+    ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+    uint64_t id = submitted_id(submitted);
+    pid_t pid = 0;
+    for (int i = 0; i < 200 && pid == 0; ++i) {
+        std::ifstream(pid_file) >> pid;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_GT(pid, 0) << "the job never started";
+    EXPECT_EQ(kill(pid, 0), 0);
+    CommandResult cancelled = cluster_->cohort({"cancel", std::to_string(id)});
+    ASSERT_EQ(cancelled.exit_code, 0) << cancelled.err;
+    EXPECT_EQ(cluster_->wait_final_state(id, std::chrono::seconds(30)), "CANCELLED");
+    bool gone = false;
+    for (int i = 0; i < 100 && !gone; ++i) {
+        gone = kill(pid, 0) != 0;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_TRUE(gone) << "pid " << pid << " survived the cancel";
+}
+
+TEST_F(ClusterTest, TimeLimitEndsTheJobAsTimeout) {
+    CommandResult submitted = cluster_->cohort({"batch", "--parsable", "-t", "0:02", "--wrap",
+            "sleep 120"});
+    ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+    EXPECT_EQ(cluster_->wait_final_state(submitted_id(submitted), std::chrono::seconds(30)),
+            "TIMEOUT");
+}
+
+TEST_F(ClusterTest, HeldJobWaitsUntilReleased) {
+    CommandResult submitted = cluster_->cohort({"batch", "--parsable", "-H", "--wrap", "true"});
+    ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+    uint64_t id = submitted_id(submitted);
+    CommandResult queue = cluster_->cohort({"queue", "--json"});
+    EXPECT_NE(queue.out.find("JobHeldUser"), std::string::npos) << queue.out;
+    EXPECT_EQ(cluster_->job_state(id), "PENDING");
+    ASSERT_EQ(cluster_->cohort({"release", std::to_string(id)}).exit_code, 0);
+    EXPECT_EQ(cluster_->wait_final_state(id, std::chrono::seconds(30)), "COMPLETED");
+}
+
+TEST_F(ClusterTest, NodesAndQueueSpeakJson) {
+    CommandResult nodes = cluster_->cohort({"nodes", "--json"});
+    ASSERT_EQ(nodes.exit_code, 0) << nodes.err;
+    EXPECT_NE(nodes.out.find("\"nodes\""), std::string::npos);
+    EXPECT_NE(nodes.out.find("\"node2\""), std::string::npos);
+    CommandResult queue = cluster_->cohort({"queue", "--json"});
+    ASSERT_EQ(queue.exit_code, 0);
+    EXPECT_NE(queue.out.find("\"jobs\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cohort::testing

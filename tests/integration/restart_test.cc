@@ -1,0 +1,111 @@
+// Durability: kill -9 of the controller loses no acknowledged job, running jobs keep running,
+// and `cohort start` on an existing state dir resumes it.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "tests/fixtures/local_cluster.h"
+
+namespace cohort::testing {
+namespace {
+
+pid_t read_pid(const std::string& path) {
+    pid_t pid = 0;
+    std::ifstream(path) >> pid;
+    return pid;
+}
+
+size_t count(const std::string& text, const std::string& word) {
+    size_t n = 0;
+    for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
+        ++n;
+    }
+    return n;
+}
+
+// Restarts cohortctld alone, as an administrator would, against the same config.
+void restart_controller(const LocalCluster& cluster) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        setsid();
+        std::string log = cluster.state_dir() + "/cohortctld.log";
+        freopen(log.c_str(), "a", stdout);
+        freopen(log.c_str(), "a", stderr);
+        std::string ctld = bin_dir() + "/cohortctld";
+        std::string pid_file = cluster.state_dir() + "/cohortctld.pid";
+        execl(ctld.c_str(), ctld.c_str(), "--config", cluster.conf().c_str(), "--pid-file",
+                pid_file.c_str(), static_cast<char*>(nullptr));
+        _exit(127);
+    }
+}
+
+TEST(Restart, KillNineAfter200SubmissionsKeepsEveryJob) {
+    LocalCluster cluster(2);
+    ASSERT_TRUE(cluster.up());
+    CommandResult running = cluster.cohort({"batch", "--parsable", "--wrap", "sleep 4"});
+    ASSERT_EQ(running.exit_code, 0);
+    uint64_t running_id = std::strtoull(running.out.c_str(), nullptr, 10);
+    for (int i = 0; i < 200; ++i) {
+        CommandResult submitted = cluster.cohort({"batch", "-H", "--parsable", "--wrap", "true"});
+        ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+    }
+    pid_t ctld = read_pid(cluster.state_dir() + "/cohortctld.pid");
+    ASSERT_GT(ctld, 0);
+    ASSERT_EQ(kill(ctld, SIGKILL), 0);
+    for (int i = 0; i < 100 && kill(ctld, 0) == 0; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    restart_controller(cluster);
+
+    CommandResult queue;
+    for (int i = 0; i < 100; ++i) {
+        queue = cluster.cohort({"queue", "--json"});
+        if (queue.exit_code == 0 && count(queue.out, "\"job_id\"") == 201) {
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_EQ(count(queue.out, "\"job_id\""), 201u);
+    EXPECT_EQ(count(queue.out, "JobHeldUser"), 200u);
+    // The job that was running when the controller died runs on and completes.
+    EXPECT_EQ(cluster.job_state(running_id), "RUNNING");
+    EXPECT_EQ(cluster.wait_final_state(running_id, std::chrono::seconds(30)), "COMPLETED");
+    // New ids continue after the old ones.
+    CommandResult next = cluster.cohort({"batch", "--parsable", "-H", "--wrap", "true"});
+    EXPECT_EQ(std::strtoull(next.out.c_str(), nullptr, 10), running_id + 201);
+    if (HasFailure()) {
+        cluster.dump_logs();
+    }
+}
+
+TEST(Restart, StartOnAnExistingStateDirResumesIt) {
+    LocalCluster cluster(1);
+    ASSERT_TRUE(cluster.up());
+    CommandResult first = cluster.cohort({"batch", "--parsable", "--wrap", "true"});
+    uint64_t first_id = std::strtoull(first.out.c_str(), nullptr, 10);
+    ASSERT_EQ(cluster.wait_final_state(first_id, std::chrono::seconds(30)), "COMPLETED");
+    ASSERT_EQ(run_command({cohort_binary(), "stop", "--state-dir", cluster.state_dir()}, "")
+                      .exit_code,
+            0);
+    CommandResult again = run_command({cohort_binary(), "start", "--state-dir",
+            cluster.state_dir()}, "");
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_EQ(cluster.job_state(first_id), "COMPLETED");
+    CommandResult second = cluster.cohort({"batch", "--parsable", "--wrap", "true"});
+    EXPECT_EQ(std::strtoull(second.out.c_str(), nullptr, 10), first_id + 1);
+}
+
+TEST(Start, RunsTheCommandAndReturnsItsExitCode) {
+    auto dir = std::filesystem::temp_directory_path() / ("cohort-start-" + std::to_string(getpid()));
+    CommandResult result = run_command({cohort_binary(), "start", "--nodes", "2", "--state-dir",
+            dir.string(), "--", "sh", "-c", cohort_binary() + " run -N2 -n2 true && exit 7"},
+            "");
+    EXPECT_EQ(result.exit_code, 7) << result.err;
+    std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace cohort::testing
