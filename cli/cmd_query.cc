@@ -49,7 +49,7 @@ Result<std::vector<JobState>> parse_states(const std::string& list) {
 }
 
 template <typename Reply, typename Request>
-Result<Reply> ask(const std::string& command, const Request& request) {
+Result<Reply> ask(const Request& request) {
     auto context = load_client_context();
     if (!context) {
         return context.status();
@@ -88,7 +88,7 @@ int cmd_queue(const Args& args) {
     protocol::QueryJobsRequest request;
     request.user = user;
     request.states = *states;
-    auto reply = ask<protocol::JobListReply>("queue", request);
+    auto reply = ask<protocol::JobListReply>(request);
     if (!reply) {
         return report_error("queue", reply.status());
     }
@@ -123,7 +123,7 @@ int cmd_nodes(const Args& args) {
     if (int rc = parse_args(app, "nodes", args); rc >= 0) {
         return rc;
     }
-    auto reply = ask<protocol::NodeListReply>("nodes", protocol::QueryNodesRequest{});
+    auto reply = ask<protocol::NodeListReply>(protocol::QueryNodesRequest{});
     if (!reply) {
         return report_error("nodes", reply.status());
     }
@@ -170,11 +170,11 @@ int cmd_show(const Args& args) {
     protocol::QueryJobsRequest request;
     request.job_ids = {job_id};
     request.states = {JobState::kPending, JobState::kRunning, JobState::kCompleting};
-    auto reply = ask<protocol::JobListReply>("show", request);
+    auto reply = ask<protocol::JobListReply>(request);
     if (reply && reply->jobs.empty()) {
         protocol::AcctQueryRequest acct;
         acct.job_ids = {job_id};
-        reply = ask<protocol::JobListReply>("show", acct);
+        reply = ask<protocol::JobListReply>(acct);
     }
     if (!reply) {
         return report_error("show", reply.status());
@@ -243,7 +243,7 @@ int cmd_acct(const Args& args) {
         }
         start = comma + 1;
     }
-    auto reply = ask<protocol::JobListReply>("acct", request);
+    auto reply = ask<protocol::JobListReply>(request);
     if (!reply) {
         return report_error("acct", reply.status());
     }

@@ -3,7 +3,7 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
+#include <openssl/params.h>
 
 #include <cstdio>
 #include <cstring>
@@ -35,15 +35,20 @@ uint32_t get_u32(const unsigned char* p) {
 
 std::array<unsigned char, kMacSize> compute_mac(std::string_view signed_header,
         std::string_view body, std::string_view key) {
+    // Fetched once: the algorithm object is immutable and safe to share between threads.
+    static EVP_MAC* const hmac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
     std::array<unsigned char, kMacSize> mac{};
-    HMAC_CTX* ctx = HMAC_CTX_new();
-    unsigned int len = 0;
-    HMAC_Init_ex(ctx, key.data(), static_cast<int>(key.size()), EVP_sha256(), nullptr);
-    HMAC_Update(ctx, reinterpret_cast<const unsigned char*>(signed_header.data()),
+    char digest[] = "SHA256";
+    OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string("digest", digest, 0),
+            OSSL_PARAM_construct_end()};
+    EVP_MAC_CTX* ctx = EVP_MAC_CTX_new(hmac);
+    size_t len = 0;
+    EVP_MAC_init(ctx, reinterpret_cast<const unsigned char*>(key.data()), key.size(), params);
+    EVP_MAC_update(ctx, reinterpret_cast<const unsigned char*>(signed_header.data()),
             signed_header.size());
-    HMAC_Update(ctx, reinterpret_cast<const unsigned char*>(body.data()), body.size());
-    HMAC_Final(ctx, mac.data(), &len);
-    HMAC_CTX_free(ctx);
+    EVP_MAC_update(ctx, reinterpret_cast<const unsigned char*>(body.data()), body.size());
+    EVP_MAC_final(ctx, mac.data(), &len, mac.size());
+    EVP_MAC_CTX_free(ctx);
     return mac;
 }
 

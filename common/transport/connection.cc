@@ -145,7 +145,7 @@ Result<tcp::socket> connect_to(asio::io_context& io, const std::string& host, ui
         return Status::unavailable("cannot connect to " + host + ":" + std::to_string(port)
                 + ": " + ec.message());
     }
-    return std::move(socket);
+    return socket;
 }
 
 }  // namespace cohort::transport
