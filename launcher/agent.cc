@@ -92,7 +92,10 @@ void Agent::connect_controller() {
                     on_controller_message(std::move(envelope));
                 });
             },
-            [this](const ConnectionPtr&, const Status&) {
+            [this](const ConnectionPtr&, const Status& why) {
+                if (!why.is_ok()) {
+                    spdlog::warn("controller connection closed: {}", why.message());
+                }
                 asio::post(io_, [this] { on_controller_closed(); });
             });
     register_self();
@@ -205,7 +208,12 @@ void Agent::accept_clients() {
                 [this](const ConnectionPtr& c, protocol::Envelope envelope) {
                     on_client_message(c, std::move(envelope));
                 },
-                [this](const ConnectionPtr& c, const Status&) { on_client_closed(c); });
+                [this](const ConnectionPtr& c, const Status& why) {
+                    if (!why.is_ok()) {
+                        spdlog::warn("closing connection from {}: {}", c->peer(), why.message());
+                    }
+                    on_client_closed(c);
+                });
         accept_clients();
     });
 }

@@ -50,4 +50,7 @@ Result<FrameHeader> decode_header(std::string_view header_bytes);
 Status verify_frame(const FrameHeader& header, std::string_view header_bytes,
         std::string_view body, std::string_view key);
 
+// HMAC-SHA256 of `data`, as frames are signed (exposed for the RFC 4231 vector tests).
+std::array<unsigned char, kMacSize> hmac_sha256(std::string_view key, std::string_view data);
+
 }  // namespace cohort::protocol

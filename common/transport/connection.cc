@@ -1,8 +1,6 @@
 // Authenticated framed connections over Boost.Asio.
 #include "common/transport/connection.h"
 
-#include <spdlog/spdlog.h>
-
 namespace cohort::transport {
 
 std::shared_ptr<Connection> Connection::create(tcp::socket socket, std::string key,
@@ -113,9 +111,6 @@ void Connection::close(const Status& reason) {
             return;
         }
         self->closed_ = true;
-        if (!reason.is_ok()) {
-            spdlog::warn("closing connection from {}: {}", self->peer_, reason.message());
-        }
         boost::system::error_code ignored;
         self->socket_.shutdown(tcp::socket::shutdown_both, ignored);
         self->socket_.close(ignored);

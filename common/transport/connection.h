@@ -20,7 +20,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 public:
     using MessageHandler =
             std::function<void(const std::shared_ptr<Connection>&, protocol::Envelope)>;
-    // Called once, with the reason, when the connection ends for any cause.
+    // Called once when the connection ends for any cause, with the reason (ok for an orderly
+    // close); the owner logs it, so the transport itself never writes to a log.
     using CloseHandler = std::function<void(const std::shared_ptr<Connection>&, const Status&)>;
 
     static std::shared_ptr<Connection> create(tcp::socket socket, std::string key,

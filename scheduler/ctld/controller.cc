@@ -119,7 +119,13 @@ void Controller::accept() {
                 auto conn = Connection::create(std::move(socket), key_, self_);
                 conn->start([this](const ConnectionPtr& c,
                                     protocol::Envelope e) { on_message(c, std::move(e)); },
-                        [this](const ConnectionPtr& c, const Status&) { on_close(c); });
+                        [this](const ConnectionPtr& c, const Status& why) {
+                            if (!why.is_ok()) {
+                                spdlog::warn("closing connection from {}: {}", c->peer(),
+                                        why.message());
+                            }
+                            on_close(c);
+                        });
                 accept();
             });
 }

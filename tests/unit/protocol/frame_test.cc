@@ -32,6 +32,27 @@ Result<Envelope> receive(const std::string& frame, const std::string& key = kKey
     return Envelope{header->type, {header->uid, header->gid}, parts.body};
 }
 
+std::string hex(const std::array<unsigned char, kMacSize>& bytes) {
+    static const char* kDigits = "0123456789abcdef";
+    std::string out;
+    for (unsigned char b : bytes) {
+        out += kDigits[b >> 4];
+        out += kDigits[b & 15];
+    }
+    return out;
+}
+
+TEST(Hmac, MatchesRfc4231Vectors) {
+    EXPECT_EQ(hex(hmac_sha256(std::string(20, '\x0b'), "Hi There")),
+            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+    EXPECT_EQ(hex(hmac_sha256("Jefe", "what do ya want for nothing?")),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+    // A key longer than the block size is hashed first.
+    EXPECT_EQ(hex(hmac_sha256(std::string(131, '\xaa'),
+                      "Test Using Larger Than Block-Size Key - Hash Key First")),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+}
+
 TEST(Frame, SubmitRoundTripKeepsEveryField) {
     SubmitJobRequest request;
     request.spec.name = "train";
