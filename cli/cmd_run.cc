@@ -24,10 +24,6 @@ uint64_t allocation_from_env() {
     return 0;
 }
 
-int exit_code_of(const StepResult& result) {
-    return result.exit_code;
-}
-
 // Ends the allocation this command created; retried, since the controller may be restarting.
 void complete_job(const ClientContext& context, uint64_t job_id, const StepResult& result) {
     protocol::JobCompleteRequest request{job_id, result.exit_signal != 0 ? 0 : result.exit_code,
@@ -53,6 +49,14 @@ void record_step(const ClientContext& context, const protocol::StepLayout& layou
     }
 }
 
+// What the allocation connection's handlers share. Held by shared_ptr because the connection
+// (and its handlers) outlive allocate(): closing it would cancel the job.
+struct AllocationWait {
+    Result<protocol::StepLayout> outcome = Status::unavailable("no reply from cohortctld");
+    bool done = false;
+    uint64_t job_id = 0;
+};
+
 // Submits an interactive job and waits on the same connection until it starts.
 Result<protocol::StepLayout> allocate(const ClientContext& context, asio::io_context& io,
         const protocol::JobSpec& spec, std::shared_ptr<transport::Connection>& keep) {
@@ -62,63 +66,61 @@ Result<protocol::StepLayout> allocate(const ClientContext& context, asio::io_con
         return socket.status().with_context("cannot reach cohortctld (is the instance up?)");
     }
     auto conn = transport::Connection::create(std::move(*socket), context.key, context.cred);
-    Result<protocol::StepLayout> outcome = Status::unavailable("no reply from cohortctld");
-    bool done = false;
-    asio::steady_timer notice(io);
-    uint64_t job_id = 0;
+    auto wait = std::make_shared<AllocationWait>();
+    auto notice = std::make_shared<asio::steady_timer>(io);
     conn->start(
-            [&](const std::shared_ptr<transport::Connection>&, protocol::Envelope envelope) {
+            [wait, notice](const std::shared_ptr<transport::Connection>&,
+                    protocol::Envelope envelope) {
                 if (envelope.type == static_cast<uint16_t>(protocol::MessageType::kError)) {
-                    outcome = protocol::status_from_error(envelope);
-                    done = true;
+                    wait->outcome = protocol::status_from_error(envelope);
+                    wait->done = true;
                     return;
                 }
                 auto reply = protocol::decode_message<protocol::AllocationReply>(envelope);
                 if (!reply) {
-                    outcome = reply.status();
-                    done = true;
+                    wait->outcome = reply.status();
+                    wait->done = true;
                 } else if (reply->started) {
-                    outcome = reply->layout;
-                    done = true;
+                    wait->outcome = reply->layout;
+                    wait->done = true;
                 } else {
-                    job_id = reply->job_id;
-                    notice.expires_after(std::chrono::seconds(1));
-                    notice.async_wait([&](boost::system::error_code ec) {
-                        if (!ec) {
-                            std::cerr << "cohort run: job " << job_id
+                    wait->job_id = reply->job_id;
+                    notice->expires_after(std::chrono::seconds(1));
+                    notice->async_wait([wait](boost::system::error_code ec) {
+                        if (!ec && !wait->done) {
+                            std::cerr << "cohort run: job " << wait->job_id
                                       << " queued and waiting for resources\n";
                         }
                     });
                 }
             },
-            [&](const std::shared_ptr<transport::Connection>&, const Status& why) {
-                if (!done) {
-                    outcome = Status::unavailable("cohortctld closed the connection"
+            [wait](const std::shared_ptr<transport::Connection>&, const Status& why) {
+                if (!wait->done) {
+                    wait->outcome = Status::unavailable("cohortctld closed the connection"
                             + (why.is_ok() ? std::string() : ": " + why.message()));
-                    done = true;
+                    wait->done = true;
                 }
             });
     conn->send(protocol::AllocateRequest{spec, spec.name});
     asio::signal_set interrupts(io, SIGINT, SIGTERM);
-    interrupts.async_wait([&](const boost::system::error_code& ec, int) {
-        if (!ec && !done) {
-            outcome = Status::invalid("interrupted while waiting for resources; job "
-                    + std::to_string(job_id) + " cancelled");
-            done = true;
+    interrupts.async_wait([wait](const boost::system::error_code& ec, int) {
+        if (!ec && !wait->done) {
+            wait->outcome = Status::invalid("interrupted while waiting for resources; job "
+                    + std::to_string(wait->job_id) + " cancelled");
+            wait->done = true;
         }
     });
-    while (!done && io.run_one() > 0) {
+    while (!wait->done && io.run_one() > 0) {
     }
-    notice.cancel();
+    notice->cancel();
     interrupts.cancel();
-    if (outcome) {
-        std::cerr << std::flush;
-        keep = conn;  // closing it would cancel the job
+    if (wait->outcome) {
+        keep = conn;
     } else {
         conn->close(Status::ok());
     }
     io.poll();
-    return outcome;
+    return wait->outcome;
 }
 
 }  // namespace
@@ -193,7 +195,7 @@ int cmd_run(const Args& args) {
         allocation->close(Status::ok());
         io.poll();
     }
-    return exit_code_of(result);
+    return result.exit_code;
 }
 
 }  // namespace cohort::cli

@@ -14,16 +14,20 @@ namespace {
 
 // Runs CMD with COHORT_CONF set and returns its exit code.
 int run_command(const std::vector<std::string>& argv, const std::string& config_path) {
+    // Everything the child needs is prepared here: after fork it only execs.
+    setenv("COHORT_CONF", config_path.c_str(), 1);  // NOLINT(concurrency-mt-unsafe): one thread
+    std::vector<char*> args;
+    for (const auto& a : argv) {
+        args.push_back(const_cast<char*>(a.c_str()));
+    }
+    args.push_back(nullptr);
     pid_t pid = fork();
+    if (pid < 0) {
+        std::cerr << "cohort start: error: cannot fork to run '" << argv[0] << "'\n";
+        return 1;
+    }
     if (pid == 0) {
-        setenv("COHORT_CONF", config_path.c_str(), 1);  // NOLINT(concurrency-mt-unsafe): child
-        std::vector<char*> args;
-        for (const auto& a : argv) {
-            args.push_back(const_cast<char*>(a.c_str()));
-        }
-        args.push_back(nullptr);
         execvp(args[0], args.data());
-        std::cerr << "cohort start: error: cannot run '" << argv[0] << "'\n";
         _exit(127);
     }
     // The command's Ctrl-C is its own; the instance stops once the command has ended.
@@ -32,6 +36,9 @@ int run_command(const std::vector<std::string>& argv, const std::string& config_
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     signal(SIGINT, SIG_DFL);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+        std::cerr << "cohort start: note: '" << argv[0] << "' exited with 127 (not found?)\n";
+    }
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 

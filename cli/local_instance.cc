@@ -63,25 +63,29 @@ uint16_t free_port() {
 
 // Starts a daemon detached from the terminal, its output in `log`.
 Result<pid_t> spawn_daemon(const std::vector<std::string>& argv, const std::string& log) {
-    pid_t pid = fork();
-    if (pid < 0) {
-        return Status::io_error("fork failed");
+    int log_fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (log_fd < 0) {
+        return Status::io_error("cannot open log '" + log + "'");
     }
+    std::vector<char*> args;
+    for (const auto& a : argv) {
+        args.push_back(const_cast<char*>(a.c_str()));
+    }
+    args.push_back(nullptr);
+    pid_t pid = fork();
     if (pid == 0) {
         setsid();
         int null_fd = open("/dev/null", O_RDONLY);
-        int log_fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
         dup2(null_fd, STDIN_FILENO);
         dup2(log_fd, STDOUT_FILENO);
         dup2(log_fd, STDERR_FILENO);
         close_range(3, ~0U, 0);  // a daemon holds no descriptor of whoever started it
-        std::vector<char*> args;
-        for (const auto& a : argv) {
-            args.push_back(const_cast<char*>(a.c_str()));
-        }
-        args.push_back(nullptr);
         execv(args[0], args.data());
         _exit(127);
+    }
+    close(log_fd);
+    if (pid < 0) {
+        return Status::io_error("fork failed");
     }
     return pid;
 }

@@ -36,13 +36,19 @@ Status Agent::start() {
     }
     asio::ip::tcp::endpoint endpoint(address, options_.port);
     acceptor_.open(endpoint.protocol(), ec);
-    acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
-    acceptor_.bind(endpoint, ec);
+    if (!ec) {
+        acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+    }
+    if (!ec) {
+        acceptor_.bind(endpoint, ec);
+    }
+    if (!ec) {
+        acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+    }
     if (ec) {
         return Status::unavailable("cannot listen on " + options_.address + ":"
                 + std::to_string(options_.port) + ": " + ec.message());
     }
-    acceptor_.listen(asio::socket_base::max_listen_connections, ec);
     options_.port = acceptor_.local_endpoint().port();
     child_signals_.async_wait([this](const boost::system::error_code& e, int) {
         if (!e) {

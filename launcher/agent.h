@@ -4,6 +4,7 @@
 #pragma once
 
 #include "common/asio.h"
+#include <deque>
 #include <map>
 #include <memory>
 #include <set>
@@ -93,6 +94,7 @@ private:
     void on_task_exit(pid_t pid, int wait_status);
     void maybe_finish_task(pid_t pid);
     void forget_pid(uint64_t job_id, pid_t pid);
+    void remember_ended(uint64_t job_id);
     void report_batch_done(protocol::BatchDoneReport report);
     Result<UserIdentity> job_user(uint32_t uid, uint32_t gid) const;
 
@@ -112,7 +114,10 @@ private:
     std::map<pid_t, Task> tasks_;
     std::map<uint64_t, LocalJob> jobs_;
     std::map<uint64_t, protocol::BatchDoneReport> unacked_;
-    std::set<uint64_t> ended_jobs_;  // late step launches for these are refused
+    // Recently ended jobs: late launches for them are refused. Bounded, oldest forgotten.
+    static constexpr size_t kEndedJobsKept = 10000;
+    std::set<uint64_t> ended_jobs_;
+    std::deque<uint64_t> ended_order_;
     std::set<ConnectionPtr> clients_;
 };
 

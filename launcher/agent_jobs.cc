@@ -89,6 +89,7 @@ void Agent::launch_batch(const protocol::LaunchBatchRequest& request) {
     pattern.node_name = options_.name;
     pattern.user = job.user_name;
     pattern.restart_count = job.restart_count;
+    pattern.task_id = 0;  // the batch script is task 0 of the batch step
     const std::string cwd = job.spec.cwd.empty() ? "/tmp" : job.spec.cwd;
 
     SpawnSpec spec;
@@ -166,7 +167,13 @@ void Agent::launch_step(const ConnectionPtr& conn, const protocol::Credential& c
                 torch_env};
         int out[2];
         int err[2];
-        if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
+        if (pipe2(out, O_CLOEXEC) != 0) {
+            failures.push_back({rank, 127, 0, "cannot create output pipes"});
+            continue;
+        }
+        if (pipe2(err, O_CLOEXEC) != 0) {
+            close(out[0]);
+            close(out[1]);
             failures.push_back({rank, 127, 0, "cannot create output pipes"});
             continue;
         }
@@ -272,7 +279,7 @@ void Agent::arm_time_limit(uint64_t job_id, int64_t end_time) {
 void Agent::terminate_job(uint64_t job_id, int signal) {
     auto it = jobs_.find(job_id);
     if (signal == 0) {
-        ended_jobs_.insert(job_id);
+        remember_ended(job_id);
     }
     if (it == jobs_.end() || it->second.pids.empty()) {
         if (it != jobs_.end()) {
@@ -360,7 +367,7 @@ void Agent::maybe_finish_task(pid_t pid) {
         }
         spdlog::info("job {}: batch script exited ({}:{})", task.job_id, task.exit_code,
                 task.exit_signal);
-        ended_jobs_.insert(task.job_id);
+        remember_ended(task.job_id);
         report_batch_done({task.job_id, options_.name, task.exit_code, task.exit_signal,
                 timed_out, ""});
     } else {
@@ -372,6 +379,17 @@ void Agent::maybe_finish_task(pid_t pid) {
         }
     }
     forget_pid(task.job_id, pid);
+}
+
+void Agent::remember_ended(uint64_t job_id) {
+    if (!ended_jobs_.insert(job_id).second) {
+        return;
+    }
+    ended_order_.push_back(job_id);
+    if (ended_order_.size() > kEndedJobsKept) {
+        ended_jobs_.erase(ended_order_.front());
+        ended_order_.pop_front();
+    }
 }
 
 void Agent::forget_pid(uint64_t job_id, pid_t pid) {

@@ -57,8 +57,18 @@ Controller::Controller(asio::io_context& io, ClusterConfig config, std::string k
 Status Controller::start() {
     Result<acct::StoredState> loaded = Status::internal("not loaded");
     std::promise<void> ready;
+    std::vector<protocol::StepRecord> steps;
     writer_.read([&](acct::JobStore& store) {
         loaded = store.load_active();
+        if (loaded) {
+            std::vector<uint64_t> ids;
+            for (const auto& job : loaded->jobs) {
+                ids.push_back(job.job_id);
+            }
+            if (auto stored = store.query_steps(ids)) {
+                steps = std::move(*stored);
+            }
+        }
         ready.set_value();
     });
     ready.get_future().wait();
@@ -70,10 +80,19 @@ Status Controller::start() {
         uint64_t id = job.job_id;
         jobs_.emplace(id, std::move(job));
     }
+    for (auto& step : steps) {
+        if (step.end_time == 0) {
+            open_steps_[{step.job_id, step.step_id}] = std::move(step);
+        }
+    }
     for (const auto& [id, job] : jobs_) {
         if (job.state != JobState::kPending) {
             claim_resources(job);
         }
+    }
+    // Nodes holding jobs get the usual time to re-register before they are declared DOWN.
+    for (auto& node : nodes_) {
+        node.last_heard_ms = steady_ms();
     }
     spdlog::info("loaded {} unfinished jobs, next job id {}", jobs_.size(), next_job_id_);
 
@@ -85,13 +104,19 @@ Status Controller::start() {
     }
     asio::ip::tcp::endpoint endpoint(address, config_.controller_port);
     acceptor_.open(endpoint.protocol(), ec);
-    acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
-    acceptor_.bind(endpoint, ec);
+    if (!ec) {
+        acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+    }
+    if (!ec) {
+        acceptor_.bind(endpoint, ec);
+    }
+    if (!ec) {
+        acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+    }
     if (ec) {
         return Status::unavailable("cannot listen on " + config_.controller_host + ":"
                 + std::to_string(config_.controller_port) + ": " + ec.message());
     }
-    acceptor_.listen(asio::socket_base::max_listen_connections, ec);
     accept();
     on_strand([this] { on_tick(); });
     spdlog::info("cohortctld listening on {}:{}", config_.controller_host,
@@ -100,9 +125,14 @@ Status Controller::start() {
 }
 
 void Controller::stop() {
-    boost::system::error_code ignored;
-    acceptor_.close(ignored);
-    tick_.cancel();
+    std::promise<void> stopped;
+    on_strand([this, &stopped] {
+        boost::system::error_code ignored;
+        acceptor_.close(ignored);
+        tick_.cancel();
+        stopped.set_value();
+    });
+    stopped.get_future().wait();
     writer_.stop();
 }
 
@@ -173,7 +203,7 @@ void Controller::on_message(const ConnectionPtr& conn, protocol::Envelope envelo
             return;
         case MessageType::kStepComplete:
             if (auto m = decode_or_close<protocol::StepCompleteRequest>(conn, envelope)) {
-                on_strand([this, conn, m = *m] { handle_step_complete(conn, m); });
+                on_strand([this, conn, cred, m = *m] { handle_step_complete(conn, cred, m); });
             }
             return;
         case MessageType::kJobComplete:
@@ -254,7 +284,7 @@ void Controller::on_close(const ConnectionPtr& conn) {
 void Controller::on_tick() {
     const int64_t now_ms = steady_ms();
     for (auto& node : nodes_) {
-        if (node.registered && node.info.state != "DOWN"
+        if ((node.registered || !node.jobs.empty()) && node.info.state != "DOWN"
                 && now_ms - node.last_heard_ms > config_.node_timeout_ms) {
             mark_node_down(node, "Not responding");
         }

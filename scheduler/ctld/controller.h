@@ -29,6 +29,9 @@ struct NodeEntry {
     std::set<uint64_t> jobs;
 };
 
+// Sets IDLE, MIXED or ALLOCATED from the node's allocated CPUs; a DOWN node stays DOWN.
+void refresh_node_state(NodeEntry& node);
+
 class Controller {
 public:
     Controller(asio::io_context& io, ClusterConfig config, std::string key,
@@ -60,12 +63,18 @@ private:
             const protocol::JobControlRequest& request);
     void handle_step_create(const ConnectionPtr& conn, const protocol::Credential& cred,
             const protocol::StepCreateRequest& request);
-    void handle_step_complete(const ConnectionPtr& conn, const protocol::StepCompleteRequest& r);
+    void handle_step_complete(const ConnectionPtr& conn, const protocol::Credential& cred,
+            const protocol::StepCompleteRequest& request);
     void handle_job_complete(const ConnectionPtr& conn, const protocol::Credential& cred,
             const protocol::JobCompleteRequest& request);
     void handle_acct(const ConnectionPtr& conn, const protocol::AcctQueryRequest& request);
     Result<protocol::StepLayout> make_layout(protocol::JobRecord& job,
             const protocol::StepCreateRequest& request);
+    // Lays out a step, records it and calls `done` (on the writer thread) once it is durable.
+    void open_step(protocol::JobRecord& job, const protocol::StepCreateRequest& request,
+            std::function<void(const Result<protocol::StepLayout>&)> done);
+    void close_step(protocol::StepRecord& step, JobState state, int32_t exit_code,
+            int32_t exit_signal);
 
     // --- node agents (node_handlers.cc)
     void handle_register(const ConnectionPtr& conn, const protocol::RegisterNodeRequest& r);
@@ -74,6 +83,10 @@ private:
     void handle_job_cleaned(const protocol::JobCleanedReport& report);
     void handle_timed_out(const protocol::JobTimedOutReport& report);
     void mark_node_down(NodeEntry& node, const std::string& reason);
+    // Of the jobs an agent says it runs, those the controller has ended or never started.
+    std::vector<uint64_t> unknown_jobs(const std::vector<uint64_t>& running) const;
+    // `node` has no process of `job` left; the job finishes once no node is cleaning.
+    void mark_cleaned(protocol::JobRecord& job, const std::string& node);
 
     // --- scheduling and job life cycle (scheduling.cc)
     void request_schedule();
@@ -83,6 +96,8 @@ private:
     void end_job(protocol::JobRecord& job, JobState final_state, const std::string& clean_node);
     void finish_if_clean(protocol::JobRecord& job);
     void persist(const protocol::JobRecord& job, std::function<void()> after = nullptr);
+    // Runs `then` on the strand once everything persisted so far is committed.
+    void after_durable(std::function<void()> then);
     void release_resources(const protocol::JobRecord& job);
     void claim_resources(const protocol::JobRecord& job);
     std::vector<sched::NodeCapacity> capacities() const;
@@ -103,6 +118,7 @@ private:
     std::set<uint64_t> uncommitted_;                // submitted, not yet durable
     std::vector<NodeEntry> nodes_;                  // config order
     std::map<uint64_t, ConnectionPtr> job_clients_; // interactive jobs' cohort run client
+    std::map<std::pair<uint64_t, uint32_t>, protocol::StepRecord> open_steps_;
     uint64_t next_job_id_ = 1;
     bool schedule_posted_ = false;
 };

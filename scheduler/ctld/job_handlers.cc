@@ -121,9 +121,15 @@ void Controller::handle_nodes(const ConnectionPtr& conn) {
 void Controller::handle_control(const ConnectionPtr& conn, const protocol::Credential& cred,
         const protocol::JobControlRequest& request) {
     // Validate every id first: a rejected request changes nothing.
+    std::vector<uint64_t> ids;
     for (uint64_t id : request.job_ids) {
+        if (std::find(ids.begin(), ids.end(), id) == ids.end()) {
+            ids.push_back(id);
+        }
+    }
+    for (uint64_t id : ids) {
         auto it = jobs_.find(id);
-        if (it == jobs_.end()) {
+        if (it == jobs_.end() || is_final(it->second.state)) {
             conn->send_error(Status::not_found("job " + std::to_string(id)
                     + ": no such pending or running job"));
             return;
@@ -141,7 +147,7 @@ void Controller::handle_control(const ConnectionPtr& conn, const protocol::Crede
             return;
         }
     }
-    for (uint64_t id : request.job_ids) {
+    for (uint64_t id : ids) {
         protocol::JobRecord& job = jobs_.at(id);
         switch (request.action) {
             case protocol::JobAction::kHold:
@@ -159,9 +165,13 @@ void Controller::handle_control(const ConnectionPtr& conn, const protocol::Crede
                     job.state = JobState::kCancelled;
                     job.end_time = unix_now();
                     job.reason = "None";
-                    persist(job);
-                    job_clients_.erase(id);
-                    jobs_.erase(id);
+                    persist(job);  // leaves memory once durable
+                    if (auto client = job_clients_.find(id); client != job_clients_.end()) {
+                        client->second->send_error(Status::unavailable("job "
+                                + std::to_string(id) + " was cancelled while pending"));
+                        client->second->close_after_writes();
+                        job_clients_.erase(client);
+                    }
                 } else if (job.state == JobState::kRunning) {
                     if (request.signal != 0) {
                         for (const auto& name : job.nodes) {
@@ -178,7 +188,7 @@ void Controller::handle_control(const ConnectionPtr& conn, const protocol::Crede
                 break;
         }
     }
-    conn->send(protocol::AckReply{});
+    after_durable([conn] { conn->send(protocol::AckReply{}); });
     request_schedule();
 }
 
@@ -214,7 +224,7 @@ Result<protocol::StepLayout> Controller::make_layout(protocol::JobRecord& job,
     protocol::StepLayout layout;
     for (size_t i = 0; i < tasks.size(); ++i) {
         uint32_t cpus_alloc = i < job.cpus_per_node.size() ? job.cpus_per_node[i] : 0;
-        if (tasks[i] * cpt > cpus_alloc) {
+        if (static_cast<uint64_t>(tasks[i]) * cpt > cpus_alloc) {
             return Status::invalid("--ntasks: " + std::to_string(tasks[i]) + " tasks x "
                     + std::to_string(cpt) + " CPUs on " + job.nodes[i] + " exceed the "
                     + std::to_string(cpus_alloc) + " CPUs job " + std::to_string(job.job_id)
@@ -257,9 +267,20 @@ void Controller::handle_step_create(const ConnectionPtr& conn, const protocol::C
                 + job.user_name));
         return;
     }
+    open_step(job, request, [conn](const Result<protocol::StepLayout>& layout) {
+        if (!layout) {
+            conn->send_error(layout.status());
+        } else {
+            conn->send(protocol::StepCreatedReply{*layout});
+        }
+    });
+}
+
+void Controller::open_step(protocol::JobRecord& job, const protocol::StepCreateRequest& request,
+        std::function<void(const Result<protocol::StepLayout>&)> done) {
     auto layout = make_layout(job, request);
     if (!layout) {
-        conn->send_error(layout.status());
+        done(layout.status());
         return;
     }
     protocol::StepRecord step;
@@ -269,52 +290,46 @@ void Controller::handle_step_create(const ConnectionPtr& conn, const protocol::C
     step.nodes = layout->nodes;
     step.ntasks = layout->ntasks();
     step.start_time = unix_now();
-    writer_.write({job, step}, [conn, layout = std::move(*layout)](const Status& status) {
-        if (!status) {
-            conn->send_error(status.with_context("storing the step"));
-            return;
-        }
-        conn->send(protocol::StepCreatedReply{layout});
-    });
+    open_steps_[{step.job_id, step.step_id}] = step;
+    writer_.write({job, step},
+            [done = std::move(done), layout = std::move(*layout)](const Status& status) {
+                if (status) {
+                    done(layout);
+                } else {
+                    done(status.with_context("storing the step"));
+                }
+            });
 }
 
-void Controller::handle_step_complete(const ConnectionPtr& conn,
-        const protocol::StepCompleteRequest& request) {
-    auto it = jobs_.find(request.job_id);
-    protocol::StepRecord step;
-    step.job_id = request.job_id;
-    step.step_id = request.step_id;
+void Controller::close_step(protocol::StepRecord& step, JobState state, int32_t exit_code,
+        int32_t exit_signal) {
     step.end_time = unix_now();
-    step.exit_code = request.exit_code;
-    step.exit_signal = request.exit_signal;
-    step.state = request.exit_signal != 0 ? JobState::kCancelled
-            : request.exit_code != 0      ? JobState::kFailed
-                                          : JobState::kCompleted;
-    if (it != jobs_.end()) {
-        step.nodes = it->second.nodes;
+    step.state = state;
+    step.exit_code = exit_code;
+    step.exit_signal = exit_signal;
+    writer_.write({step}, nullptr);
+}
+
+void Controller::handle_step_complete(const ConnectionPtr& conn, const protocol::Credential& cred,
+        const protocol::StepCompleteRequest& request) {
+    auto job = jobs_.find(request.job_id);
+    auto step = open_steps_.find({request.job_id, request.step_id});
+    if (job == jobs_.end() || step == open_steps_.end()) {
+        conn->send_error(Status::not_found("step " + std::to_string(request.job_id) + "."
+                + std::to_string(request.step_id) + ": no such running step"));
+        return;
     }
-    // Keep what StepCreate stored (name, nodes, start) by merging on the writer thread.
-    writer_.read([this, conn, step](acct::JobStore& store) {
-        auto stored = store.query_steps({step.job_id});
-        protocol::StepRecord merged = step;
-        if (stored) {
-            for (const auto& s : *stored) {
-                if (s.step_id == step.step_id) {
-                    merged.name = s.name;
-                    merged.nodes = s.nodes;
-                    merged.ntasks = s.ntasks;
-                    merged.start_time = s.start_time;
-                }
-            }
-        }
-        writer_.write({merged}, [conn](const Status& status) {
-            if (status) {
-                conn->send(protocol::AckReply{});
-            } else {
-                conn->send_error(status);
-            }
-        });
-    });
+    if (!authorized(cred, job->second.uid)) {
+        conn->send_error(Status::denied("job " + std::to_string(request.job_id)
+                + " belongs to " + job->second.user_name));
+        return;
+    }
+    JobState state = request.exit_signal != 0 ? JobState::kCancelled
+            : request.exit_code != 0          ? JobState::kFailed
+                                              : JobState::kCompleted;
+    close_step(step->second, state, request.exit_code, request.exit_signal);
+    open_steps_.erase(step);
+    after_durable([conn] { conn->send(protocol::AckReply{}); });
 }
 
 void Controller::handle_job_complete(const ConnectionPtr& conn, const protocol::Credential& cred,
@@ -337,7 +352,7 @@ void Controller::handle_job_complete(const ConnectionPtr& conn, const protocol::
         bool failed = request.exit_code != 0 || request.exit_signal != 0;
         end_job(job, failed ? JobState::kFailed : JobState::kCompleted, "");
     }
-    conn->send(protocol::AckReply{});
+    after_durable([conn] { conn->send(protocol::AckReply{}); });
 }
 
 void Controller::handle_acct(const ConnectionPtr& conn,

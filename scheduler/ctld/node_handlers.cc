@@ -2,6 +2,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <csignal>
 
 #include "scheduler/ctld/clock.h"
 #include "scheduler/ctld/controller.h"
@@ -48,13 +49,7 @@ void Controller::handle_register(const ConnectionPtr& conn,
     for (const auto& report : request.finished) {
         handle_batch_done(report);
     }
-    // Jobs this node runs that the controller has finished or never knew: end them there.
-    for (uint64_t id : request.running_jobs) {
-        auto it = jobs_.find(id);
-        if (it == jobs_.end() || it->second.state == JobState::kPending) {
-            reply.terminate.push_back(id);
-        }
-    }
+    reply.terminate = unknown_jobs(request.running_jobs);
     // Batch jobs whose script ran here but is gone without a report were lost with the agent.
     for (auto& [id, job] : jobs_) {
         bool batch_here = !job.interactive && job.state == JobState::kRunning
@@ -67,8 +62,13 @@ void Controller::handle_register(const ConnectionPtr& conn,
             spdlog::warn("job {}: node {} no longer runs its batch script", id, request.name);
             end_job(job, JobState::kNodeFail, "");
         }
+        // A JobCleaned lost with the old connection: nothing of the job is left here.
+        if (job.state == JobState::kCompleting && !running) {
+            mark_cleaned(job, request.name);
+        }
     }
     node->info.state = "IDLE";
+    refresh_node_state(*node);
     conn->send(reply);
     request_schedule();
 }
@@ -84,8 +84,33 @@ void Controller::handle_heartbeat(const protocol::HeartbeatMessage& message) {
         node->info.state = "IDLE";
         node->info.reason.clear();
         node->responding = true;
+        refresh_node_state(*node);
         request_schedule();
     }
+    // Jobs ended while the node was away (e.g. NODE_FAIL) must not go on running there.
+    for (uint64_t id : unknown_jobs(message.running_jobs)) {
+        if (node->connection) {
+            node->connection->send(protocol::TerminateJobRequest{id, SIGKILL});
+        }
+    }
+}
+
+std::vector<uint64_t> Controller::unknown_jobs(const std::vector<uint64_t>& running) const {
+    std::vector<uint64_t> unknown;
+    for (uint64_t id : running) {
+        auto it = jobs_.find(id);
+        if (it == jobs_.end() || it->second.state == JobState::kPending
+                || is_final(it->second.state)) {
+            unknown.push_back(id);
+        }
+    }
+    return unknown;
+}
+
+void Controller::mark_cleaned(protocol::JobRecord& job, const std::string& node) {
+    auto& cleaning = job.nodes_cleaning;
+    cleaning.erase(std::remove(cleaning.begin(), cleaning.end(), node), cleaning.end());
+    finish_if_clean(job);
 }
 
 void Controller::mark_node_down(NodeEntry& node, const std::string& reason) {
@@ -103,10 +128,7 @@ void Controller::mark_node_down(NodeEntry& node, const std::string& reason) {
         if (job.state == JobState::kRunning) {
             end_job(job, JobState::kNodeFail, node.info.name);
         } else {
-            auto& cleaning = job.nodes_cleaning;
-            cleaning.erase(std::remove(cleaning.begin(), cleaning.end(), node.info.name),
-                    cleaning.end());
-            finish_if_clean(job);
+            mark_cleaned(job, node.info.name);
         }
     }
     // end_job/finish_if_clean may have erased jobs_ entries; nothing below touches them.
@@ -130,6 +152,7 @@ void Controller::handle_batch_done(const protocol::BatchDoneReport& report) {
     if (!report.error.empty()) {
         spdlog::warn("job {}: batch script failed to start on {}: {}", job.job_id, report.node,
                 report.error);
+        job.reason = report.error;  // shown by cohort show job
     }
     if (job.state == JobState::kRunning) {
         job.exit_code = report.exit_code;
@@ -143,12 +166,12 @@ void Controller::handle_batch_done(const protocol::BatchDoneReport& report) {
             job.exit_code = report.exit_code;
             job.exit_signal = report.exit_signal;
         }
-        auto& cleaning = job.nodes_cleaning;
-        cleaning.erase(std::remove(cleaning.begin(), cleaning.end(), report.node),
-                cleaning.end());
-        finish_if_clean(job);
+        mark_cleaned(job, report.node);
+        if (job.state == JobState::kCompleting) {
+            persist(job);  // the exit code, while other nodes still clean up
+        }
     }
-    persist(job, acknowledge);
+    after_durable(acknowledge);
 }
 
 void Controller::handle_job_cleaned(const protocol::JobCleanedReport& report) {
@@ -156,9 +179,7 @@ void Controller::handle_job_cleaned(const protocol::JobCleanedReport& report) {
     if (it == jobs_.end() || it->second.state != JobState::kCompleting) {
         return;
     }
-    auto& cleaning = it->second.nodes_cleaning;
-    cleaning.erase(std::remove(cleaning.begin(), cleaning.end(), report.node), cleaning.end());
-    finish_if_clean(it->second);
+    mark_cleaned(it->second, report.node);
 }
 
 void Controller::handle_timed_out(const protocol::JobTimedOutReport& report) {

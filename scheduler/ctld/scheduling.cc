@@ -9,8 +9,6 @@
 #include "scheduler/first_fit.h"
 
 namespace cohort::ctld {
-namespace {
-
 void refresh_node_state(NodeEntry& node) {
     if (node.info.state == "DOWN") {
         return;
@@ -23,8 +21,6 @@ void refresh_node_state(NodeEntry& node) {
         node.info.state = "MIXED";
     }
 }
-
-}  // namespace
 
 std::vector<sched::NodeCapacity> Controller::capacities() const {
     std::vector<sched::NodeCapacity> out;
@@ -94,6 +90,11 @@ void Controller::persist(const protocol::JobRecord& job, std::function<void()> a
             }
         });
     });
+}
+
+void Controller::after_durable(std::function<void()> then) {
+    // The writer commits in queue order, so an empty write completes after every earlier one.
+    writer_.write({}, [this, then = std::move(then)](const Status&) { on_strand(then); });
 }
 
 void Controller::request_schedule() {
@@ -171,27 +172,24 @@ void Controller::launch(uint64_t job_id) {
             end_job(job, JobState::kCancelled, "");
             return;
         }
-        auto layout = make_layout(job, protocol::StepCreateRequest{job_id, job.spec.name});
-        if (!layout) {
-            client->second->send_error(layout.status());
-            end_job(job, JobState::kFailed, "");
-            return;
-        }
-        protocol::StepRecord step;
-        step.job_id = job_id;
-        step.step_id = layout->step_id;
-        step.name = job.spec.name;
-        step.nodes = layout->nodes;
-        step.ntasks = layout->ntasks();
-        step.start_time = unix_now();
         ConnectionPtr conn = client->second;
-        writer_.write({job, step}, [conn, layout = std::move(*layout)](const Status&) {
-            protocol::AllocationReply reply;
-            reply.job_id = layout.job_id;
-            reply.started = true;
-            reply.layout = layout;
-            conn->send(reply);
-        });
+        open_step(job, protocol::StepCreateRequest{job_id, job.spec.name},
+                [this, conn, job_id](const Result<protocol::StepLayout>& layout) {
+                    if (!layout) {
+                        conn->send_error(layout.status());
+                        on_strand([this, job_id] {
+                            if (auto found = jobs_.find(job_id); found != jobs_.end()) {
+                                end_job(found->second, JobState::kFailed, "");
+                            }
+                        });
+                        return;
+                    }
+                    protocol::AllocationReply reply;
+                    reply.job_id = job_id;
+                    reply.started = true;
+                    reply.layout = *layout;
+                    conn->send(reply);
+                });
         return;
     }
     NodeEntry* node = find_node(job.nodes.front());
@@ -236,6 +234,14 @@ void Controller::finish_if_clean(protocol::JobRecord& job) {
     }
     job.state = job.final_state;
     release_resources(job);
+    // Steps whose client never reported (it died, or the job was cancelled) end with the job.
+    for (auto it = open_steps_.lower_bound({job.job_id, 0});
+            it != open_steps_.end() && it->first.first == job.job_id;) {
+        close_step(it->second, job.state == JobState::kCompleted ? JobState::kCancelled
+                                                                 : job.state,
+                0, 0);
+        it = open_steps_.erase(it);
+    }
     job_clients_.erase(job.job_id);
     spdlog::info("job {} {} (exit {}:{})", job.job_id, job_state_name(job.state), job.exit_code,
             job.exit_signal);

@@ -34,6 +34,7 @@ LocalCluster* BadInputTest::cluster_ = nullptr;
 
 size_t count_jobs(const LocalCluster& cluster) {
     CommandResult acct = cluster.cohort({"acct", "--json"});
+    EXPECT_EQ(acct.exit_code, 0) << acct.err;
     size_t count = 0;
     for (size_t at = acct.out.find("\"job_id\""); at != std::string::npos;
             at = acct.out.find("\"job_id\"", at + 1)) {

@@ -88,6 +88,7 @@ TEST_F(ClusterTest, TwoNodeStepSeesDistinctRanksAndTheRightVariables) {
         EXPECT_EQ(local, std::to_string(std::stoi(rank) % 2)) << line;
         EXPECT_EQ(nodeid, std::to_string(std::stoi(rank) / 2)) << line;
         EXPECT_EQ(addr, "127.0.0.1");
+        EXPECT_GT(std::stoi(port), 0) << line;
         ranks.insert(rank);
         ports.insert(port);
     }
@@ -174,6 +175,49 @@ TEST_F(ClusterTest, NodesAndQueueSpeakJson) {
     CommandResult queue = cluster_->cohort({"queue", "--json"});
     ASSERT_EQ(queue.exit_code, 0);
     EXPECT_NE(queue.out.find("\"jobs\""), std::string::npos);
+}
+
+TEST_F(ClusterTest, RepeatedIdsInOneCancelAreHarmless) {
+    CommandResult submitted = cluster_->cohort({"batch", "--parsable", "-H", "--wrap", "true"});
+    ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+    std::string id = std::to_string(submitted_id(submitted));
+    CommandResult cancelled = cluster_->cohort({"cancel", id, id});
+    EXPECT_EQ(cancelled.exit_code, 0) << cancelled.err;
+    EXPECT_EQ(cluster_->wait_final_state(submitted_id(submitted), std::chrono::seconds(30)),
+            "CANCELLED");
+    EXPECT_EQ(cluster_->cohort({"queue"}).exit_code, 0);  // the controller is still there
+}
+
+TEST_F(ClusterTest, CancellingAWaitingRunEndsTheClient) {
+    // Fill both nodes, then a `cohort run` must wait; cancelling it ends the client.
+    CommandResult filler = cluster_->cohort({"batch", "--parsable", "-N2", "-n4", "-t", "1:00",
+            "--wrap", "sleep 60"});
+    ASSERT_EQ(filler.exit_code, 0) << filler.err;
+    CommandResult waiting;
+    std::thread client([&] {
+        waiting = cluster_->cohort({"run", "-J", "waiter", "true"}, std::chrono::seconds(30));
+    });
+    std::string waiter_id;
+    for (int i = 0; i < 100 && waiter_id.empty(); ++i) {
+        CommandResult queue = cluster_->cohort({"queue", "-t", "PD"});
+        std::istringstream lines(queue.out);
+        for (std::string line; std::getline(lines, line);) {
+            if (line.find("waiter") != std::string::npos) {
+                std::istringstream(line) >> waiter_id;
+            }
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_FALSE(waiter_id.empty()) << "the run never queued";
+    if (!waiter_id.empty()) {
+        EXPECT_EQ(cluster_->cohort({"cancel", waiter_id}).exit_code, 0);
+    }
+    client.join();
+    EXPECT_NE(waiting.exit_code, 0);
+    EXPECT_NE(waiting.err.find("cancelled while pending"), std::string::npos) << waiting.err;
+    cluster_->cohort({"cancel", std::to_string(submitted_id(filler))});
+    EXPECT_EQ(cluster_->wait_final_state(submitted_id(filler), std::chrono::seconds(30)),
+            "CANCELLED");
 }
 
 }  // namespace

@@ -45,7 +45,10 @@ void restart_controller(const LocalCluster& cluster) {
 TEST(Restart, KillNineAfter200SubmissionsKeepsEveryJob) {
     LocalCluster cluster(2);
     ASSERT_TRUE(cluster.up());
-    CommandResult running = cluster.cohort({"batch", "--parsable", "--wrap", "sleep 4"});
+    // Runs until the test creates `go`, so it is surely running across the restart.
+    const std::string go = cluster.work_dir() + "/go";
+    CommandResult running = cluster.cohort({"batch", "--parsable", "-t", "2:00", "--wrap",
+            "while [ ! -e " + go + " ]; do sleep 0.1; done"});
     ASSERT_EQ(running.exit_code, 0);
     uint64_t running_id = std::strtoull(running.out.c_str(), nullptr, 10);
     for (int i = 0; i < 200; ++i) {
@@ -72,6 +75,7 @@ TEST(Restart, KillNineAfter200SubmissionsKeepsEveryJob) {
     EXPECT_EQ(count(queue.out, "JobHeldUser"), 200u);
     // The job that was running when the controller died runs on and completes.
     EXPECT_EQ(cluster.job_state(running_id), "RUNNING");
+    std::ofstream(go) << "go\n";
     EXPECT_EQ(cluster.wait_final_state(running_id, std::chrono::seconds(30)), "COMPLETED");
     // New ids continue after the old ones.
     CommandResult next = cluster.cohort({"batch", "--parsable", "-H", "--wrap", "true"});
