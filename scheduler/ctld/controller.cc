@@ -39,7 +39,8 @@ Controller::Controller(asio::io_context& io, ClusterConfig config, std::string k
       config_(std::move(config)),
       key_(std::move(key)),
       self_{static_cast<uint32_t>(getuid()), static_cast<uint32_t>(getgid())},
-      writer_(std::move(store)) {
+      writer_(std::move(store)),
+      partition_nodes_(index_partitions(config_)) {
     for (const auto& name : config_.nodes) {
         NodeEntry node;
         node.info.name = name;

@@ -12,6 +12,7 @@
 #include "common/config.h"
 #include "common/transport/connection.h"
 #include "scheduler/ctld/state_writer.h"
+#include "scheduler/ctld/submit_validation.h"
 #include "scheduler/snapshot.h"
 
 namespace cohort::ctld {
@@ -101,7 +102,6 @@ private:
     void release_resources(const protocol::JobRecord& job);
     void claim_resources(const protocol::JobRecord& job);
     std::vector<sched::NodeCapacity> capacities() const;
-    std::vector<int> registered_indexes() const;
     NodeEntry* find_node(const std::string& name);
 
     asio::io_context& io_;
@@ -119,6 +119,8 @@ private:
     std::vector<NodeEntry> nodes_;                  // config order
     std::map<uint64_t, ConnectionPtr> job_clients_; // interactive jobs' cohort run client
     std::map<std::pair<uint64_t, uint32_t>, protocol::StepRecord> open_steps_;
+    std::map<uint32_t, std::string> user_names_;  // uid -> name, looked up once
+    const PartitionNodes partition_nodes_;
     uint64_t next_job_id_ = 1;
     bool schedule_posted_ = false;
 };

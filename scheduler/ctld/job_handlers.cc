@@ -37,7 +37,7 @@ void Controller::handle_submit(const ConnectionPtr& conn, const protocol::Creden
         conn->send_error(Status::invalid("script: empty batch script"));
         return;
     }
-    auto validated = validate_submission(spec, config_, capacities(), registered_indexes());
+    auto validated = validate_submission(spec, config_, capacities(), partition_nodes_);
     if (!validated) {
         conn->send_error(validated.status());
         return;
@@ -46,7 +46,11 @@ void Controller::handle_submit(const ConnectionPtr& conn, const protocol::Creden
     job.job_id = next_job_id_++;
     job.uid = cred.uid;
     job.gid = cred.gid;
-    job.user_name = user_name_of(cred.uid);
+    auto name = user_names_.find(cred.uid);
+    if (name == user_names_.end()) {
+        name = user_names_.emplace(cred.uid, user_name_of(cred.uid)).first;
+    }
+    job.user_name = name->second;
     job.partition = validated->partition->name;
     job.time_limit_s = validated->time_limit_s;
     job.submit_time = unix_now();

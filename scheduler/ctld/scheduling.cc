@@ -38,16 +38,6 @@ std::vector<sched::NodeCapacity> Controller::capacities() const {
     return out;
 }
 
-std::vector<int> Controller::registered_indexes() const {
-    std::vector<int> out;
-    for (size_t i = 0; i < nodes_.size(); ++i) {
-        if (nodes_[i].registered) {
-            out.push_back(static_cast<int>(i));
-        }
-    }
-    return out;
-}
-
 void Controller::claim_resources(const protocol::JobRecord& job) {
     for (size_t i = 0; i < job.nodes.size(); ++i) {
         NodeEntry* node = find_node(job.nodes[i]);
@@ -110,10 +100,6 @@ void Controller::schedule() {
     sched::Snapshot snapshot;
     snapshot.now = unix_now();
     snapshot.nodes = capacities();
-    std::map<std::string, int> index_of;
-    for (size_t i = 0; i < nodes_.size(); ++i) {
-        index_of[nodes_[i].info.name] = static_cast<int>(i);
-    }
     for (const auto& [id, job] : jobs_) {
         if (job.state != JobState::kPending || job.held || uncommitted_.count(id) != 0) {
             continue;
@@ -123,13 +109,8 @@ void Controller::schedule() {
         pending.submit_time = job.submit_time;
         pending.nice = job.spec.nice;
         pending.request = request_of(job.spec);
-        const PartitionConfig* partition = config_.find_partition(job.partition);
-        if (partition != nullptr) {
-            for (const auto& name : partition->nodes) {
-                if (auto it = index_of.find(name); it != index_of.end()) {
-                    pending.eligible_nodes.push_back(it->second);
-                }
-            }
+        if (auto it = partition_nodes_.find(job.partition); it != partition_nodes_.end()) {
+            pending.eligible_nodes = it->second;
         }
         snapshot.pending.push_back(std::move(pending));
     }

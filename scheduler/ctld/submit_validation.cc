@@ -19,9 +19,23 @@ sched::ResourceRequest request_of(const protocol::JobSpec& spec) {
     return request;
 }
 
+PartitionNodes index_partitions(const ClusterConfig& config) {
+    PartitionNodes out;
+    for (const auto& partition : config.partitions) {
+        std::vector<int>& indexes = out[partition.name];
+        for (const auto& name : partition.nodes) {
+            auto it = std::find(config.nodes.begin(), config.nodes.end(), name);
+            if (it != config.nodes.end()) {
+                indexes.push_back(static_cast<int>(it - config.nodes.begin()));
+            }
+        }
+    }
+    return out;
+}
+
 Result<ValidatedJob> validate_submission(const protocol::JobSpec& spec,
         const ClusterConfig& config, const std::vector<sched::NodeCapacity>& nodes,
-        const std::vector<int>& registered) {
+        const PartitionNodes& partition_nodes) {
     ValidatedJob job;
     if (spec.partition.empty()) {
         job.partition = config.default_partition();
@@ -63,15 +77,13 @@ Result<ValidatedJob> validate_submission(const protocol::JobSpec& spec,
     }
     job.request = request_of(spec);
 
-    std::vector<int> eligible;
-    for (int index : registered) {
-        if (std::find(partition.nodes.begin(), partition.nodes.end(), nodes[index].name)
-                != partition.nodes.end()) {
-            eligible.push_back(index);
-        }
-    }
+    auto found = partition_nodes.find(partition.name);
+    const std::vector<int> eligible = found != partition_nodes.end() ? found->second
+                                                                     : std::vector<int>{};
+    const bool all_known = std::all_of(eligible.begin(), eligible.end(),
+            [&](int index) { return index < static_cast<int>(nodes.size()) && nodes[index].cpus > 0; });
     // "Never" can only be judged once every node of the partition has told its size.
-    if (!eligible.empty() && eligible.size() == partition.nodes.size()) {
+    if (!eligible.empty() && all_known) {
         if (Status feasible = sched::check_feasible(job.request, nodes, eligible); !feasible) {
             return feasible;
         }

@@ -1,6 +1,8 @@
 // Checks a submission against the configuration and the nodes before anything is queued.
 #pragma once
 
+#include <map>
+#include <string>
 #include <vector>
 
 #include "common/config.h"
@@ -17,10 +19,15 @@ struct ValidatedJob {
 
 sched::ResourceRequest request_of(const protocol::JobSpec& spec);
 
+// Indexes into the controller's node table of each partition's nodes.
+using PartitionNodes = std::map<std::string, std::vector<int>>;
+PartitionNodes index_partitions(const ClusterConfig& config);
+
 // Every error names the field, the value and what is accepted. `nodes` are the controller's
-// nodes in config order; feasibility is judged on the partition's registered nodes.
+// nodes in config order (cpus 0: not registered yet); feasibility is judged once every node
+// of the partition has registered.
 Result<ValidatedJob> validate_submission(const protocol::JobSpec& spec,
         const ClusterConfig& config, const std::vector<sched::NodeCapacity>& nodes,
-        const std::vector<int>& registered);
+        const PartitionNodes& partition_nodes);
 
 }  // namespace cohort::ctld

@@ -78,7 +78,7 @@ TEST(SubmitValidation, RejectsUnknownPartitionAndNamesTheChoices) {
     config.partitions = {{"debug", {"node1"}, true, 3600, -1}, {"gpu", {"node1"}, false, -1, -1}};
     protocol::JobSpec spec;
     spec.partition = "nope";
-    auto result = validate_submission(spec, config, {}, {});
+    auto result = validate_submission(spec, config, {}, index_partitions(config));
     ASSERT_FALSE(result);
     EXPECT_EQ(result.status().message(),
             "--partition: invalid partition 'nope' (accepted: debug, gpu)");
@@ -90,11 +90,11 @@ TEST(SubmitValidation, TimeLimitAbovePartitionMaxIsRefused) {
     config.partitions = {{"debug", {"node1"}, true, 3600, -1}};
     protocol::JobSpec spec;
     spec.time_limit_s = 7200;
-    auto result = validate_submission(spec, config, {}, {});
+    auto result = validate_submission(spec, config, {}, index_partitions(config));
     ASSERT_FALSE(result);
     EXPECT_NE(result.status().message().find("exceeds the limit of 1:00:00"), std::string::npos);
     spec.time_limit_s = -2;  // partition default = its max
-    auto accepted = validate_submission(spec, config, {}, {});
+    auto accepted = validate_submission(spec, config, {}, index_partitions(config));
     ASSERT_TRUE(accepted);
     EXPECT_EQ(accepted->time_limit_s, 3600);
 }
