@@ -58,14 +58,7 @@ StepResult StepClient::run(const protocol::StepLayout& layout, const StepRequest
             };
     interrupts.async_wait(on_signal);
 
-    protocol::LaunchStepRequest launch;
-    launch.layout = layout_;
-    launch.node_index = 0;
-    launch.argv = request_.argv;
-    launch.cwd = request_.cwd;
-    launch.env = request_.env;
-    launch.label = request_.label;
-    agents_[0]->send(launch);
+    agents_[0]->send(launch_request(0));
     while (!finished_ && io_.run_one() > 0) {
     }
     interrupts.cancel();
@@ -77,17 +70,21 @@ StepResult StepClient::run(const protocol::StepLayout& layout, const StepRequest
     return result_;
 }
 
+protocol::LaunchStepRequest StepClient::launch_request(size_t node) const {
+    protocol::LaunchStepRequest launch;
+    launch.layout = layout_;
+    launch.node_index = static_cast<uint32_t>(node);
+    launch.argv = request_.argv;
+    launch.cwd = request_.cwd;
+    launch.env = request_.env;
+    launch.label = request_.label;
+    launch.master_port = master_port_;  // 0 for node 0, which picks it
+    return launch;
+}
+
 void StepClient::launch_rest() {
     for (size_t i = 1; i < agents_.size(); ++i) {
-        protocol::LaunchStepRequest launch;
-        launch.layout = layout_;
-        launch.node_index = static_cast<uint32_t>(i);
-        launch.argv = request_.argv;
-        launch.cwd = request_.cwd;
-        launch.env = request_.env;
-        launch.label = request_.label;
-        launch.master_port = master_port_;
-        agents_[i]->send(launch);
+        agents_[i]->send(launch_request(i));
     }
 }
 

@@ -35,6 +35,7 @@ public:
 
 private:
     void on_message(size_t node, protocol::Envelope envelope);
+    protocol::LaunchStepRequest launch_request(size_t node) const;
     void launch_rest();
     void write_output(const protocol::TaskOutputMessage& output);
     void flush_partial_lines();

@@ -29,25 +29,9 @@ Agent::Agent(asio::io_context& io, ClusterConfig config, std::string key, AgentO
       child_signals_(io, SIGCHLD) {}
 
 Status Agent::start() {
-    boost::system::error_code ec;
-    auto address = asio::ip::make_address(options_.address, ec);
-    if (ec) {
-        return Status::invalid("--address: invalid address '" + options_.address + "'");
-    }
-    asio::ip::tcp::endpoint endpoint(address, options_.port);
-    acceptor_.open(endpoint.protocol(), ec);
-    if (!ec) {
-        acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
-    }
-    if (!ec) {
-        acceptor_.bind(endpoint, ec);
-    }
-    if (!ec) {
-        acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-    }
-    if (ec) {
-        return Status::unavailable("cannot listen on " + options_.address + ":"
-                + std::to_string(options_.port) + ": " + ec.message());
+    if (Status listening = transport::listen_on(acceptor_, options_.address, options_.port);
+            !listening) {
+        return listening.with_context("--address/--port");
     }
     options_.port = acceptor_.local_endpoint().port();
     child_signals_.async_wait([this](const boost::system::error_code& e, int) {

@@ -37,33 +37,45 @@ void Connection::read_header() {
                     return;
                 }
                 self->header_ = *header;
+                self->body_.clear();
                 self->read_body();
             });
 }
 
 void Connection::read_body() {
-    body_.resize(header_.body_len);
-    asio::async_read(socket_, asio::buffer(body_),
-            [self = shared_from_this()](boost::system::error_code ec, size_t) {
-                if (ec) {
-                    self->close(Status::io_error("truncated frame: " + ec.message()));
-                    return;
-                }
-                Status verified = protocol::verify_frame(self->header_, self->header_bytes_,
-                        self->body_, self->key_);
-                if (!verified) {
-                    self->close(verified);
-                    return;
-                }
-                protocol::Envelope envelope{self->header_.type,
-                        {self->header_.uid, self->header_.gid}, std::move(self->body_)};
-                if (self->on_message_) {
-                    self->on_message_(self, std::move(envelope));
-                }
-                if (!self->closed_) {
-                    self->read_header();
-                }
-            });
+    // The length is not yet authenticated: grow the buffer with the bytes that really
+    // arrive, so a peer without the key cannot make us allocate 16 MiB with 52 bytes.
+    const size_t missing = header_.body_len - body_.size();
+    if (missing > 0) {
+        const size_t offset = body_.size();
+        body_.resize(offset + std::min<size_t>(missing, kReadChunk));
+        asio::async_read(socket_, asio::buffer(body_.data() + offset, body_.size() - offset),
+                [self = shared_from_this()](boost::system::error_code ec, size_t) {
+                    if (ec) {
+                        self->close(Status::io_error("truncated frame: " + ec.message()));
+                        return;
+                    }
+                    self->read_body();
+                });
+        return;
+    }
+    deliver();
+}
+
+void Connection::deliver() {
+    Status verified = protocol::verify_frame(header_, header_bytes_, body_, key_);
+    if (!verified) {
+        close(verified);
+        return;
+    }
+    protocol::Envelope envelope{header_.type, {header_.uid, header_.gid}, std::move(body_)};
+    auto self = shared_from_this();  // the handler may drop the last other reference
+    if (on_message_) {
+        on_message_(self, std::move(envelope));
+    }
+    if (!closed_) {
+        read_header();
+    }
 }
 
 void Connection::send_frame(std::string frame) {
@@ -120,6 +132,30 @@ void Connection::close(const Status& reason) {
             handler(self, reason);
         }
     });
+}
+
+Status listen_on(tcp::acceptor& acceptor, const std::string& host, uint16_t port) {
+    boost::system::error_code ec;
+    auto address = asio::ip::make_address(host, ec);
+    if (ec) {
+        return Status::invalid("invalid address '" + host + "' (accepted: an IPv4 or IPv6 address)");
+    }
+    tcp::endpoint endpoint(address, port);
+    acceptor.open(endpoint.protocol(), ec);
+    if (!ec) {
+        acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+    }
+    if (!ec) {
+        acceptor.bind(endpoint, ec);
+    }
+    if (!ec) {
+        acceptor.listen(asio::socket_base::max_listen_connections, ec);
+    }
+    if (ec) {
+        return Status::unavailable("cannot listen on " + host + ":" + std::to_string(port) + ": "
+                + ec.message());
+    }
+    return Status::ok();
 }
 
 Result<tcp::socket> connect_to(asio::io_context& io, const std::string& host, uint16_t port) {

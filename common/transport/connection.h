@@ -50,7 +50,10 @@ private:
     void send_frame(std::string frame);
     void read_header();
     void read_body();
+    void deliver();  // verifies the complete frame, then hands it to the message handler
     void write_next();
+
+    static constexpr size_t kReadChunk = 64 * 1024;
 
     tcp::socket socket_;
     std::string key_;
@@ -65,6 +68,9 @@ private:
     bool closed_ = false;
     bool close_when_drained_ = false;
 };
+
+// Opens, binds (SO_REUSEADDR) and listens; the error names the address and port.
+Status listen_on(tcp::acceptor& acceptor, const std::string& host, uint16_t port);
 
 // Connects synchronously (bounded by the OS connect timeout on loopback).
 Result<tcp::socket> connect_to(asio::io_context& io, const std::string& host, uint16_t port);

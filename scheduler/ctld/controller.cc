@@ -97,26 +97,10 @@ Status Controller::start() {
     }
     spdlog::info("loaded {} unfinished jobs, next job id {}", jobs_.size(), next_job_id_);
 
-    boost::system::error_code ec;
-    auto address = asio::ip::make_address(config_.controller_host, ec);
-    if (ec) {
-        return Status::invalid("controller.host: invalid address '" + config_.controller_host
-                + "'");
-    }
-    asio::ip::tcp::endpoint endpoint(address, config_.controller_port);
-    acceptor_.open(endpoint.protocol(), ec);
-    if (!ec) {
-        acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
-    }
-    if (!ec) {
-        acceptor_.bind(endpoint, ec);
-    }
-    if (!ec) {
-        acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-    }
-    if (ec) {
-        return Status::unavailable("cannot listen on " + config_.controller_host + ":"
-                + std::to_string(config_.controller_port) + ": " + ec.message());
+    Status listening =
+            transport::listen_on(acceptor_, config_.controller_host, config_.controller_port);
+    if (!listening) {
+        return listening.with_context("controller");
     }
     accept();
     on_strand([this] { on_tick(); });
@@ -161,8 +145,13 @@ void Controller::accept() {
             });
 }
 
-bool Controller::authorized(const protocol::Credential& cred, uint32_t owner_uid) const {
-    return cred.uid == owner_uid || cred.uid == 0 || cred.uid == self_.uid;
+Status Controller::check_owner(const protocol::Credential& cred,
+        const protocol::JobRecord& job) const {
+    if (cred.uid == job.uid || cred.uid == 0 || cred.uid == self_.uid) {
+        return Status::ok();
+    }
+    return Status::denied("job " + std::to_string(job.job_id) + ": owned by " + job.user_name
+            + ", not by uid " + std::to_string(cred.uid));
 }
 
 void Controller::on_message(const ConnectionPtr& conn, protocol::Envelope envelope) {

@@ -49,7 +49,8 @@ private:
     void on_message(const ConnectionPtr& conn, protocol::Envelope envelope);
     void on_close(const ConnectionPtr& conn);
     void on_tick();
-    bool authorized(const protocol::Credential& cred, uint32_t owner_uid) const;
+    // The job's owner, root and the controller's own user may act on a job.
+    Status check_owner(const protocol::Credential& cred, const protocol::JobRecord& job) const;
     template <typename Fn>
     void on_strand(Fn&& fn) {
         asio::post(strand_, std::forward<Fn>(fn));

@@ -138,9 +138,8 @@ void Controller::handle_control(const ConnectionPtr& conn, const protocol::Crede
                     + ": no such pending or running job"));
             return;
         }
-        if (!authorized(cred, it->second.uid)) {
-            conn->send_error(Status::denied("job " + std::to_string(id) + ": owned by "
-                    + it->second.user_name + ", not by uid " + std::to_string(cred.uid)));
+        if (Status owner = check_owner(cred, it->second); !owner) {
+            conn->send_error(owner);
             return;
         }
         if (request.action != protocol::JobAction::kCancel
@@ -266,9 +265,8 @@ void Controller::handle_step_create(const ConnectionPtr& conn, const protocol::C
         return;
     }
     protocol::JobRecord& job = it->second;
-    if (!authorized(cred, job.uid)) {
-        conn->send_error(Status::denied("job " + std::to_string(job.job_id) + " belongs to "
-                + job.user_name));
+    if (Status owner = check_owner(cred, job); !owner) {
+        conn->send_error(owner);
         return;
     }
     open_step(job, request, [conn](const Result<protocol::StepLayout>& layout) {
@@ -323,9 +321,8 @@ void Controller::handle_step_complete(const ConnectionPtr& conn, const protocol:
                 + std::to_string(request.step_id) + ": no such running step"));
         return;
     }
-    if (!authorized(cred, job->second.uid)) {
-        conn->send_error(Status::denied("job " + std::to_string(request.job_id)
-                + " belongs to " + job->second.user_name));
+    if (Status owner = check_owner(cred, job->second); !owner) {
+        conn->send_error(owner);
         return;
     }
     JobState state = request.exit_signal != 0 ? JobState::kCancelled
@@ -344,9 +341,8 @@ void Controller::handle_job_complete(const ConnectionPtr& conn, const protocol::
         return;
     }
     protocol::JobRecord& job = it->second;
-    if (!authorized(cred, job.uid)) {
-        conn->send_error(Status::denied("job " + std::to_string(job.job_id) + " belongs to "
-                + job.user_name));
+    if (Status owner = check_owner(cred, job); !owner) {
+        conn->send_error(owner);
         return;
     }
     job_clients_.erase(job.job_id);

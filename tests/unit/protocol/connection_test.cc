@@ -96,5 +96,49 @@ TEST_F(ConnectionTest, GarbageBytesCloseTheConnection) {
     EXPECT_TRUE(received_.empty());
 }
 
+// Sends `bytes` on a raw socket and waits for the server to close it.
+void send_raw(uint16_t port, const std::string& bytes) {
+    asio::io_context io;
+    tcp::socket socket(io);
+    socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
+    asio::write(socket, asio::buffer(bytes));
+    socket.shutdown(tcp::socket::shutdown_send);
+    char byte;
+    boost::system::error_code ec;
+    socket.read_some(asio::buffer(&byte, 1), ec);
+}
+
+std::string with_body_len(std::string frame, uint32_t len) {
+    for (int i = 0; i < 4; ++i) {
+        frame[8 + i] = static_cast<char>((len >> (8 * i)) & 0xff);
+    }
+    return frame;
+}
+
+TEST_F(ConnectionTest, OverLimitLengthClosesWithoutReadingTheBody) {
+    std::string frame = encode_message(protocol::AckReply{"x"}, {0, 0}, kKey);
+    std::thread client([&] {
+        send_raw(port_, with_body_len(frame, protocol::kMaxBodySize + 1).substr(0, 52));
+    });
+    run_until([&] { return closed_; });
+    client.join();
+    EXPECT_EQ(close_reason_.code(), StatusCode::kCorrupt);
+    EXPECT_NE(close_reason_.message().find("exceeds the limit"), std::string::npos);
+    EXPECT_TRUE(received_.empty());
+}
+
+TEST_F(ConnectionTest, TruncatedBodyClosesTheConnection) {
+    // Claims 16 MiB, sends 10 bytes and hangs up: refused as truncated, nothing delivered.
+    std::string frame = encode_message(protocol::AckReply{"x"}, {0, 0}, kKey);
+    std::thread client([&] {
+        send_raw(port_, with_body_len(frame, protocol::kMaxBodySize).substr(0, 62));
+    });
+    run_until([&] { return closed_; });
+    client.join();
+    EXPECT_EQ(close_reason_.code(), StatusCode::kIoError);
+    EXPECT_NE(close_reason_.message().find("truncated"), std::string::npos);
+    EXPECT_TRUE(received_.empty());
+}
+
 }  // namespace
 }  // namespace cohort::transport
