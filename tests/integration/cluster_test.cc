@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -218,6 +219,33 @@ TEST_F(ClusterTest, CancellingAWaitingRunEndsTheClient) {
     cluster_->cohort({"cancel", std::to_string(submitted_id(filler))});
     EXPECT_EQ(cluster_->wait_final_state(submitted_id(filler), std::chrono::seconds(30)),
             "CANCELLED");
+}
+
+TEST_F(ClusterTest, CtrlCIsForwardedToTheTasks) {
+    // A non-interactive sh ignores SIGINT in background jobs; cohort run installs its own.
+    CommandResult result = run_command({"sh", "-c",
+            cohort_binary() + " run -n2 sleep 60 & pid=$!; sleep 1; kill -INT $pid; wait $pid; "
+            "echo rc=$?"},
+            cluster_->conf(), std::chrono::seconds(30), cluster_->work_dir());
+    EXPECT_NE(result.out.find("rc=130"), std::string::npos) << result.out << result.err;
+    EXPECT_NE(result.err.find("interrupt"), std::string::npos) << result.err;
+}
+
+TEST(RecordedTopology, AgentsRegisterTheResourcesOfTheXml) {
+    // psmgmt-jwb0001.xml: a JUWELS Booster node, 96 PUs and 4 A100s (tests/data/topologies).
+    LocalCluster cluster(2, {"--topology", "tests/data/topologies/psmgmt-jwb0001.xml"});
+    ASSERT_TRUE(cluster.up());
+    CommandResult nodes = cluster.cohort({"nodes", "--json"});
+    ASSERT_EQ(nodes.exit_code, 0) << nodes.err;
+    auto doc = nlohmann::json::parse(nodes.out);
+    ASSERT_EQ(doc["nodes"].size(), 2u);
+    for (const auto& node : doc["nodes"]) {
+        EXPECT_EQ(node["cpus"], 96);
+        EXPECT_EQ(node["gres"], "gpu:4");
+    }
+    // A job that needs more than one such node's CPUs spans two of them.
+    CommandResult run = cluster.cohort({"run", "-n", "100", "-l", "sh", "-c", "true"});
+    EXPECT_EQ(run.exit_code, 0) << run.err;
 }
 
 }  // namespace
