@@ -7,7 +7,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 JOBS=${1:-1000}
-CSV=${2:-benchmarks/results/throughput.csv}
+CSV=$(realpath -m "${2:-benchmarks/results/throughput.csv}")
 BIN="$(pwd)/build/bin"
 STATE="$(mktemp -d /tmp/cohort-bench.XXXXXX)"
 mkdir -p "$(dirname "$CSV")" "$STATE/work"
