@@ -36,6 +36,7 @@ const char* kUsage = R"(usage: cohort COMMAND [options]
   queue    list pending and running jobs (squeue) nodes    list nodes (sinfo)
   show     show a job (scontrol show job)         acct     finished jobs and steps (sacct)
   cancel   cancel jobs (scancel)                  hold / release   hold or release pending jobs
+  sim      replay an SWF trace through the scheduler on a virtual clock
 )";
 
 int dispatch(const std::string& command, const Args& args) {
@@ -45,7 +46,7 @@ int dispatch(const std::string& command, const Args& args) {
             {"queue", cmd_queue}, {"squeue", cmd_queue}, {"nodes", cmd_nodes},
             {"sinfo", cmd_nodes}, {"show", cmd_show}, {"cancel", cmd_cancel},
             {"scancel", cmd_cancel}, {"acct", cmd_acct}, {"sacct", cmd_acct},
-            {"start", cmd_start}, {"stop", cmd_stop},
+            {"start", cmd_start}, {"stop", cmd_stop}, {"sim", cmd_sim},
             {"hold", [](const Args& a) { return cmd_hold(a, false); }},
             {"release", [](const Args& a) { return cmd_hold(a, true); }},
     };

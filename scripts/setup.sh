@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES="build-essential cmake ninja-build pkg-config git
   libboost-dev libboost-serialization-dev libhwloc-dev hwloc libssl-dev
-  libsqlite3-dev sqlite3 libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
+  libsqlite3-dev sqlite3 zlib1g-dev libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev"
 
 missing=""
