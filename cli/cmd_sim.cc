@@ -1,6 +1,7 @@
 // cohort sim: replays an SWF trace through the scheduling core on a virtual clock.
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "cli/client_context.h"
@@ -12,12 +13,16 @@ namespace cohort::cli {
 
 int cmd_sim(const Args& args) {
     CLI::App app{"Replay an SWF trace: cohort sim --trace FILE.swf[.gz] --compat pyss"};
-    std::string trace_path, backfill = "easy", compat;
+    std::string trace_path, backfill = "easy", compat, order = "fcfs";
     int64_t procs = 0;
+    size_t reservations = std::numeric_limits<size_t>::max();
     bool json = false;
     app.add_option("--trace", trace_path, "SWF trace, plain or gzip")->required();
     app.add_option("--procs", procs, "machine size in processors (default: MaxProcs)");
-    app.add_option("--backfill", backfill, "none or easy");
+    app.add_option("--backfill", backfill, "none, easy or conservative");
+    app.add_option("--reservations", reservations,
+            "conservative: how many waiting jobs get a reservation (default: all)");
+    app.add_option("--order", order, "queue order: fcfs or sjf (shortest estimate first)");
     app.add_option("--compat", compat, "reproduce another simulator exactly: pyss");
     app.add_flag("--json", json, "print one JSON object");
     if (int rc = parse_args(app, "sim", args); rc >= 0) {
@@ -27,9 +32,21 @@ int cmd_sim(const Args& args) {
         return report_error("sim", Status::invalid("--compat: invalid value '" + compat
                 + "' (accepted: pyss; Cohort's own node-level model is not built yet)"));
     }
-    if (backfill != "none" && backfill != "easy") {
+    sched::BackfillOptions options;
+    if (backfill == "none") {
+        options.policy = sched::BackfillPolicy::kNone;
+    } else if (backfill == "easy") {
+        options.policy = sched::BackfillPolicy::kEasy;
+    } else if (backfill == "conservative") {
+        options.policy = sched::BackfillPolicy::kConservative;
+        options.reservations = reservations;
+    } else {
         return report_error("sim", Status::invalid("--backfill: invalid value '" + backfill
-                + "' (accepted: none, easy)"));
+                + "' (accepted: none, easy, conservative)"));
+    }
+    if (order != "fcfs" && order != "sjf") {
+        return report_error("sim", Status::invalid("--order: invalid value '" + order
+                + "' (accepted: fcfs, sjf)"));
     }
     auto trace = sim::read_swf(trace_path);
     if (!trace) {
@@ -43,8 +60,8 @@ int cmd_sim(const Args& args) {
                 "give the machine size"));
     }
     sim::FilteredTrace filtered = sim::pyss_filter(*trace, procs);
-    auto policy = backfill == "easy" ? sched::BackfillPolicy::kEasy : sched::BackfillPolicy::kNone;
-    sim::SimResult result = sim::simulate_pyss(filtered.jobs, procs, policy);
+    sim::SimResult result = sim::simulate_pyss(filtered.jobs, procs, options,
+            order == "sjf" ? sim::QueueOrder::kSjf : sim::QueueOrder::kFcfs);
     sim::Metrics m = sim::compute_metrics(result, procs);
     int64_t skipped = 0;
     nlohmann::json reasons = nlohmann::json::object();
@@ -53,7 +70,7 @@ int cmd_sim(const Args& args) {
         reasons[reason] = count;
     }
     if (json) {
-        nlohmann::json doc = {{"trace", trace_path}, {"procs", procs}, {"backfill", backfill},
+        nlohmann::json doc = {{"trace", trace_path}, {"procs", procs}, {"backfill", backfill}, {"order", order},
                 {"compat", compat}, {"jobs", m.jobs}, {"skipped", skipped},
                 {"skipped_reasons", reasons}, {"utilization", m.utilization},
                 {"mean_wait_s", m.mean_wait_s}, {"median_wait_s", m.median_wait_s},

@@ -45,8 +45,12 @@ struct Termination {
 
 class PyssRun {
 public:
-    PyssRun(const std::vector<SimJob>& jobs, int64_t procs, sched::BackfillPolicy policy)
-        : jobs_(jobs), policy_(policy), profile_(procs, jobs.empty() ? 0 : jobs.front().submit) {
+    PyssRun(const std::vector<SimJob>& jobs, int64_t procs, sched::BackfillOptions backfill,
+            QueueOrder order)
+        : jobs_(jobs),
+          backfill_(backfill),
+          order_(order),
+          profile_(procs, jobs.empty() ? 0 : jobs.front().submit) {
         result_.jobs.resize(jobs.size());
     }
 
@@ -70,7 +74,14 @@ private:
     void submit(size_t index) {
         const SimJob& job = jobs_[index];
         profile_.advance_origin(job.submit);
-        waiting_.push_back(index);
+        if (order_ == QueueOrder::kSjf) {
+            // Stable: after every job with an equal or shorter estimate (submit order).
+            auto at = std::upper_bound(waiting_.begin(), waiting_.end(), index,
+                    [this](size_t a, size_t b) { return jobs_[a].estimate < jobs_[b].estimate; });
+            waiting_.insert(at, index);
+        } else {
+            waiting_.push_back(index);
+        }
         if (profile_.free_at(job.submit) >= job.procs) {
             schedule(job.submit);
         }
@@ -92,7 +103,8 @@ private:
             queue.push_back({static_cast<uint64_t>(index), jobs_[index].procs,
                     jobs_[index].estimate});
         }
-        std::vector<size_t> started = sched::easy_pass(profile_, queue, now, policy_);
+        std::vector<size_t> started =
+                sched::backfill_pass(profile_, queue, now, backfill_).start_now;
         std::vector<bool> is_started(queue.size(), false);
         for (size_t position : started) {
             is_started[position] = true;
@@ -117,7 +129,8 @@ private:
     }
 
     const std::vector<SimJob>& jobs_;
-    sched::BackfillPolicy policy_;
+    sched::BackfillOptions backfill_;
+    QueueOrder order_;
     sched::AvailabilityProfile profile_;
     std::vector<size_t> waiting_;  // FCFS: submit order
     std::priority_queue<Termination, std::vector<Termination>, std::greater<>> terminations_;
@@ -128,8 +141,8 @@ private:
 }  // namespace
 
 SimResult simulate_pyss(const std::vector<SimJob>& jobs, int64_t procs,
-        sched::BackfillPolicy policy) {
-    return PyssRun(jobs, procs, policy).run();
+        const sched::BackfillOptions& backfill, QueueOrder order) {
+    return PyssRun(jobs, procs, backfill, order).run();
 }
 
 }  // namespace cohort::sim

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "scheduler/backfill/easy.h"
+#include "scheduler/backfill/backfill_pass.h"
 #include "scheduler/sim/swf.h"
 
 namespace cohort::sim {
@@ -31,6 +31,9 @@ struct FilteredTrace {
 // (submit may be 0); run time clipped to the requested time, which is the estimate.
 FilteredTrace pyss_filter(const SwfTrace& trace, int64_t max_procs);
 
+// The waiting queue's order: submit time, or shortest estimate first (ties by submit).
+enum class QueueOrder { kFcfs, kSjf };
+
 struct JobOutcome {
     int64_t id = 0;
     int64_t submit = 0;
@@ -48,6 +51,6 @@ struct SimResult {
 // equal times; a submission triggers a pass only if the new job fits now; every
 // termination triggers one.
 SimResult simulate_pyss(const std::vector<SimJob>& jobs, int64_t procs,
-        sched::BackfillPolicy policy);
+        const sched::BackfillOptions& backfill, QueueOrder order = QueueOrder::kFcfs);
 
 }  // namespace cohort::sim

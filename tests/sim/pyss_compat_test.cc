@@ -44,7 +44,7 @@ TraceRun simulate(const std::string& file, sched::BackfillPolicy policy) {
     TraceRun run;
     run.procs = swf->max_procs;
     run.trace = pyss_filter(*swf, run.procs);
-    run.result = simulate_pyss(run.trace.jobs, run.procs, policy);
+    run.result = simulate_pyss(run.trace.jobs, run.procs, {policy});
     return run;
 }
 
@@ -92,6 +92,15 @@ TEST_P(PyssCompat, WithoutBackfillingTheInvariantsHoldAndSlowdownIsWorse) {
     TraceRun fcfs = simulate(GetParam().file, sched::BackfillPolicy::kNone);
     expect_invariants(fcfs);
     EXPECT_GT(compute_metrics(fcfs.result, fcfs.procs).mean_bsld, GetParam().mean_bsld);
+}
+
+TEST_P(PyssCompat, ConservativeKeepsTheInvariantsAndUtilization) {
+    TraceRun easy = simulate(GetParam().file, sched::BackfillPolicy::kEasy);
+    TraceRun conservative = simulate(GetParam().file, sched::BackfillPolicy::kConservative);
+    expect_invariants(conservative);
+    // Every job is planned, so nothing starves: utilization stays within 0.5% of EASY's.
+    EXPECT_NEAR(compute_metrics(conservative.result, conservative.procs).utilization,
+            compute_metrics(easy.result, easy.procs).utilization, 0.005);
 }
 
 INSTANTIATE_TEST_SUITE_P(Traces, PyssCompat, ::testing::ValuesIn(kPublished),

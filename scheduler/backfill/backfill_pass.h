@@ -1,0 +1,49 @@
+// Backfilling over an availability profile: jobs are taken in queue order; one that fits now
+// starts, one that does not gets a reservation at its earliest start while fewer than
+// `reservations` jobs hold one, and later jobs start now only where they touch no
+// reservation. One reservation is EASY (Lifka's, as in pyss); all of them is conservative.
+// Pure: a profile and `now` in, starts and planned starts out.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "scheduler/backfill/profile.h"
+
+namespace cohort::sched {
+
+struct QueuedJob {
+    uint64_t id = 0;
+    int64_t amount = 0;    // processors (or nodes) it needs
+    int64_t estimate = 0;  // seconds; its time limit
+};
+
+enum class BackfillPolicy {
+    kNone,          // strict queue order: stop at the first job that does not fit
+    kEasy,          // a reservation for the first waiting job
+    kConservative,  // reservations for the first `reservations` waiting jobs (all by default)
+};
+
+struct BackfillOptions {
+    BackfillPolicy policy = BackfillPolicy::kEasy;
+    size_t reservations = std::numeric_limits<size_t>::max();  // kConservative's K
+};
+
+struct PlannedStart {
+    size_t position = 0;  // in the queue
+    int64_t start = 0;
+};
+
+struct BackfillPlan {
+    std::vector<size_t> start_now;        // queue positions, in queue order
+    std::vector<PlannedStart> reserved;   // the expected starts of waiting jobs
+};
+
+// The jobs in `start_now` are reserved in `profile` from `now` for their estimates; the
+// planning reservations of waiting jobs are taken out again before returning.
+BackfillPlan backfill_pass(AvailabilityProfile& profile, const std::vector<QueuedJob>& queue,
+        int64_t now, const BackfillOptions& options);
+
+}  // namespace cohort::sched
