@@ -8,8 +8,48 @@
 #include "cli/commands.h"
 #include "scheduler/sim/metrics.h"
 #include "scheduler/sim/pyss_compat.h"
+#include "scheduler/sim/rlscheduler_compat.h"
 
 namespace cohort::cli {
+namespace {
+
+// The RLScheduler tables: mean over its ten 1,024-job windows of each window's mean bsld.
+int run_rlscheduler(const sim::SwfTrace& trace, const std::string& order, bool backfill,
+        bool json) {
+    sim::RlOrder rl_order = order == "sjf" ? sim::RlOrder::kSjf
+            : order == "f1"                ? sim::RlOrder::kF1
+                                           : sim::RlOrder::kFcfs;
+    std::vector<sim::RlJob> jobs = sim::rlscheduler_filter(trace);
+    sim::RlMachine machine = sim::rlscheduler_machine(trace);
+    nlohmann::json windows = nlohmann::json::array();
+    double sum = 0;
+    for (size_t first : sim::rlscheduler_windows()) {
+        if (first + 1024 > jobs.size()) {
+            return report_error("sim", Status::invalid("--trace: " + std::to_string(jobs.size())
+                    + " jobs after filtering, too few for the window at " + std::to_string(first)));
+        }
+        double bsld = sim::rlscheduler_window_bsld(jobs, machine, first, 1024, rl_order, backfill);
+        windows.push_back({{"first_job_index", first}, {"mean_bsld", bsld}});
+        sum += bsld;
+    }
+    const double mean = sum / static_cast<double>(sim::rlscheduler_windows().size());
+    if (json) {
+        std::cout << nlohmann::json{{"trace", trace.path}, {"compat", "rlscheduler"},
+                             {"order", order}, {"backfill", backfill ? "easy" : "none"},
+                             {"nodes", machine.nodes}, {"jobs", 1024 * windows.size()},
+                             {"mean_bsld", mean}, {"windows", windows}}
+                             .dump(2)
+                  << "\n";
+    } else {
+        std::printf("trace %s: %zu windows of 1024 jobs on %lld nodes, order %s, backfill %s\n"
+                    "mean bounded slowdown (tau 10 s) %.2f\n",
+                trace.path.c_str(), windows.size(), static_cast<long long>(machine.nodes),
+                order.c_str(), backfill ? "easy" : "none", mean);
+    }
+    return 0;
+}
+
+}  // namespace
 
 int cmd_sim(const Args& args) {
     CLI::App app{"Replay an SWF trace: cohort sim --trace FILE.swf[.gz] --compat pyss"};
@@ -22,15 +62,18 @@ int cmd_sim(const Args& args) {
     app.add_option("--backfill", backfill, "none, easy or conservative");
     app.add_option("--reservations", reservations,
             "conservative: how many waiting jobs get a reservation (default: all)");
-    app.add_option("--order", order, "queue order: fcfs or sjf (shortest estimate first)");
-    app.add_option("--compat", compat, "reproduce another simulator exactly: pyss");
+    app.add_option("--order", order,
+            "queue order: fcfs, sjf (shortest estimate first) or f1 (rlscheduler only)");
+    app.add_option("--compat", compat,
+            "reproduce another simulator exactly: pyss or rlscheduler");
     app.add_flag("--json", json, "print one JSON object");
     if (int rc = parse_args(app, "sim", args); rc >= 0) {
         return rc;
     }
-    if (compat != "pyss") {
+    if (compat != "pyss" && compat != "rlscheduler") {
         return report_error("sim", Status::invalid("--compat: invalid value '" + compat
-                + "' (accepted: pyss; Cohort's own node-level model is not built yet)"));
+                + "' (accepted: pyss, rlscheduler; Cohort's own node-level model is not built "
+                  "yet)"));
     }
     sched::BackfillOptions options;
     if (backfill == "none") {
@@ -44,13 +87,22 @@ int cmd_sim(const Args& args) {
         return report_error("sim", Status::invalid("--backfill: invalid value '" + backfill
                 + "' (accepted: none, easy, conservative)"));
     }
-    if (order != "fcfs" && order != "sjf") {
+    const bool rl = compat == "rlscheduler";
+    if (order != "fcfs" && order != "sjf" && !(rl && order == "f1")) {
         return report_error("sim", Status::invalid("--order: invalid value '" + order
-                + "' (accepted: fcfs, sjf)"));
+                + (rl ? "' (accepted: fcfs, sjf, f1)" : "' (accepted: fcfs, sjf)")));
+    }
+    if (rl && options.policy == sched::BackfillPolicy::kConservative) {
+        return report_error("sim", Status::invalid(
+                "--backfill: 'conservative' with --compat rlscheduler (accepted: none, easy)"));
     }
     auto trace = sim::read_swf(trace_path);
     if (!trace) {
         return report_error("sim", trace.status());
+    }
+    if (rl) {
+        return run_rlscheduler(*trace, order, options.policy == sched::BackfillPolicy::kEasy,
+                json);
     }
     if (procs <= 0) {
         procs = trace->max_procs;
