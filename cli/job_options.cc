@@ -7,6 +7,7 @@
 
 #include "common/size_spec.h"
 #include "common/time_spec.h"
+#include "scheduler/dependency.h"
 
 extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX
 
@@ -41,6 +42,10 @@ void add_job_options(CLI::App& app, JobOptions& o, JobCommand command) {
     app.add_option("-D,--chdir", o.chdir, "working directory");
     app.add_option("--export", o.export_spec, "ALL, NONE or [ALL,]VAR[=value],...");
     app.add_option("--nice", o.nice, "lower the job's priority by this much");
+    app.add_option("-d,--dependency", o.dependency,
+            "afterok:ID[:ID], afterany, afternotok, after:ID[+MIN], singleton; ',' all, '?' any");
+    app.add_option("--kill-on-invalid-dep", o.kill_on_invalid_dep,
+            "yes (default): cancel a job whose dependency can never be met; no: keep it");
     if (command == JobCommand::kBatch) {
         app.add_option("-o,--output", o.output, "stdout file pattern (default slurm-%j.out)");
         app.add_option("-e,--error", o.error, "stderr file pattern (default: with stdout)");
@@ -165,6 +170,18 @@ Result<protocol::JobSpec> job_spec_from(const JobOptions& o) {
             return Status::invalid("--nice: invalid value '" + o.nice
                     + "' (accepted: an integer, e.g. 100)");
         }
+    }
+    if (!o.dependency.empty()) {
+        if (auto parsed = sched::parse_dependency(o.dependency); !parsed) {
+            return parsed.status();
+        }
+        spec.dependency = o.dependency;
+    }
+    if (o.kill_on_invalid_dep == "no") {
+        spec.kill_on_invalid_dep = false;
+    } else if (!o.kill_on_invalid_dep.empty() && o.kill_on_invalid_dep != "yes") {
+        return Status::invalid("--kill-on-invalid-dep: invalid value '" + o.kill_on_invalid_dep
+                + "' (accepted: yes, no)");
     }
     spec.output = o.output;
     spec.error = o.error;

@@ -24,6 +24,8 @@ struct JobOptions {
     std::string chdir;
     std::string export_spec;
     std::string nice;
+    std::string dependency;
+    std::string kill_on_invalid_dep;
     bool hold = false;
     bool parsable = false;
     std::string wrap;

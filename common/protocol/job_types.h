@@ -38,12 +38,15 @@ struct JobSpec {
     int32_t nice = 0;
     std::string submit_host;
     std::string command_line;
+    std::string dependency;         // as given to --dependency; checked by the controller
+    bool kill_on_invalid_dep = true;  // cancel when the dependency can never be met
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
         ar & name & partition & nodes_min & nodes_max & ntasks & ntasks_per_node & cpus_per_task
                 & cpus_per_task_set & mem_mib & time_limit_s & script & script_args & output
-                & error & cwd & env & export_spec & hold & nice & submit_host & command_line;
+                & error & cwd & env & export_spec & hold & nice & submit_host & command_line
+                & dependency & kill_on_invalid_dep;
     }
 };
 

@@ -59,15 +59,28 @@ Status Controller::start() {
     Result<acct::StoredState> loaded = Status::internal("not loaded");
     std::promise<void> ready;
     std::vector<protocol::StepRecord> steps;
+    std::vector<protocol::JobRecord> depended_on;  // finished jobs pending ones wait for
     writer_.read([&](acct::JobStore& store) {
         loaded = store.load_active();
         if (loaded) {
             std::vector<uint64_t> ids;
+            std::vector<uint64_t> dependencies;
             for (const auto& job : loaded->jobs) {
                 ids.push_back(job.job_id);
+                if (auto dependency = sched::parse_dependency(job.spec.dependency)) {
+                    for (const auto& term : dependency->terms) {
+                        dependencies.insert(dependencies.end(), term.job_ids.begin(),
+                                term.job_ids.end());
+                    }
+                }
             }
             if (auto stored = store.query_steps(ids)) {
                 steps = std::move(*stored);
+            }
+            if (!dependencies.empty()) {
+                if (auto stored = store.query_jobs({dependencies, "", 0, {}})) {
+                    depended_on = std::move(*stored);
+                }
             }
         }
         ready.set_value();
@@ -80,6 +93,11 @@ Status Controller::start() {
     for (auto& job : loaded->jobs) {
         uint64_t id = job.job_id;
         jobs_.emplace(id, std::move(job));
+    }
+    for (const auto& job : depended_on) {
+        if (is_final(job.state)) {
+            remember_final(job);
+        }
     }
     for (auto& step : steps) {
         if (step.end_time == 0) {

@@ -3,7 +3,9 @@
 #pragma once
 
 #include "common/asio.h"
+#include <deque>
 #include <map>
+#include <optional>
 #include <memory>
 #include <set>
 #include <string>
@@ -13,6 +15,7 @@
 #include "common/transport/connection.h"
 #include "scheduler/ctld/state_writer.h"
 #include "scheduler/ctld/submit_validation.h"
+#include "scheduler/dependency.h"
 #include "scheduler/snapshot.h"
 
 namespace cohort::ctld {
@@ -90,6 +93,14 @@ private:
     // `node` has no process of `job` left; the job finishes once no node is cleaning.
     void mark_cleaned(protocol::JobRecord& job, const std::string& node);
 
+    // --- dependencies (dependencies.cc)
+    Status check_dependency(const protocol::JobSpec& spec) const;
+    std::optional<sched::OtherJob> other_job(uint64_t id) const;
+    sched::DependencyStatus dependency_status(const protocol::JobRecord& job, int64_t now) const;
+    void remember_final(const protocol::JobRecord& job);
+    // Ends a pending job (telling a waiting cohort run client why).
+    void cancel_pending(protocol::JobRecord& job, const std::string& reason);
+
     // --- scheduling and job life cycle (scheduling.cc)
     void request_schedule();
     void schedule();
@@ -121,6 +132,10 @@ private:
     std::map<uint64_t, ConnectionPtr> job_clients_; // interactive jobs' cohort run client
     std::map<std::pair<uint64_t, uint32_t>, protocol::StepRecord> open_steps_;
     std::map<uint32_t, std::string> user_names_;  // uid -> name, looked up once
+    // Final states of recently finished jobs, for dependencies. Bounded, oldest forgotten.
+    static constexpr size_t kFinishedStatesKept = 200000;
+    std::map<uint64_t, sched::OtherJob> finished_states_;
+    std::deque<uint64_t> finished_order_;
     const PartitionNodes partition_nodes_;
     uint64_t next_job_id_ = 1;
     bool schedule_posted_ = false;

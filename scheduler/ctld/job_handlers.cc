@@ -42,6 +42,10 @@ void Controller::handle_submit(const ConnectionPtr& conn, const protocol::Creden
         conn->send_error(validated.status());
         return;
     }
+    if (Status dependency = check_dependency(spec); !dependency) {
+        conn->send_error(dependency);
+        return;
+    }
     protocol::JobRecord job;
     job.job_id = next_job_id_++;
     job.uid = cred.uid;
@@ -165,16 +169,7 @@ void Controller::handle_control(const ConnectionPtr& conn, const protocol::Crede
                 break;
             case protocol::JobAction::kCancel:
                 if (job.state == JobState::kPending) {
-                    job.state = JobState::kCancelled;
-                    job.end_time = unix_now();
-                    job.reason = "None";
-                    persist(job);  // leaves memory once durable
-                    if (auto client = job_clients_.find(id); client != job_clients_.end()) {
-                        client->second->send_error(Status::unavailable("job "
-                                + std::to_string(id) + " was cancelled while pending"));
-                        client->second->close_after_writes();
-                        job_clients_.erase(client);
-                    }
+                    cancel_pending(job, "None");
                 } else if (job.state == JobState::kRunning) {
                     if (request.signal != 0) {
                         for (const auto& name : job.nodes) {

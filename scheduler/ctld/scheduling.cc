@@ -73,6 +73,7 @@ void Controller::persist(const protocol::JobRecord& job, std::function<void()> a
             // Finished jobs leave memory once durable; accounting answers for them.
             auto it = jobs_.find(id);
             if (it != jobs_.end() && is_final(it->second.state)) {
+                remember_final(it->second);
                 jobs_.erase(it);
             }
             if (after) {
@@ -100,9 +101,24 @@ void Controller::schedule() {
     sched::Snapshot snapshot;
     snapshot.now = unix_now();
     snapshot.nodes = capacities();
-    for (const auto& [id, job] : jobs_) {
+    std::vector<uint64_t> never;  // dependencies that can never be met
+    for (auto& [id, job] : jobs_) {
         if (job.state != JobState::kPending || job.held || uncommitted_.count(id) != 0) {
             continue;
+        }
+        if (!job.spec.dependency.empty()) {
+            sched::DependencyStatus status = dependency_status(job, snapshot.now);
+            if (status == sched::DependencyStatus::kWaiting) {
+                job.reason = "Dependency";
+                continue;
+            }
+            if (status == sched::DependencyStatus::kNeverSatisfied) {
+                job.reason = "DependencyNeverSatisfied";
+                if (job.spec.kill_on_invalid_dep) {
+                    never.push_back(id);
+                }
+                continue;
+            }
         }
         sched::PendingJob pending;
         pending.id = id;
@@ -113,6 +129,11 @@ void Controller::schedule() {
             pending.eligible_nodes = it->second;
         }
         snapshot.pending.push_back(std::move(pending));
+    }
+    for (uint64_t id : never) {
+        spdlog::info("job {}: dependency '{}' can never be satisfied; cancelling", id,
+                jobs_.at(id).spec.dependency);
+        cancel_pending(jobs_.at(id), "DependencyNeverSatisfied");
     }
     if (snapshot.pending.empty()) {
         return;

@@ -231,6 +231,33 @@ TEST_F(ClusterTest, CtrlCIsForwardedToTheTasks) {
     EXPECT_NE(result.err.find("interrupt"), std::string::npos) << result.err;
 }
 
+TEST_F(ClusterTest, DependencyChainRunsInOrderAndImpossibleOnesAreCancelled) {
+    const std::string order = cluster_->work_dir() + "/order.txt";
+    auto submit = [&](std::vector<std::string> args) {
+        args.insert(args.begin(), {"batch", "--parsable"});
+        CommandResult result = cluster_->cohort(args);
+        EXPECT_EQ(result.exit_code, 0) << result.err;
+        return std::to_string(submitted_id(result));
+    };
+    std::string a = submit({"--wrap", "sleep 1; echo A >> " + order});
+    std::string b = submit({"-d", "afterok:" + a, "--wrap", "echo B >> " + order});
+    std::string c = submit({"--dependency=afterok:" + b, "--wrap", "echo C >> " + order});
+    std::string never = submit({"-d", "afternotok:" + a, "--wrap", "true"});
+    std::string kept = submit({"-d", "afternotok:" + a, "--kill-on-invalid-dep", "no", "--wrap",
+            "true"});
+    CommandResult queue = cluster_->cohort({"queue"});
+    EXPECT_NE(queue.out.find("(Dependency)"), std::string::npos) << queue.out;
+    EXPECT_EQ(cluster_->wait_final_state(std::stoull(c), std::chrono::seconds(30)), "COMPLETED");
+    EXPECT_EQ(read_file(order), "A\nB\nC\n");
+    EXPECT_EQ(cluster_->wait_final_state(std::stoull(never), std::chrono::seconds(30)),
+            "CANCELLED");
+    CommandResult shown = cluster_->cohort({"show", "job", never});
+    EXPECT_NE(shown.out.find("Reason=DependencyNeverSatisfied"), std::string::npos) << shown.out;
+    CommandResult kept_job = cluster_->cohort({"queue", "--json"});
+    EXPECT_NE(kept_job.out.find("DependencyNeverSatisfied"), std::string::npos) << kept_job.out;
+    EXPECT_EQ(cluster_->cohort({"cancel", kept}).exit_code, 0);
+}
+
 TEST(RecordedTopology, AgentsRegisterTheResourcesOfTheXml) {
     // psmgmt-jwb0001.xml: a JUWELS Booster node, 96 PUs and 4 A100s (tests/data/topologies).
     LocalCluster cluster(2, {"--topology", "tests/data/topologies/psmgmt-jwb0001.xml"});

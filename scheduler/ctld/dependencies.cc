@@ -1,0 +1,82 @@
+// Job dependencies in the controller: checked at submit, evaluated by every scheduling pass
+// against the jobs in memory and the final states of recently finished ones.
+#include <spdlog/spdlog.h>
+
+#include "scheduler/ctld/clock.h"
+#include "scheduler/ctld/controller.h"
+
+namespace cohort::ctld {
+
+Status Controller::check_dependency(const protocol::JobSpec& spec) const {
+    if (spec.dependency.empty()) {
+        return Status::ok();
+    }
+    auto dependency = sched::parse_dependency(spec.dependency);
+    if (!dependency) {
+        return dependency.status();
+    }
+    for (const auto& term : dependency->terms) {
+        for (uint64_t id : term.job_ids) {
+            if (id >= next_job_id_) {
+                return Status::invalid("--dependency: job " + std::to_string(id)
+                        + " does not exist (accepted: ids of submitted jobs)");
+            }
+        }
+    }
+    return Status::ok();
+}
+
+std::optional<sched::OtherJob> Controller::other_job(uint64_t id) const {
+    if (auto it = jobs_.find(id); it != jobs_.end()) {
+        return sched::OtherJob{it->second.state, it->second.start_time};
+    }
+    if (auto it = finished_states_.find(id); it != finished_states_.end()) {
+        return it->second;
+    }
+    return std::nullopt;
+}
+
+sched::DependencyStatus Controller::dependency_status(const protocol::JobRecord& job,
+        int64_t now) const {
+    auto dependency = sched::parse_dependency(job.spec.dependency);
+    if (!dependency) {
+        return sched::DependencyStatus::kNeverSatisfied;  // checked at submit; stored bytes changed
+    }
+    // Singleton: no job of the same name and user runs, or waits with a smaller id.
+    bool singleton_clear = true;
+    for (const auto& [id, other] : jobs_) {
+        if (id != job.job_id && other.uid == job.uid && other.spec.name == job.spec.name
+                && (other.state == JobState::kRunning || other.state == JobState::kCompleting
+                        || (other.state == JobState::kPending && id < job.job_id))) {
+            singleton_clear = false;
+            break;
+        }
+    }
+    return sched::evaluate_dependency(*dependency,
+            [this](uint64_t id) { return other_job(id); }, now, singleton_clear);
+}
+
+void Controller::remember_final(const protocol::JobRecord& job) {
+    if (finished_states_.emplace(job.job_id, sched::OtherJob{job.state, job.start_time}).second) {
+        finished_order_.push_back(job.job_id);
+    }
+    if (finished_order_.size() > kFinishedStatesKept) {
+        finished_states_.erase(finished_order_.front());
+        finished_order_.pop_front();
+    }
+}
+
+void Controller::cancel_pending(protocol::JobRecord& job, const std::string& reason) {
+    job.state = JobState::kCancelled;
+    job.end_time = unix_now();
+    job.reason = reason;
+    persist(job);  // leaves memory once durable
+    if (auto client = job_clients_.find(job.job_id); client != job_clients_.end()) {
+        client->second->send_error(Status::unavailable("job " + std::to_string(job.job_id)
+                + " was cancelled while pending (" + reason + ")"));
+        client->second->close_after_writes();
+        job_clients_.erase(client);
+    }
+}
+
+}  // namespace cohort::ctld
