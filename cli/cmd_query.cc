@@ -107,8 +107,8 @@ int cmd_queue(const Args& args) {
                                                             : compress_hostlist(job.nodes);
         size_t node_count = job.nodes.empty() ? std::max<uint32_t>(job.spec.nodes_min, 1)
                                               : job.nodes.size();
-        std::printf("%18llu %9s %8s %8s %2s %10s %6zu %s\n",
-                static_cast<unsigned long long>(job.job_id), fit(job.partition, 9).c_str(),
+        std::printf("%18s %9s %8s %8s %2s %10s %6zu %s\n",
+                job.display_id().c_str(), fit(job.partition, 9).c_str(),
                 fit(job.spec.name, 8).c_str(), fit(job.user_name, 8).c_str(),
                 std::string(job_state_code(job.state)).c_str(),
                 format_duration(elapsed_of(job)).c_str(), node_count, where.c_str());
@@ -189,7 +189,11 @@ int cmd_show(const Args& args) {
                   << "\n";
         return 0;
     }
-    std::cout << "JobId=" << job.job_id << " JobName=" << job.spec.name << "\n"
+    std::cout << "JobId=" << job.job_id;
+    if (job.is_array_task()) {
+        std::cout << " ArrayJobId=" << job.array_job_id << " ArrayTaskId=" << job.array_task_id;
+    }
+    std::cout << " JobName=" << job.spec.name << "\n"
               << "   UserId=" << job.user_name << "(" << job.uid << ") GroupId=" << job.gid
               << "\n"
               << "   JobState=" << job_state_name(job.state) << " Reason=" << job.reason
@@ -266,8 +270,8 @@ int cmd_acct(const Args& args) {
             "Partition", "User", "State", "ExitCode", "Start", "End", "NodeList");
     for (const auto& job : reply->jobs) {
         std::string exit = std::to_string(job.exit_code) + ":" + std::to_string(job.exit_signal);
-        std::printf("%-12llu %-10s %-9s %-8s %10s %8s %-19s %-19s %s\n",
-                static_cast<unsigned long long>(job.job_id), fit(job.spec.name, 10).c_str(),
+        std::printf("%-12s %-10s %-9s %-8s %10s %8s %-19s %-19s %s\n",
+                job.display_id().c_str(), fit(job.spec.name, 10).c_str(),
                 fit(job.partition, 9).c_str(), fit(job.user_name, 8).c_str(),
                 std::string(job_state_name(job.state)).c_str(), exit.c_str(),
                 format_time(job.start_time).c_str(), format_time(job.end_time).c_str(),
@@ -276,7 +280,7 @@ int cmd_acct(const Args& args) {
             if (step.job_id != job.job_id) {
                 continue;
             }
-            std::string id = std::to_string(step.job_id) + "." + std::to_string(step.step_id);
+            std::string id = job.display_id() + "." + std::to_string(step.step_id);
             std::string step_exit = std::to_string(step.exit_code) + ":"
                     + std::to_string(step.exit_signal);
             std::printf("%-12s %-10s %-9s %-8s %10s %8s %-19s %-19s %s\n", id.c_str(),

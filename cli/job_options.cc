@@ -8,6 +8,7 @@
 #include "common/size_spec.h"
 #include "common/time_spec.h"
 #include "scheduler/dependency.h"
+#include "scheduler/job_array.h"
 
 extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX
 
@@ -52,6 +53,7 @@ void add_job_options(CLI::App& app, JobOptions& o, JobCommand command) {
         app.add_flag("-H,--hold", o.hold, "submit held; release with cohort release");
         app.add_flag("--parsable", o.parsable, "print only the job id");
         app.add_option("--wrap", o.wrap, "wrap this command in a /bin/sh script");
+        app.add_option("-a,--array", o.array, "job array: 0-15, 1,3,5-9:2, 0-99%10 (throttle)");
     }
     for (CLI::Option* option : app.get_options()) {
         option->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -182,6 +184,12 @@ Result<protocol::JobSpec> job_spec_from(const JobOptions& o) {
     } else if (!o.kill_on_invalid_dep.empty() && o.kill_on_invalid_dep != "yes") {
         return Status::invalid("--kill-on-invalid-dep: invalid value '" + o.kill_on_invalid_dep
                 + "' (accepted: yes, no)");
+    }
+    if (!o.array.empty()) {
+        if (auto parsed = sched::parse_array_spec(o.array); !parsed) {
+            return parsed.status();
+        }
+        spec.array = o.array;
     }
     spec.output = o.output;
     spec.error = o.error;

@@ -26,6 +26,7 @@ struct JobOptions {
     std::string nice;
     std::string dependency;
     std::string kill_on_invalid_dep;
+    std::string array;
     bool hold = false;
     bool parsable = false;
     std::string wrap;

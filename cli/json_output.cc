@@ -43,6 +43,10 @@ json job_to_json(const protocol::JobRecord& job) {
     const bool finished = is_final(job.state);
     return {{"job_id", job.job_id},
             {"name", job.spec.name},
+            {"array_job_id", number(static_cast<int64_t>(job.array_job_id), job.is_array_task())},
+            {"array_task_id", number(job.array_task_id, job.is_array_task())},
+            {"array_max_tasks", number(job.array_max_running, job.array_max_running != 0)},
+            {"dependency", job.spec.dependency},
             {"user_name", job.user_name},
             {"user_id", job.uid},
             {"group_id", job.gid},

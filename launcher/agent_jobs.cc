@@ -90,6 +90,10 @@ void Agent::launch_batch(const protocol::LaunchBatchRequest& request) {
     pattern.user = job.user_name;
     pattern.restart_count = job.restart_count;
     pattern.task_id = 0;  // the batch script is task 0 of the batch step
+    if (job.is_array_task()) {
+        pattern.array_job_id = job.array_job_id;
+        pattern.array_task_id = job.array_task_id;
+    }
     const std::string cwd = job.spec.cwd.empty() ? "/tmp" : job.spec.cwd;
 
     SpawnSpec spec;
@@ -102,7 +106,9 @@ void Agent::launch_batch(const protocol::LaunchBatchRequest& request) {
     spec.user = *user;
     spec.switch_user = self_.uid == 0 && job.uid != 0;
     spec.stdout_path = absolute(expand_filename_pattern(
-            job.spec.output.empty() ? "slurm-%j.out" : job.spec.output, pattern), cwd);
+            job.spec.output.empty() ? (job.is_array_task() ? "slurm-%A_%a.out" : "slurm-%j.out")
+                                    : job.spec.output,
+            pattern), cwd);
     if (!job.spec.error.empty()) {
         spec.stderr_path = absolute(expand_filename_pattern(job.spec.error, pattern), cwd);
     }

@@ -100,6 +100,14 @@ EnvMap batch_environment(const protocol::JobRecord& job, const BatchContext& con
     if (job.spec.mem_mib != 0) {
         set_both(env, "MEM_PER_NODE", std::to_string(job.spec.mem_mib));
     }
+    if (job.is_array_task()) {
+        set_both(env, "ARRAY_JOB_ID", std::to_string(job.array_job_id));
+        set_both(env, "ARRAY_TASK_ID", std::to_string(job.array_task_id));
+        set_both(env, "ARRAY_TASK_COUNT", std::to_string(job.array_count));
+        set_both(env, "ARRAY_TASK_MIN", std::to_string(job.array_min));
+        set_both(env, "ARRAY_TASK_MAX", std::to_string(job.array_max));
+        set_both(env, "ARRAY_TASK_STEP", std::to_string(job.array_step));
+    }
     env.erase("SLURM_STEP_ID");
     env.erase("SLURM_STEPID");
     return env;

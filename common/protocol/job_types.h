@@ -40,13 +40,14 @@ struct JobSpec {
     std::string command_line;
     std::string dependency;         // as given to --dependency; checked by the controller
     bool kill_on_invalid_dep = true;  // cancel when the dependency can never be met
+    std::string array;                // as given to --array; one job per index
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
         ar & name & partition & nodes_min & nodes_max & ntasks & ntasks_per_node & cpus_per_task
                 & cpus_per_task_set & mem_mib & time_limit_s & script & script_args & output
                 & error & cwd & env & export_spec & hold & nice & submit_host & command_line
-                & dependency & kill_on_invalid_dep;
+                & dependency & kill_on_invalid_dep & array;
     }
 };
 
@@ -78,13 +79,30 @@ struct JobRecord {
     // While COMPLETING: the state it ends in, and the nodes still cleaning up.
     JobState final_state = JobState::kCompleted;
     std::vector<std::string> nodes_cleaning;
+    // Array tasks: every task is a job of its own; array_job_id is the first task's id.
+    uint64_t array_job_id = 0;  // 0: not an array task
+    uint32_t array_task_id = 0;
+    uint32_t array_max_running = 0;  // the %N throttle; 0: unlimited
+    uint32_t array_count = 0;
+    uint32_t array_min = 0;
+    uint32_t array_max = 0;
+    uint32_t array_step = 1;
+
+    bool is_array_task() const { return array_job_id != 0; }
+    // "123" or "120_3", as squeue and sacct print job ids.
+    std::string display_id() const {
+        return is_array_task() ? std::to_string(array_job_id) + "_" + std::to_string(array_task_id)
+                               : std::to_string(job_id);
+    }
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
         ar & job_id & spec & uid & gid & user_name & partition & state & reason & held
                 & priority & submit_time & start_time & end_time & time_limit_s & nodes
                 & tasks_per_node & cpus_per_node & mem_per_node_mib & exit_code & exit_signal
-                & restart_count & next_step_id & interactive & final_state & nodes_cleaning;
+                & restart_count & next_step_id & interactive & final_state & nodes_cleaning
+                & array_job_id & array_task_id & array_max_running & array_count & array_min
+                & array_max & array_step;
     }
 };
 

@@ -8,6 +8,7 @@
 #include "scheduler/ctld/clock.h"
 #include "scheduler/ctld/controller.h"
 #include "scheduler/ctld/submit_validation.h"
+#include "scheduler/job_array.h"
 
 namespace cohort::ctld {
 namespace {
@@ -46,8 +47,17 @@ void Controller::handle_submit(const ConnectionPtr& conn, const protocol::Creden
         conn->send_error(dependency);
         return;
     }
+    sched::ArraySpec array;
+    if (!spec.array.empty()) {
+        auto parsed = sched::parse_array_spec(spec.array);
+        if (!parsed || interactive) {
+            conn->send_error(!parsed ? parsed.status()
+                                     : Status::invalid("--array: only batch jobs can be arrays"));
+            return;
+        }
+        array = std::move(*parsed);
+    }
     protocol::JobRecord job;
-    job.job_id = next_job_id_++;
     job.uid = cred.uid;
     job.gid = cred.gid;
     auto name = user_names_.find(cred.uid);
@@ -65,18 +75,41 @@ void Controller::handle_submit(const ConnectionPtr& conn, const protocol::Creden
     if (job.spec.name.empty()) {
         job.spec.name = interactive ? "interactive" : "sbatch";
     }
-    const uint64_t id = job.job_id;
-    uncommitted_.insert(id);
-    std::vector<StateChange> changes{job, NextJobId{next_job_id_}};
-    jobs_.emplace(id, std::move(job));
+    // An array is one job per index, with consecutive ids, stored in one transaction.
+    const uint64_t id = next_job_id_;
+    std::vector<StateChange> changes;
+    std::vector<uint64_t> ids;
+    const size_t count = array.indexes.empty() ? 1 : array.indexes.size();
+    for (size_t i = 0; i < count; ++i) {
+        protocol::JobRecord task = job;
+        task.job_id = next_job_id_++;
+        if (!array.indexes.empty()) {
+            task.array_job_id = id;
+            task.array_task_id = array.indexes[i];
+            task.array_max_running = array.max_running;
+            task.array_count = static_cast<uint32_t>(array.indexes.size());
+            task.array_min = array.indexes.front();
+            task.array_max = array.indexes.back();
+            task.array_step = array.step;
+        }
+        uncommitted_.insert(task.job_id);
+        ids.push_back(task.job_id);
+        changes.emplace_back(std::in_place_type<protocol::JobRecord>, task);
+        jobs_.emplace(task.job_id, std::move(task));
+    }
+    changes.emplace_back(std::in_place_type<NextJobId>, NextJobId{next_job_id_});
     if (interactive) {
         job_clients_[id] = conn;
     }
-    writer_.write(std::move(changes), [this, conn, id, interactive](const Status& status) {
-        on_strand([this, conn, id, interactive, status] {
-            uncommitted_.erase(id);
+    writer_.write(std::move(changes), [this, conn, id, ids, interactive](const Status& status) {
+        on_strand([this, conn, id, ids, interactive, status] {
+            for (uint64_t task : ids) {
+                uncommitted_.erase(task);
+                if (!status) {
+                    jobs_.erase(task);
+                }
+            }
             if (!status) {
-                jobs_.erase(id);
                 job_clients_.erase(id);
                 conn->send_error(status.with_context("storing the job"));
                 return;
@@ -129,10 +162,23 @@ void Controller::handle_nodes(const ConnectionPtr& conn) {
 void Controller::handle_control(const ConnectionPtr& conn, const protocol::Credential& cred,
         const protocol::JobControlRequest& request) {
     // Validate every id first: a rejected request changes nothing.
+    // An array's id stands for all its unfinished tasks, as in scancel.
     std::vector<uint64_t> ids;
-    for (uint64_t id : request.job_ids) {
+    auto add = [&ids](uint64_t id) {
         if (std::find(ids.begin(), ids.end(), id) == ids.end()) {
             ids.push_back(id);
+        }
+    };
+    for (uint64_t id : request.job_ids) {
+        bool is_array = false;
+        for (const auto& [task_id, task] : jobs_) {
+            if (task.array_job_id == id && !is_final(task.state)) {
+                add(task_id);
+                is_array = true;
+            }
+        }
+        if (!is_array) {
+            add(id);
         }
     }
     for (uint64_t id : ids) {

@@ -102,6 +102,16 @@ void Controller::schedule() {
     snapshot.now = unix_now();
     snapshot.nodes = capacities();
     std::vector<uint64_t> never;  // dependencies that can never be met
+    // Array throttles: how many more tasks of each array may start in this pass.
+    std::map<uint64_t, int64_t> array_room;
+    for (const auto& [id, job] : jobs_) {
+        if (job.is_array_task() && job.array_max_running > 0) {
+            auto [it, fresh] = array_room.emplace(job.array_job_id, job.array_max_running);
+            if (job.state == JobState::kRunning || job.state == JobState::kCompleting) {
+                it->second--;
+            }
+        }
+    }
     for (auto& [id, job] : jobs_) {
         if (job.state != JobState::kPending || job.held || uncommitted_.count(id) != 0) {
             continue;
@@ -119,6 +129,13 @@ void Controller::schedule() {
                 }
                 continue;
             }
+        }
+        if (auto room = array_room.find(job.array_job_id); room != array_room.end()) {
+            if (room->second <= 0) {
+                job.reason = "JobArrayTaskLimit";
+                continue;
+            }
+            room->second--;  // at most the throttle's worth of tasks is offered to the pass
         }
         sched::PendingJob pending;
         pending.id = id;

@@ -91,6 +91,8 @@ INSTANTIATE_TEST_SUITE_P(Submissions, BadInputTest,
                 BadInput{"DependencyOnUnknownJob",
                         {"batch", "-d", "afterok:999999", "--wrap", "true"}, "",
                         {"--dependency", "999999", "does not exist"}},
+                BadInput{"BadArray", {"batch", "--array=5-2", "--wrap", "true"}, "",
+                        {"--array", "5-2", "accepted"}},
                 BadInput{"RunUnknownOption", {"run", "--bogus", "true"}, "", {"--bogus"}},
                 BadInput{"RunBadTime", {"run", "-t", "soon", "true"}, "", {"--time", "soon"}}),
         [](const ::testing::TestParamInfo<BadInput>& p) { return p.param.name; });

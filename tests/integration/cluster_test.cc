@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -256,6 +257,55 @@ TEST_F(ClusterTest, DependencyChainRunsInOrderAndImpossibleOnesAreCancelled) {
     CommandResult kept_job = cluster_->cohort({"queue", "--json"});
     EXPECT_NE(kept_job.out.find("DependencyNeverSatisfied"), std::string::npos) << kept_job.out;
     EXPECT_EQ(cluster_->cohort({"cancel", kept}).exit_code, 0);
+}
+
+TEST_F(ClusterTest, ArrayTasksRunWithTheirIndexAndTheThrottleHolds) {
+    // Six tasks, at most two at once; each logs when it ran. The cluster has room for four.
+    const std::string log = cluster_->work_dir() + "/array-times.txt";
+    CommandResult submitted = cluster_->cohort({"batch", "--parsable", "--array=0-5%2", "-o",
+            "arr-%A_%a.out", "--wrap",
+            "s=$(date +%s.%N); echo $SLURM_ARRAY_JOB_ID $SLURM_ARRAY_TASK_ID "
+            "$SLURM_ARRAY_TASK_COUNT; sleep 0.5; echo $s $(date +%s.%N) >> " + log});
+    ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+    const uint64_t array_id = submitted_id(submitted);
+    CommandResult queue = cluster_->cohort({"queue"});
+    EXPECT_NE(queue.out.find(std::to_string(array_id) + "_5"), std::string::npos) << queue.out;
+    for (uint64_t task = 0; task < 6; ++task) {
+        EXPECT_EQ(cluster_->wait_final_state(array_id + task, std::chrono::seconds(60)),
+                "COMPLETED");
+        std::string output = read_file(cluster_->work_dir() + "/arr-" + std::to_string(array_id)
+                + "_" + std::to_string(task) + ".out");
+        EXPECT_EQ(output, std::to_string(array_id) + " " + std::to_string(task) + " 6\n");
+    }
+    // At no instant did three tasks overlap.
+    std::vector<std::pair<double, int>> events;
+    std::istringstream lines(read_file(log));
+    for (double start = 0, end = 0; lines >> start >> end;) {
+        events.emplace_back(start, +1);
+        events.emplace_back(end, -1);
+    }
+    ASSERT_EQ(events.size(), 12u);
+    std::sort(events.begin(), events.end());
+    int running = 0;
+    int most = 0;
+    for (const auto& [time, change] : events) {
+        running += change;
+        most = std::max(most, running);
+    }
+    EXPECT_LE(most, 2);
+    EXPECT_GE(most, 1);
+}
+
+TEST_F(ClusterTest, CancellingAnArrayIdCancelsEveryTask) {
+    CommandResult submitted = cluster_->cohort({"batch", "--parsable", "-H", "--array=1-3",
+            "--wrap", "true"});
+    ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+    const uint64_t array_id = submitted_id(submitted);
+    ASSERT_EQ(cluster_->cohort({"cancel", std::to_string(array_id)}).exit_code, 0);
+    for (uint64_t task = 0; task < 3; ++task) {
+        EXPECT_EQ(cluster_->wait_final_state(array_id + task, std::chrono::seconds(30)),
+                "CANCELLED");
+    }
 }
 
 TEST(RecordedTopology, AgentsRegisterTheResourcesOfTheXml) {

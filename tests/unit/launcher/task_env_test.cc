@@ -77,5 +77,26 @@ TEST(TaskEnv, BatchScriptHasNoStepId) {
     EXPECT_EQ(env.count("SLURM_CPUS_PER_TASK"), 0u);  // only when -c was given
 }
 
+TEST(TaskEnv, ArrayTasksSeeTheirIndexAndTheArray) {
+    protocol::JobRecord job;
+    job.job_id = 12;
+    job.array_job_id = 10;
+    job.array_task_id = 4;
+    job.array_count = 3;
+    job.array_min = 0;
+    job.array_max = 4;
+    job.array_step = 2;
+    job.nodes = {"node1"};
+    job.cpus_per_node = {1};
+    job.tasks_per_node = {1};
+    EnvMap env = batch_environment(job, {"cohort", "node1", 2, "login"});
+    EXPECT_EQ(env.at("SLURM_JOB_ID"), "12");
+    EXPECT_EQ(env.at("SLURM_ARRAY_JOB_ID"), "10");
+    EXPECT_EQ(env.at("SLURM_ARRAY_TASK_ID"), "4");
+    EXPECT_EQ(env.at("SLURM_ARRAY_TASK_COUNT"), "3");
+    EXPECT_EQ(env.at("SLURM_ARRAY_TASK_MAX"), "4");
+    EXPECT_EQ(env.at("SLURM_ARRAY_TASK_STEP"), "2");
+}
+
 }  // namespace
 }  // namespace cohort::agent
