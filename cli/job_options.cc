@@ -3,8 +3,10 @@
 
 #include <unistd.h>
 
+#include <ctime>
 #include <map>
 
+#include "common/begin_time.h"
 #include "common/size_spec.h"
 #include "common/time_spec.h"
 #include "scheduler/dependency.h"
@@ -43,6 +45,8 @@ void add_job_options(CLI::App& app, JobOptions& o, JobCommand command) {
     app.add_option("-D,--chdir", o.chdir, "working directory");
     app.add_option("--export", o.export_spec, "ALL, NONE or [ALL,]VAR[=value],...");
     app.add_option("--nice", o.nice, "lower the job's priority by this much");
+    app.add_option("-b,--begin", o.begin,
+            "start no earlier: 16:00, now+1hour, tomorrow, 2026-12-25T08:00, ...");
     app.add_option("-d,--dependency", o.dependency,
             "afterok:ID[:ID], afterany, afternotok, after:ID[+MIN], singleton; ',' all, '?' any");
     app.add_option("--kill-on-invalid-dep", o.kill_on_invalid_dep,
@@ -184,6 +188,13 @@ Result<protocol::JobSpec> job_spec_from(const JobOptions& o) {
     } else if (!o.kill_on_invalid_dep.empty() && o.kill_on_invalid_dep != "yes") {
         return Status::invalid("--kill-on-invalid-dep: invalid value '" + o.kill_on_invalid_dep
                 + "' (accepted: yes, no)");
+    }
+    if (!o.begin.empty()) {
+        auto begin = parse_begin_time(o.begin, static_cast<int64_t>(std::time(nullptr)));
+        if (!begin) {
+            return begin.status().with_context("--begin");
+        }
+        spec.begin_time = *begin;
     }
     if (!o.array.empty()) {
         if (auto parsed = sched::parse_array_spec(o.array); !parsed) {

@@ -27,6 +27,7 @@ struct JobOptions {
     std::string dependency;
     std::string kill_on_invalid_dep;
     std::string array;
+    std::string begin;
     bool hold = false;
     bool parsable = false;
     std::string wrap;

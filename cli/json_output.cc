@@ -62,6 +62,7 @@ json job_to_json(const protocol::JobRecord& job) {
             {"memory_per_node", number(job.spec.mem_mib, job.spec.mem_mib != 0)},
             {"time_limit", time_limit_minutes(job.time_limit_s)},
             {"submit_time", number(job.submit_time)},
+            {"eligible_time", number(std::max(job.submit_time, job.spec.begin_time))},
             {"start_time", number(job.start_time, job.start_time != 0)},
             {"end_time", number(job.end_time, job.end_time != 0)},
             {"priority", number(job.priority)},

@@ -41,13 +41,14 @@ struct JobSpec {
     std::string dependency;         // as given to --dependency; checked by the controller
     bool kill_on_invalid_dep = true;  // cancel when the dependency can never be met
     std::string array;                // as given to --array; one job per index
+    int64_t begin_time = 0;           // unix seconds from --begin; 0: at once
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
         ar & name & partition & nodes_min & nodes_max & ntasks & ntasks_per_node & cpus_per_task
                 & cpus_per_task_set & mem_mib & time_limit_s & script & script_args & output
                 & error & cwd & env & export_spec & hold & nice & submit_host & command_line
-                & dependency & kill_on_invalid_dep & array;
+                & dependency & kill_on_invalid_dep & array & begin_time;
     }
 };
 

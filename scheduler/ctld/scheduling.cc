@@ -116,6 +116,10 @@ void Controller::schedule() {
         if (job.state != JobState::kPending || job.held || uncommitted_.count(id) != 0) {
             continue;
         }
+        if (job.spec.begin_time > snapshot.now) {
+            job.reason = "BeginTime";  // the periodic pass starts it once the time has come
+            continue;
+        }
         if (!job.spec.dependency.empty()) {
             sched::DependencyStatus status = dependency_status(job, snapshot.now);
             if (status == sched::DependencyStatus::kWaiting) {

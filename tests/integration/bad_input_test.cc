@@ -93,6 +93,8 @@ INSTANTIATE_TEST_SUITE_P(Submissions, BadInputTest,
                         {"--dependency", "999999", "does not exist"}},
                 BadInput{"BadArray", {"batch", "--array=5-2", "--wrap", "true"}, "",
                         {"--array", "5-2", "accepted"}},
+                BadInput{"BadBegin", {"batch", "--begin", "someday", "--wrap", "true"}, "",
+                        {"--begin", "someday", "accepted"}},
                 BadInput{"RunUnknownOption", {"run", "--bogus", "true"}, "", {"--bogus"}},
                 BadInput{"RunBadTime", {"run", "-t", "soon", "true"}, "", {"--time", "soon"}}),
         [](const ::testing::TestParamInfo<BadInput>& p) { return p.param.name; });

@@ -308,6 +308,22 @@ TEST_F(ClusterTest, CancellingAnArrayIdCancelsEveryTask) {
     }
 }
 
+TEST_F(ClusterTest, BeginTimeHoldsAJobBack) {
+    CommandResult submitted = cluster_->cohort({"batch", "--parsable", "--begin", "now+2",
+            "--wrap", "true"});
+    ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+    const uint64_t id = submitted_id(submitted);
+    CommandResult queue = cluster_->cohort({"queue"});
+    EXPECT_NE(queue.out.find("(BeginTime)"), std::string::npos) << queue.out;
+    EXPECT_EQ(cluster_->wait_final_state(id, std::chrono::seconds(30)), "COMPLETED");
+    auto doc = nlohmann::json::parse(cluster_->cohort({"acct", "-j", std::to_string(id),
+            "--json"}).out);
+    const auto& job = doc["jobs"][0];
+    EXPECT_GE(job["start_time"]["number"].get<int64_t>(),
+            job["eligible_time"]["number"].get<int64_t>());
+    EXPECT_GE(job["eligible_time"]["number"].get<int64_t>() - job["submit_time"]["number"].get<int64_t>(), 1);
+}
+
 TEST(RecordedTopology, AgentsRegisterTheResourcesOfTheXml) {
     // psmgmt-jwb0001.xml: a JUWELS Booster node, 96 PUs and 4 A100s (tests/data/topologies).
     LocalCluster cluster(2, {"--topology", "tests/data/topologies/psmgmt-jwb0001.xml"});
