@@ -74,10 +74,12 @@ int64_t elapsed_of(const protocol::JobRecord& job) {
 int cmd_queue(const Args& args) {
     CLI::App app{"List pending and running jobs (squeue)"};
     bool json = false;
+    bool start = false;
     std::string user, states_text;
     app.add_flag("--json", json, "print Slurm-shaped JSON");
     app.add_option("-u,--user", user, "only this user's jobs");
     app.add_option("-t,--states", states_text, "only these states, e.g. PD,R");
+    app.add_flag("--start", start, "pending jobs with the start the scheduler plans for them");
     if (int rc = parse_args(app, "queue", args); rc >= 0) {
         return rc;
     }
@@ -98,6 +100,22 @@ int cmd_queue(const Args& args) {
             jobs.push_back(job_to_json(job));
         }
         std::cout << wrap_payload("jobs", jobs).dump(2) << "\n";
+        return 0;
+    }
+    if (start) {
+        // As squeue --start: pending jobs only, with the planned start (N/A when none).
+        std::printf("%18s %9s %8s %8s %2s %19s %6s %s\n", "JOBID", "PARTITION", "NAME", "USER",
+                "ST", "START_TIME", "NODES", "NODELIST(REASON)");
+        for (const auto& job : reply->jobs) {
+            if (job.state != JobState::kPending) {
+                continue;
+            }
+            std::string when = job.expected_start != 0 ? format_time(job.expected_start) : "N/A";
+            std::printf("%18s %9s %8s %8s %2s %19s %6u %s\n", job.display_id().c_str(),
+                    fit(job.partition, 9).c_str(), fit(job.spec.name, 8).c_str(),
+                    fit(job.user_name, 8).c_str(), "PD", when.c_str(),
+                    std::max<uint32_t>(job.spec.nodes_min, 1), ("(" + job.reason + ")").c_str());
+        }
         return 0;
     }
     std::printf("%18s %9s %8s %8s %2s %10s %6s %s\n", "JOBID", "PARTITION", "NAME", "USER",

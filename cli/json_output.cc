@@ -63,7 +63,9 @@ json job_to_json(const protocol::JobRecord& job) {
             {"time_limit", time_limit_minutes(job.time_limit_s)},
             {"submit_time", number(job.submit_time)},
             {"eligible_time", number(std::max(job.submit_time, job.spec.begin_time))},
-            {"start_time", number(job.start_time, job.start_time != 0)},
+            {"start_time", job.state == JobState::kPending
+                            ? number(job.expected_start, job.expected_start != 0)
+                            : number(job.start_time, job.start_time != 0)},
             {"end_time", number(job.end_time, job.end_time != 0)},
             {"priority", number(job.priority)},
             {"restart_cnt", job.restart_count},

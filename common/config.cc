@@ -88,6 +88,14 @@ Result<ClusterConfig> parse_config(const json& doc) {
         return Status::invalid("sqlite_synchronous: invalid value '" + config.sqlite_synchronous
                 + "' (accepted: full, normal)");
     }
+    config.backfill = doc.value("backfill", config.backfill);
+    if (config.backfill != "none" && config.backfill != "easy"
+            && config.backfill != "conservative") {
+        return Status::invalid("backfill: invalid value '" + config.backfill
+                + "' (accepted: none, easy, conservative)");
+    }
+    config.backfill_reservations =
+            doc.value("backfill_reservations", config.backfill_reservations);
     auto nodes = read_hosts(doc, "nodes");
     if (!nodes) {
         return nodes.status();
@@ -166,7 +174,9 @@ Status save_config(const ClusterConfig& config, const std::string& path) {
             {"heartbeat_interval_ms", config.heartbeat_interval_ms},
             {"node_timeout_ms", config.node_timeout_ms},
             {"kill_wait_s", config.kill_wait_s},
-            {"sqlite_synchronous", config.sqlite_synchronous}};
+            {"sqlite_synchronous", config.sqlite_synchronous},
+            {"backfill", config.backfill},
+            {"backfill_reservations", config.backfill_reservations}};
     std::string tmp = path + ".tmp";
     {
         std::ofstream out(tmp, std::ios::trunc);

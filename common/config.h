@@ -30,6 +30,8 @@ struct ClusterConfig {
     int64_t node_timeout_ms = 10000;  // missed heartbeats for this long mark a node DOWN
     int64_t kill_wait_s = 30;         // SIGTERM to SIGKILL grace, as Slurm's KillWait
     std::string sqlite_synchronous = "full";
+    std::string backfill = "easy";       // none, easy or conservative
+    int64_t backfill_reservations = -1;  // conservative: waiting jobs planned; -1: all
 
     const PartitionConfig* default_partition() const;
     const PartitionConfig* find_partition(const std::string& name) const;

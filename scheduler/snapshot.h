@@ -29,10 +29,21 @@ struct ResourceRequest {
     int64_t memory_mib_per_node = 0;  // 0: not tracked
 };
 
+// A running (or completing) job as planning sees it: what it holds until its expected end.
+struct RunningAllocation {
+    std::vector<int> nodes;  // indexes into Snapshot::nodes
+    std::vector<int32_t> cpus_per_node;
+    int64_t memory_mib_per_node = 0;
+    int64_t expected_end = 0;  // start + time limit; kForever when unlimited
+};
+
+inline constexpr int64_t kForever = int64_t{100} * 365 * 86400;  // "unlimited", as a duration
+
 struct PendingJob {
     uint64_t id = 0;
     int64_t submit_time = 0;
     int32_t nice = 0;
+    int64_t time_limit_s = -1;  // the estimate backfill plans with; -1: unlimited
     ResourceRequest request;
     std::vector<int> eligible_nodes;  // indexes into Snapshot::nodes (its partition)
 };
@@ -40,6 +51,7 @@ struct PendingJob {
 struct Snapshot {
     int64_t now = 0;
     std::vector<NodeCapacity> nodes;
+    std::vector<RunningAllocation> running;
     std::vector<PendingJob> pending;
 };
 
@@ -64,9 +76,16 @@ struct WaitJob {
     WaitReason reason = WaitReason::kPriority;
 };
 
+// A waiting job's planned start: no later job may delay it.
+struct ReservedJob {
+    uint64_t job_id = 0;
+    int64_t start = 0;
+};
+
 struct Decisions {
     std::vector<StartJob> starts;
     std::vector<WaitJob> waits;
+    std::vector<ReservedJob> reservations;
 };
 
 const char* wait_reason_name(WaitReason reason);

@@ -88,6 +88,7 @@ struct JobRecord {
     uint32_t array_min = 0;
     uint32_t array_max = 0;
     uint32_t array_step = 1;
+    int64_t expected_start = 0;  // a pending job's planned start (cohort queue --start); 0: none
 
     bool is_array_task() const { return array_job_id != 0; }
     // "123" or "120_3", as squeue and sacct print job ids.
@@ -103,7 +104,7 @@ struct JobRecord {
                 & tasks_per_node & cpus_per_node & mem_per_node_mib & exit_code & exit_signal
                 & restart_count & next_step_id & interactive & final_state & nodes_cleaning
                 & array_job_id & array_task_id & array_max_running & array_count & array_min
-                & array_max & array_step;
+                & array_max & array_step & expected_start;
     }
 };
 

@@ -19,6 +19,27 @@ int64_t AvailabilityProfile::free_at(int64_t t) const {
     return std::prev(it)->second;
 }
 
+int64_t AvailabilityProfile::min_free(int64_t start, int64_t duration) const {
+    const int64_t end = start + duration;
+    auto it = free_from_.upper_bound(start);
+    if (it != free_from_.begin()) {
+        --it;
+    }
+    int64_t least = capacity_;
+    for (; it != free_from_.end() && it->first < end; ++it) {
+        least = std::min(least, it->second);
+    }
+    return least;
+}
+
+std::vector<int64_t> AvailabilityProfile::changes_after(int64_t after) const {
+    std::vector<int64_t> out;
+    for (auto it = free_from_.upper_bound(after); it != free_from_.end(); ++it) {
+        out.push_back(it->first);
+    }
+    return out;
+}
+
 bool AvailabilityProfile::fits(int64_t start, int64_t duration, int64_t amount) const {
     const int64_t end = start + duration;
     auto it = free_from_.upper_bound(start);

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <vector>
 
 namespace cohort::sched {
 
@@ -16,6 +17,12 @@ public:
 
     int64_t capacity() const { return capacity_; }
     int64_t free_at(int64_t t) const;
+
+    // The least that is free at any instant of [start, start + duration).
+    int64_t min_free(int64_t start, int64_t duration) const;
+
+    // Every time after `after` at which what is free changes.
+    std::vector<int64_t> changes_after(int64_t after) const;
 
     // Is `amount` free during all of [start, start + duration)?
     bool fits(int64_t start, int64_t duration, int64_t amount) const;

@@ -28,6 +28,17 @@ std::optional<Message> decode_or_close(const ConnectionPtr& conn,
     return std::move(*message);
 }
 
+sched::BackfillOptions backfill_options(const ClusterConfig& config) {
+    sched::BackfillOptions options;
+    options.policy = config.backfill == "none"   ? sched::BackfillPolicy::kNone
+            : config.backfill == "conservative" ? sched::BackfillPolicy::kConservative
+                                                : sched::BackfillPolicy::kEasy;
+    if (config.backfill_reservations >= 0) {
+        options.reservations = static_cast<size_t>(config.backfill_reservations);
+    }
+    return options;
+}
+
 }  // namespace
 
 Controller::Controller(asio::io_context& io, ClusterConfig config, std::string key,
@@ -40,7 +51,8 @@ Controller::Controller(asio::io_context& io, ClusterConfig config, std::string k
       key_(std::move(key)),
       self_{static_cast<uint32_t>(getuid()), static_cast<uint32_t>(getgid())},
       writer_(std::move(store)),
-      partition_nodes_(index_partitions(config_)) {
+      partition_nodes_(index_partitions(config_)),
+      backfill_(backfill_options(config_)) {
     for (const auto& name : config_.nodes) {
         NodeEntry node;
         node.info.name = name;

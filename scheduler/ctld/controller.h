@@ -15,6 +15,7 @@
 #include "common/transport/connection.h"
 #include "scheduler/ctld/state_writer.h"
 #include "scheduler/ctld/submit_validation.h"
+#include "scheduler/backfill/backfill_pass.h"
 #include "scheduler/dependency.h"
 #include "scheduler/snapshot.h"
 
@@ -137,6 +138,7 @@ private:
     std::map<uint64_t, sched::OtherJob> finished_states_;
     std::deque<uint64_t> finished_order_;
     const PartitionNodes partition_nodes_;
+    const sched::BackfillOptions backfill_;
     uint64_t next_job_id_ = 1;
     bool schedule_posted_ = false;
 };

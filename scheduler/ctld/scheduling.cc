@@ -6,7 +6,7 @@
 #include "scheduler/ctld/clock.h"
 #include "scheduler/ctld/controller.h"
 #include "scheduler/ctld/submit_validation.h"
-#include "scheduler/first_fit.h"
+#include "scheduler/plan.h"
 
 namespace cohort::ctld {
 void refresh_node_state(NodeEntry& node) {
@@ -101,6 +101,28 @@ void Controller::schedule() {
     sched::Snapshot snapshot;
     snapshot.now = unix_now();
     snapshot.nodes = capacities();
+    std::map<std::string, int> node_index;
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+        node_index[nodes_[i].info.name] = static_cast<int>(i);
+    }
+    for (const auto& [id, job] : jobs_) {
+        if (job.state != JobState::kRunning && job.state != JobState::kCompleting) {
+            continue;
+        }
+        sched::RunningAllocation running;
+        for (size_t i = 0; i < job.nodes.size(); ++i) {
+            if (auto it = node_index.find(job.nodes[i]); it != node_index.end()) {
+                running.nodes.push_back(it->second);
+                running.cpus_per_node.push_back(static_cast<int32_t>(job.cpus_per_node.at(i)));
+            }
+        }
+        running.memory_mib_per_node = job.mem_per_node_mib;
+        // A job past its limit is being ended; plan as if it frees its nodes soon.
+        running.expected_end = job.time_limit_s < 0
+                ? snapshot.now + sched::kForever
+                : std::max(job.start_time + job.time_limit_s, snapshot.now + 1);
+        snapshot.running.push_back(std::move(running));
+    }
     std::vector<uint64_t> never;  // dependencies that can never be met
     // Array throttles: how many more tasks of each array may start in this pass.
     std::map<uint64_t, int64_t> array_room;
@@ -145,6 +167,7 @@ void Controller::schedule() {
         pending.id = id;
         pending.submit_time = job.submit_time;
         pending.nice = job.spec.nice;
+        pending.time_limit_s = job.time_limit_s;
         pending.request = request_of(job.spec);
         if (auto it = partition_nodes_.find(job.partition); it != partition_nodes_.end()) {
             pending.eligible_nodes = it->second;
@@ -159,14 +182,20 @@ void Controller::schedule() {
     if (snapshot.pending.empty()) {
         return;
     }
-    sched::Decisions decisions = sched::plan(snapshot);
+    sched::Decisions decisions = sched::plan(snapshot, backfill_);
     for (const auto& wait : decisions.waits) {
-        jobs_.at(wait.job_id).reason = sched::wait_reason_name(wait.reason);
+        protocol::JobRecord& job = jobs_.at(wait.job_id);
+        job.reason = sched::wait_reason_name(wait.reason);
+        job.expected_start = 0;
+    }
+    for (const auto& reserved : decisions.reservations) {
+        jobs_.at(reserved.job_id).expected_start = reserved.start;
     }
     for (const auto& start : decisions.starts) {
         protocol::JobRecord& job = jobs_.at(start.job_id);
         job.state = JobState::kRunning;
         job.reason = "None";
+        job.expected_start = 0;
         job.start_time = snapshot.now;
         job.nodes.clear();
         for (int index : start.placement.nodes) {

@@ -7,23 +7,6 @@
 namespace cohort::sched {
 namespace {
 
-// Tasks a node could take right now, or 0.
-uint32_t task_capacity(const ResourceRequest& req, const NodeCapacity& node, bool empty) {
-    if (!node.up && !empty) {
-        return 0;
-    }
-    int64_t mem_free = empty ? node.memory_mib : node.memory_free_mib();
-    if (req.memory_mib_per_node > mem_free) {
-        return 0;
-    }
-    int32_t cpus_free = empty ? node.cpus : node.cpus_free();
-    uint32_t cap = cpus_free <= 0 ? 0 : static_cast<uint32_t>(cpus_free) / req.cpus_per_task;
-    if (req.ntasks_per_node > 0) {
-        cap = std::min(cap, req.ntasks_per_node);
-    }
-    return cap;
-}
-
 uint32_t nodes_max_of(const ResourceRequest& req) {
     if (req.nodes_max > 0) {
         return req.nodes_max;
@@ -31,9 +14,11 @@ uint32_t nodes_max_of(const ResourceRequest& req) {
     return req.nodes_min > 0 ? req.nodes_min : UINT32_MAX;
 }
 
+}  // namespace
+
 // With a node count fixed (-N), tasks spread evenly; without one, they fill nodes in order.
-std::optional<Placement> place(const ResourceRequest& req, const std::vector<NodeCapacity>& nodes,
-        const std::vector<int>& eligible, bool empty) {
+std::optional<Placement> place_tasks(const ResourceRequest& req, const std::vector<int>& eligible,
+        const TaskCapacity& capacity) {
     const uint32_t nodes_min = std::max<uint32_t>(req.nodes_min, 1);
     const uint32_t nodes_max = nodes_max_of(req);
     uint32_t ntasks = req.ntasks;
@@ -53,7 +38,7 @@ std::optional<Placement> place(const ResourceRequest& req, const std::vector<Nod
             if (placement.nodes.size() == count || remaining == 0) {
                 break;
             }
-            uint32_t cap = task_capacity(req, nodes[index], empty);
+            uint32_t cap = capacity(index);
             uint32_t nodes_left = count - static_cast<uint32_t>(placement.nodes.size());
             uint32_t want = spread ? base + (placement.nodes.size() < extra ? 1 : 0)
                                    : std::min(cap, remaining - (nodes_left - 1));
@@ -73,16 +58,31 @@ std::optional<Placement> place(const ResourceRequest& req, const std::vector<Nod
     return std::nullopt;
 }
 
-}  // namespace
+uint32_t tasks_that_fit(const ResourceRequest& req, int64_t free_cpus, int64_t free_memory_mib) {
+    if (req.memory_mib_per_node > free_memory_mib || free_cpus <= 0) {
+        return 0;
+    }
+    uint64_t cap = static_cast<uint64_t>(free_cpus) / req.cpus_per_task;
+    if (req.ntasks_per_node > 0) {
+        cap = std::min<uint64_t>(cap, req.ntasks_per_node);
+    }
+    return static_cast<uint32_t>(std::min<uint64_t>(cap, UINT32_MAX));
+}
 
 std::optional<Placement> fit_now(const ResourceRequest& request,
         const std::vector<NodeCapacity>& nodes, const std::vector<int>& eligible) {
-    return place(request, nodes, eligible, /*empty=*/false);
+    return place_tasks(request, eligible, [&](int index) {
+        const NodeCapacity& node = nodes[index];
+        return node.up ? tasks_that_fit(request, node.cpus_free(), node.memory_free_mib()) : 0u;
+    });
 }
 
 Status check_feasible(const ResourceRequest& request, const std::vector<NodeCapacity>& nodes,
         const std::vector<int>& eligible) {
-    if (place(request, nodes, eligible, /*empty=*/true)) {
+    auto empty = [&](int index) {
+        return tasks_that_fit(request, nodes[index].cpus, nodes[index].memory_mib);
+    };
+    if (place_tasks(request, eligible, empty)) {
         return Status::ok();
     }
     int32_t max_cpus = 0;

@@ -1,6 +1,7 @@
 // Fitting one job's tasks onto nodes: the node-level placement the first-fit pass uses.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -8,6 +9,18 @@
 #include "scheduler/snapshot.h"
 
 namespace cohort::sched {
+
+// How many of the request's tasks a node (an index into the snapshot's nodes) can take.
+using TaskCapacity = std::function<uint32_t(int node)>;
+
+// Places `request` on the first eligible nodes (in the given order) by Slurm's distribution
+// rules: with -N the tasks spread evenly, without it they fill nodes in order.
+std::optional<Placement> place_tasks(const ResourceRequest& request,
+        const std::vector<int>& eligible, const TaskCapacity& capacity);
+
+// Tasks `node` could take given `free_cpus` and `free_memory_mib` (0 when memory is short).
+uint32_t tasks_that_fit(const ResourceRequest& request, int64_t free_cpus,
+        int64_t free_memory_mib);
 
 // Places `request` on the first eligible nodes (in the given order) with room now, or
 // returns nothing when it does not fit at this moment.

@@ -324,6 +324,45 @@ TEST_F(ClusterTest, BeginTimeHoldsAJobBack) {
     EXPECT_GE(job["eligible_time"]["number"].get<int64_t>() - job["submit_time"]["number"].get<int64_t>(), 1);
 }
 
+TEST_F(ClusterTest, QueueStartShowsTheBackfillPlan) {
+    // Both nodes busy for at most 60 s; the next whole-cluster job is planned at that end.
+    CommandResult filler = cluster_->cohort({"batch", "--parsable", "-N2", "-n4", "-t", "1:00",
+            "--wrap", "sleep 60"});
+    ASSERT_EQ(filler.exit_code, 0) << filler.err;
+    const uint64_t filler_id = submitted_id(filler);
+    for (int i = 0; i < 100 && cluster_->job_state(filler_id) != "RUNNING"; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    CommandResult next = cluster_->cohort({"batch", "--parsable", "-N2", "-n4", "-t", "0:30",
+            "--wrap", "true"});
+    ASSERT_EQ(next.exit_code, 0) << next.err;
+    const uint64_t next_id = submitted_id(next);
+    nlohmann::json planned;
+    for (int i = 0; i < 50; ++i) {
+        auto doc = nlohmann::json::parse(cluster_->cohort({"queue", "--json"}).out);
+        for (const auto& job : doc["jobs"]) {
+            if (job["job_id"] == next_id && job["start_time"]["set"] == true) {
+                planned = job;
+            }
+        }
+        if (!planned.is_null()) {
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_FALSE(planned.is_null()) << "no planned start for the waiting job";
+    auto acct = nlohmann::json::parse(cluster_->cohort({"acct", "-j", std::to_string(filler_id),
+            "--json"}).out);
+    const int64_t filler_start = acct["jobs"][0]["start_time"]["number"].get<int64_t>();
+    EXPECT_EQ(planned["start_time"]["number"].get<int64_t>(), filler_start + 60);
+    EXPECT_EQ(planned["state_reason"], "Resources");
+    CommandResult start = cluster_->cohort({"queue", "--start"});
+    EXPECT_NE(start.out.find("START_TIME"), std::string::npos);
+    EXPECT_NE(start.out.find(std::to_string(next_id)), std::string::npos) << start.out;
+    cluster_->cohort({"cancel", std::to_string(filler_id), std::to_string(next_id)});
+    EXPECT_EQ(cluster_->wait_final_state(filler_id, std::chrono::seconds(30)), "CANCELLED");
+}
+
 TEST(RecordedTopology, AgentsRegisterTheResourcesOfTheXml) {
     // psmgmt-jwb0001.xml: a JUWELS Booster node, 96 PUs and 4 A100s (tests/data/topologies).
     LocalCluster cluster(2, {"--topology", "tests/data/topologies/psmgmt-jwb0001.xml"});

@@ -1,0 +1,193 @@
+// The first-fit pass and the never/not-now checks of the pure core.
+#include <gtest/gtest.h>
+
+#include "scheduler/plan.h"
+#include "scheduler/placement/node_fit.h"
+
+namespace cohort::sched {
+namespace {
+
+std::vector<NodeCapacity> nodes(int count, int cpus) {
+    std::vector<NodeCapacity> out;
+    for (int i = 0; i < count; ++i) {
+        out.push_back({"node" + std::to_string(i + 1), cpus, 8192, true, 0, 0});
+    }
+    return out;
+}
+
+std::vector<int> all(int count) {
+    std::vector<int> out;
+    for (int i = 0; i < count; ++i) {
+        out.push_back(i);
+    }
+    return out;
+}
+
+PendingJob job(uint64_t id, ResourceRequest request, int64_t submit = 0,
+        int64_t time_limit_s = -1) {
+    PendingJob pending;
+    pending.id = id;
+    pending.submit_time = submit;
+    pending.time_limit_s = time_limit_s;
+    pending.request = request;
+    pending.eligible_nodes = all(4);
+    return pending;
+}
+
+ResourceRequest tasks(uint32_t ntasks, uint32_t nodes = 0) {
+    ResourceRequest request;
+    request.ntasks = ntasks;
+    request.nodes_min = nodes;
+    return request;
+}
+
+TEST(NodeFit, FixedNodeCountSpreadsTasksEvenly) {
+    ResourceRequest request;
+    request.nodes_min = 2;
+    request.ntasks = 3;
+    auto placement = fit_now(request, nodes(4, 4), all(4));
+    ASSERT_TRUE(placement);
+    EXPECT_EQ(placement->tasks_per_node, (std::vector<uint32_t>{2, 1}));
+}
+
+TEST(NodeFit, WithoutNodeCountTasksFillNodesInOrder) {
+    ResourceRequest request;
+    request.ntasks = 6;
+    auto placement = fit_now(request, nodes(4, 4), all(4));
+    ASSERT_TRUE(placement);
+    EXPECT_EQ(placement->nodes, (std::vector<int>{0, 1}));
+    EXPECT_EQ(placement->tasks_per_node, (std::vector<uint32_t>{4, 2}));
+}
+
+TEST(NodeFit, BusyNodesAreSkipped) {
+    auto cluster = nodes(4, 2);
+    cluster[0].cpus_used = 2;
+    ResourceRequest request;
+    auto placement = fit_now(request, cluster, all(4));
+    ASSERT_TRUE(placement);
+    EXPECT_EQ(placement->nodes, (std::vector<int>{1}));
+}
+
+TEST(NodeFit, InfeasibleNamesWhatWasAskedAndWhatExists) {
+    ResourceRequest request;
+    request.nodes_min = 9;
+    Status status = check_feasible(request, nodes(4, 2), all(4));
+    EXPECT_EQ(status.code(), StatusCode::kInfeasible);
+    EXPECT_NE(status.message().find("9 node(s)"), std::string::npos);
+    EXPECT_NE(status.message().find("4 node(s) of at most 2 CPUs"), std::string::npos);
+    request.nodes_min = 0;
+    request.cpus_per_task = 3;
+    EXPECT_FALSE(check_feasible(request, nodes(4, 2), all(4)));
+    request.cpus_per_task = 2;
+    EXPECT_TRUE(check_feasible(request, nodes(4, 2), all(4)));
+}
+
+TEST(Plan, StartsInPriorityOrderAndReportsWhyOthersWait) {
+    Snapshot snapshot;
+    snapshot.now = 1000;
+    snapshot.nodes = nodes(1, 2);
+    snapshot.pending = {job(2, tasks(2), 500), job(1, tasks(2), 100), job(3, tasks(1), 900)};
+    for (auto& p : snapshot.pending) {
+        p.eligible_nodes = {0};
+    }
+    Decisions decisions = plan(snapshot, {BackfillPolicy::kNone});
+    ASSERT_EQ(decisions.starts.size(), 1u);
+    EXPECT_EQ(decisions.starts[0].job_id, 1u);  // oldest first
+    ASSERT_EQ(decisions.waits.size(), 2u);
+    EXPECT_EQ(decisions.waits[0].job_id, 2u);
+    EXPECT_EQ(decisions.waits[0].reason, WaitReason::kResources);
+    EXPECT_EQ(decisions.waits[1].reason, WaitReason::kPriority);
+}
+
+TEST(Plan, NiceLowersPriority) {
+    PendingJob a = job(1, {}, 0);
+    PendingJob b = job(2, {}, 0);
+    b.nice = 100;
+    EXPECT_GT(job_priority(a, 60), job_priority(b, 60));
+}
+
+TEST(Plan, DoesNotOverCommitANode) {
+    Snapshot snapshot;
+    snapshot.nodes = nodes(2, 2);
+    for (uint64_t id = 1; id <= 6; ++id) {
+        PendingJob pending = job(id, tasks(1));
+        pending.eligible_nodes = {0, 1};
+        snapshot.pending.push_back(pending);
+    }
+    Decisions decisions = plan(snapshot, {BackfillPolicy::kEasy});
+    EXPECT_EQ(decisions.starts.size(), 4u);
+    EXPECT_EQ(decisions.waits.size(), 2u);
+}
+
+// Four 4-CPU nodes; a 4-node job runs on nodes 0-1 until t=100 (running), so the top job,
+// which needs all four nodes, can start only at 100.
+Snapshot busy_cluster() {
+    Snapshot snapshot;
+    snapshot.now = 0;
+    snapshot.nodes = nodes(4, 4);
+    snapshot.running.push_back({{0, 1}, {4, 4}, 0, 100});
+    snapshot.pending.push_back(job(1, tasks(16, 4), 0, 100));  // top: all 4 nodes for 100 s
+    return snapshot;
+}
+
+TEST(Backfill, EasyStartsAShortJobInAHoleStrictOrderLeavesIdle) {
+    Snapshot snapshot = busy_cluster();
+    snapshot.pending.push_back(job(2, tasks(8, 2), 1, 50));  // 2 free nodes, ends before 100
+    EXPECT_TRUE(plan(snapshot, {BackfillPolicy::kNone}).starts.empty());
+    Decisions easy = plan(snapshot, {BackfillPolicy::kEasy});
+    ASSERT_EQ(easy.starts.size(), 1u);
+    EXPECT_EQ(easy.starts[0].job_id, 2u);
+    ASSERT_EQ(easy.reservations.size(), 1u);
+    EXPECT_EQ(easy.reservations[0].job_id, 1u);
+    EXPECT_EQ(easy.reservations[0].start, 100);
+}
+
+TEST(Backfill, NeverDelaysTheTopReservation) {
+    Snapshot snapshot = busy_cluster();
+    snapshot.pending.push_back(job(2, tasks(8, 2), 1, 500));  // fits now, would run past 100
+    Decisions easy = plan(snapshot, {BackfillPolicy::kEasy});
+    EXPECT_TRUE(easy.starts.empty());
+    ASSERT_EQ(easy.reservations.size(), 1u);
+    EXPECT_EQ(easy.reservations[0].start, 100);
+}
+
+TEST(Backfill, ConservativeNeverDelaysAnyReservation) {
+    // Behind the top job (all nodes at 100-200): job 2 (2 nodes, 101 s) cannot finish in the
+    // hole before 100 and is planned at 200 on nodes 0-1; job 3 (1 node, 150 s) neither, and
+    // is planned beside job 2 at 200, never before it.
+    Snapshot snapshot = busy_cluster();
+    snapshot.pending.push_back(job(2, tasks(8, 2), 1, 101));
+    snapshot.pending.push_back(job(3, tasks(4, 1), 2, 150));
+    Decisions conservative = plan(snapshot, {BackfillPolicy::kConservative});
+    EXPECT_TRUE(conservative.starts.empty());
+    ASSERT_EQ(conservative.reservations.size(), 3u);
+    EXPECT_EQ(conservative.reservations[0].start, 100);
+    EXPECT_EQ(conservative.reservations[1].start, 200);
+    EXPECT_EQ(conservative.reservations[2].start, 200);
+    // EASY promises a start to the top job only.
+    Decisions easy = plan(snapshot, {BackfillPolicy::kEasy});
+    EXPECT_TRUE(easy.starts.empty());
+    EXPECT_EQ(easy.reservations.size(), 1u);
+}
+
+TEST(Backfill, AJobThatEndsExactlyAtAReservationFillsTheHole) {
+    Snapshot snapshot = busy_cluster();
+    snapshot.pending.push_back(job(2, tasks(8, 2), 1, 100));  // [0, 100) on nodes 2-3
+    Decisions easy = plan(snapshot, {BackfillPolicy::kEasy});
+    ASSERT_EQ(easy.starts.size(), 1u);
+    EXPECT_EQ(easy.starts[0].placement.nodes, (std::vector<int>{2, 3}));
+}
+
+TEST(Backfill, JobsOnDownNodesNeverStart) {
+    Snapshot snapshot;
+    snapshot.nodes = nodes(2, 2);
+    snapshot.nodes[0].up = false;
+    snapshot.pending.push_back(job(1, tasks(2, 2), 0, 10));
+    snapshot.pending[0].eligible_nodes = {0, 1};
+    Decisions decisions = plan(snapshot, {BackfillPolicy::kEasy});
+    EXPECT_TRUE(decisions.starts.empty());
+    EXPECT_TRUE(decisions.reservations.empty());  // no time makes a down node free
+}
+
+}  // namespace
+}  // namespace cohort::sched
