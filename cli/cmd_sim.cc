@@ -19,7 +19,7 @@ int run_rlscheduler(const sim::SwfTrace& trace, const std::string& order, bool b
     sim::RlOrder rl_order = order == "sjf" ? sim::RlOrder::kSjf
             : order == "f1"                ? sim::RlOrder::kF1
                                            : sim::RlOrder::kFcfs;
-    std::vector<sim::RlJob> jobs = sim::rlscheduler_filter(trace);
+    std::vector<sim::SimJob> jobs = sim::rlscheduler_filter(trace);
     sim::RlMachine machine = sim::rlscheduler_machine(trace);
     nlohmann::json windows = nlohmann::json::array();
     double sum = 0;

@@ -9,17 +9,10 @@
 #include <vector>
 
 #include "scheduler/backfill/backfill_pass.h"
+#include "scheduler/sim/sim_job.h"
 #include "scheduler/sim/swf.h"
 
 namespace cohort::sim {
-
-struct SimJob {
-    int64_t id = 0;
-    int64_t submit = 0;
-    int64_t run = 0;
-    int64_t procs = 0;
-    int64_t estimate = 0;
-};
 
 struct FilteredTrace {
     std::vector<SimJob> jobs;

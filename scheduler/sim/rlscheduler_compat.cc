@@ -8,10 +8,10 @@
 
 namespace cohort::sim {
 
-std::vector<RlJob> rlscheduler_filter(const SwfTrace& trace) {
-    std::vector<RlJob> out;
+std::vector<SimJob> rlscheduler_filter(const SwfTrace& trace) {
+    std::vector<SimJob> out;
     for (const SwfJob& job : trace.jobs) {
-        RlJob rl;
+        SimJob rl;
         rl.id = job.id;
         rl.submit = job.submit;
         rl.procs = std::max(job.allocated_procs, job.requested_procs);
@@ -22,7 +22,7 @@ std::vector<RlJob> rlscheduler_filter(const SwfTrace& trace) {
         }
     }
     std::stable_sort(out.begin(), out.end(),
-            [](const RlJob& a, const RlJob& b) { return a.id < b.id; });
+            [](const SimJob& a, const SimJob& b) { return a.id < b.id; });
     return out;
 }
 
@@ -47,7 +47,7 @@ struct Slot {
 
 class Window {
 public:
-    Window(const std::vector<RlJob>& jobs, const RlMachine& machine, size_t first, size_t length,
+    Window(const std::vector<SimJob>& jobs, const RlMachine& machine, size_t first, size_t length,
             RlOrder order, bool backfill)
         : jobs_(jobs),
           machine_(machine),
@@ -92,7 +92,7 @@ private:
     bool fits(size_t job) const { return nodes_of(job) <= free_nodes_; }
 
     double score(size_t job, RlOrder order) const {
-        const RlJob& j = jobs_[job];
+        const SimJob& j = jobs_[job];
         switch (order) {
             case RlOrder::kFcfs:
                 return static_cast<double>(j.submit);
@@ -126,7 +126,7 @@ private:
     }
 
     double bsld(size_t job) const {
-        const RlJob& j = jobs_[job];
+        const SimJob& j = jobs_[job];
         double response = static_cast<double>(start_[job] - j.submit + j.run);
         return std::max(1.0, response / static_cast<double>(std::max<int64_t>(j.run, 10)));
     }
@@ -212,7 +212,7 @@ private:
         }
     }
 
-    const std::vector<RlJob>& jobs_;
+    const std::vector<SimJob>& jobs_;
     RlMachine machine_;
     RlOrder order_;
     bool backfill_;
@@ -229,7 +229,7 @@ private:
 
 }  // namespace
 
-double rlscheduler_window_bsld(const std::vector<RlJob>& jobs, const RlMachine& machine,
+double rlscheduler_window_bsld(const std::vector<SimJob>& jobs, const RlMachine& machine,
         size_t first, size_t length, RlOrder order, bool backfill) {
     return Window(jobs, machine, first, length, order, backfill).run();
 }

@@ -7,20 +7,15 @@
 #include <cstdint>
 #include <vector>
 
+#include "scheduler/sim/sim_job.h"
 #include "scheduler/sim/swf.h"
 
 namespace cohort::sim {
 
-struct RlJob {
-    int64_t id = 0;
-    int64_t submit = 0;
-    int64_t run = 0;
-    int64_t procs = 0;     // max(allocated, requested)
-    int64_t estimate = 0;  // requested time, or the run time where it is -1
-};
-
-// Its filter: run < 0 becomes 10 s, then only run > 0 is kept; sorted by job id.
-std::vector<RlJob> rlscheduler_filter(const SwfTrace& trace);
+// Its filter: run < 0 becomes 10 s, then only run > 0 is kept; sorted by job id; procs is
+// max(allocated, requested); the estimate is the requested time, or the run time where that
+// is -1.
+std::vector<SimJob> rlscheduler_filter(const SwfTrace& trace);
 
 enum class RlOrder { kFcfs, kSjf, kF1 };
 
@@ -32,7 +27,7 @@ struct RlMachine {
 RlMachine rlscheduler_machine(const SwfTrace& trace);
 
 // Mean bounded slowdown (tau 10 s) of the `length` jobs from `first` on.
-double rlscheduler_window_bsld(const std::vector<RlJob>& jobs, const RlMachine& machine,
+double rlscheduler_window_bsld(const std::vector<SimJob>& jobs, const RlMachine& machine,
         size_t first, size_t length, RlOrder order, bool backfill);
 
 // The windows of the published tables (filtered-job indexes; numpy seed 1).

@@ -30,7 +30,7 @@ const Table kPublished[] = {
 
 class RlschedulerCompat : public ::testing::TestWithParam<Table> {};
 
-double mean_bsld(const std::vector<RlJob>& jobs, const RlMachine& machine, RlOrder order,
+double mean_bsld(const std::vector<SimJob>& jobs, const RlMachine& machine, RlOrder order,
         bool backfill) {
     double sum = 0;
     for (size_t first : rlscheduler_windows()) {
@@ -46,7 +46,7 @@ TEST_P(RlschedulerCompat, ReproducesThePublishedTable) {
     }
     auto trace = read_swf(path);
     ASSERT_TRUE(trace) << trace.status().message();
-    std::vector<RlJob> jobs = rlscheduler_filter(*trace);
+    std::vector<SimJob> jobs = rlscheduler_filter(*trace);
     RlMachine machine = rlscheduler_machine(*trace);
     EXPECT_EQ(mean_bsld(jobs, machine, RlOrder::kFcfs, GetParam().backfill), GetParam().fcfs);
     EXPECT_EQ(mean_bsld(jobs, machine, RlOrder::kSjf, GetParam().backfill), GetParam().sjf);
@@ -72,7 +72,7 @@ TEST(RlschedulerFilter, KeepsItsRules) {
             {1, 5, 0, -1, 2, 1, 50, 1},    // run < 0 becomes 10 s
             {3, 20, 0, 0, 2, 2, 50, 1},    // run 0: dropped
     };
-    std::vector<RlJob> jobs = rlscheduler_filter(trace);
+    std::vector<SimJob> jobs = rlscheduler_filter(trace);
     ASSERT_EQ(jobs.size(), 2u);
     EXPECT_EQ(jobs[0].id, 1);  // sorted by id
     EXPECT_EQ(jobs[0].run, 10);
