@@ -64,7 +64,8 @@ Result<DependencyTerm> parse_term(std::string_view text, std::string_view term_t
                         ? std::string_view::npos : next - start);
         if (size_t plus = id.find('+'); plus != std::string_view::npos) {
             uint64_t minutes = 0;
-            if (term.type != DependencyType::kAfter || !parse_u64(id.substr(plus + 1), minutes)) {
+            if (term.type != DependencyType::kAfter || !parse_u64(id.substr(plus + 1), minutes)
+                    || minutes > 52'560'000) {  // 100 years
                 return bad(text, "'+MIN' is only for after:JOBID+MIN");
             }
             term.delay_s = static_cast<int64_t>(minutes) * 60;

@@ -45,8 +45,9 @@ public:
         Decisions decisions;
         bool blocked = false;  // a higher-priority job waits
         for (const PendingJob* job : order) {
-            const int64_t duration = job->time_limit_s < 0 ? kForever
-                                                           : std::max<int64_t>(job->time_limit_s, 1);
+            const int64_t duration = job->time_limit_s < 0
+                    ? kForever
+                    : std::clamp<int64_t>(job->time_limit_s, 1, kForever);
             if (!(blocked && options_.policy == BackfillPolicy::kNone)) {
                 if (auto placement = place_at(*job, snapshot_.now, duration)) {
                     hold(*placement, snapshot_.now, duration);

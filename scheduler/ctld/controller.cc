@@ -90,7 +90,10 @@ Status Controller::start() {
                 steps = std::move(*stored);
             }
             if (!dependencies.empty()) {
-                if (auto stored = store.query_jobs({dependencies, "", 0, {}})) {
+                auto stored = store.query_jobs({dependencies, "", 0, {}});
+                if (!stored) {
+                    loaded = stored.status().with_context("loading jobs that pending jobs depend on");
+                } else {
                     depended_on = std::move(*stored);
                 }
             }
@@ -109,6 +112,11 @@ Status Controller::start() {
     for (const auto& job : depended_on) {
         if (is_final(job.state)) {
             remember_final(job);
+        }
+    }
+    for (const auto& [id, job] : jobs_) {
+        if (job.is_array_task()) {
+            array_sizes_[job.array_job_id] = job.array_count;
         }
     }
     for (auto& step : steps) {
@@ -290,10 +298,7 @@ void Controller::on_close(const ConnectionPtr& conn) {
             }
             spdlog::info("job {}: its client disconnected, cancelling", job_id);
             if (job->second.state == JobState::kPending) {
-                job->second.state = JobState::kCancelled;
-                job->second.end_time = job->second.submit_time;
-                persist(job->second);
-                jobs_.erase(job);
+                cancel_pending(job->second, "None");  // leaves memory once durable
             } else if (job->second.state == JobState::kRunning) {
                 end_job(job->second, JobState::kCancelled, "");
             }

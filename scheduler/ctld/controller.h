@@ -97,6 +97,7 @@ private:
     // --- dependencies (dependencies.cc)
     Status check_dependency(const protocol::JobSpec& spec) const;
     std::optional<sched::OtherJob> other_job(uint64_t id) const;
+    std::optional<sched::OtherJob> single_job(uint64_t id) const;
     sched::DependencyStatus dependency_status(const protocol::JobRecord& job, int64_t now) const;
     void remember_final(const protocol::JobRecord& job);
     // Ends a pending job (telling a waiting cohort run client why).
@@ -137,6 +138,7 @@ private:
     static constexpr size_t kFinishedStatesKept = 200000;
     std::map<uint64_t, sched::OtherJob> finished_states_;
     std::deque<uint64_t> finished_order_;
+    std::map<uint64_t, uint32_t> array_sizes_;  // array id -> tasks (ids id .. id + n - 1)
     const PartitionNodes partition_nodes_;
     const sched::BackfillOptions backfill_;
     uint64_t next_job_id_ = 1;

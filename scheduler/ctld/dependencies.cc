@@ -2,6 +2,8 @@
 // against the jobs in memory and the final states of recently finished ones.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "scheduler/ctld/clock.h"
 #include "scheduler/ctld/controller.h"
 
@@ -27,6 +29,33 @@ Status Controller::check_dependency(const protocol::JobSpec& spec) const {
 }
 
 std::optional<sched::OtherJob> Controller::other_job(uint64_t id) const {
+    // An array's id stands for all its tasks: done when all are, COMPLETED only if all are.
+    if (auto array = array_sizes_.find(id); array != array_sizes_.end()) {
+        sched::OtherJob combined{JobState::kCompleted, 0};
+        bool all_final = true;
+        bool any_started = false;
+        for (uint64_t task = id; task < id + array->second; ++task) {
+            auto state = single_job(task);
+            if (!state) {
+                continue;  // forgotten long ago: it finished
+            }
+            any_started = any_started || state->state != JobState::kPending;
+            combined.start_time = std::max(combined.start_time, state->start_time);
+            if (!is_final(state->state)) {
+                all_final = false;
+            } else if (state->state != JobState::kCompleted) {
+                combined.state = JobState::kFailed;
+            }
+        }
+        if (!all_final) {
+            combined.state = any_started ? JobState::kRunning : JobState::kPending;
+        }
+        return combined;
+    }
+    return single_job(id);
+}
+
+std::optional<sched::OtherJob> Controller::single_job(uint64_t id) const {
     if (auto it = jobs_.find(id); it != jobs_.end()) {
         return sched::OtherJob{it->second.state, it->second.start_time};
     }
@@ -44,7 +73,10 @@ sched::DependencyStatus Controller::dependency_status(const protocol::JobRecord&
     }
     // Singleton: no job of the same name and user runs, or waits with a smaller id.
     bool singleton_clear = true;
-    for (const auto& [id, other] : jobs_) {
+    const bool singleton = std::any_of(dependency->terms.begin(), dependency->terms.end(),
+            [](const auto& term) { return term.type == sched::DependencyType::kSingleton; });
+    for (auto it = singleton ? jobs_.begin() : jobs_.end(); it != jobs_.end(); ++it) {
+        const auto& [id, other] = *it;
         if (id != job.job_id && other.uid == job.uid && other.spec.name == job.spec.name
                 && (other.state == JobState::kRunning || other.state == JobState::kCompleting
                         || (other.state == JobState::kPending && id < job.job_id))) {

@@ -98,6 +98,9 @@ void Controller::handle_submit(const ConnectionPtr& conn, const protocol::Creden
         jobs_.emplace(task.job_id, std::move(task));
     }
     changes.emplace_back(std::in_place_type<NextJobId>, NextJobId{next_job_id_});
+    if (!array.indexes.empty()) {
+        array_sizes_[id] = static_cast<uint32_t>(array.indexes.size());
+    }
     if (interactive) {
         job_clients_[id] = conn;
     }
@@ -171,8 +174,10 @@ void Controller::handle_control(const ConnectionPtr& conn, const protocol::Crede
     };
     for (uint64_t id : request.job_ids) {
         bool is_array = false;
+        const bool pending_only = request.action != protocol::JobAction::kCancel;
         for (const auto& [task_id, task] : jobs_) {
-            if (task.array_job_id == id && !is_final(task.state)) {
+            if (task.array_job_id == id && !is_final(task.state)
+                    && (!pending_only || task.state == JobState::kPending)) {
                 add(task_id);
                 is_array = true;
             }

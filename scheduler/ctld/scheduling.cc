@@ -120,8 +120,12 @@ void Controller::schedule() {
         // A job past its limit is being ended; plan as if it frees its nodes soon.
         running.expected_end = job.time_limit_s < 0
                 ? snapshot.now + sched::kForever
-                : std::max(job.start_time + job.time_limit_s, snapshot.now + 1);
+                : std::max(job.start_time + std::min(job.time_limit_s, sched::kForever),
+                        snapshot.now + 1);
         snapshot.running.push_back(std::move(running));
+    }
+    for (auto& [id, job] : jobs_) {
+        job.expected_start = 0;  // this pass plans anew
     }
     std::vector<uint64_t> never;  // dependencies that can never be met
     // Array throttles: how many more tasks of each array may start in this pass.
@@ -186,7 +190,6 @@ void Controller::schedule() {
     for (const auto& wait : decisions.waits) {
         protocol::JobRecord& job = jobs_.at(wait.job_id);
         job.reason = sched::wait_reason_name(wait.reason);
-        job.expected_start = 0;
     }
     for (const auto& reserved : decisions.reservations) {
         jobs_.at(reserved.job_id).expected_start = reserved.start;
@@ -195,7 +198,6 @@ void Controller::schedule() {
         protocol::JobRecord& job = jobs_.at(start.job_id);
         job.state = JobState::kRunning;
         job.reason = "None";
-        job.expected_start = 0;
         job.start_time = snapshot.now;
         job.nodes.clear();
         for (int index : start.placement.nodes) {

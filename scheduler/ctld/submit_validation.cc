@@ -66,6 +66,10 @@ Result<ValidatedJob> validate_submission(const protocol::JobSpec& spec,
                 + format_duration(partition.max_time_s) + " of partition '" + partition.name
                 + "'");
     }
+    if (job.time_limit_s > sched::kForever) {
+        return Status::invalid("--time: requested time limit " + format_duration(job.time_limit_s)
+                + " is beyond 100 years (accepted: up to 36500-00:00:00, or UNLIMITED)");
+    }
     if (spec.nodes_max != 0 && spec.nodes_max < spec.nodes_min) {
         return Status::invalid("--nodes: maximum " + std::to_string(spec.nodes_max)
                 + " is below minimum " + std::to_string(spec.nodes_min));

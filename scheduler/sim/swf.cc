@@ -3,6 +3,7 @@
 
 #include <zlib.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <sstream>
 
@@ -51,6 +52,9 @@ Result<SwfTrace> read_swf(const std::string& path) {
         int64_t fields[18];
         int count = 0;
         for (double value = 0; count < 18 && words >> value; ++count) {
+            if (!std::isfinite(value) || std::fabs(value) > 1e15) {
+                break;  // reported below as a bad line
+            }
             fields[count] = static_cast<int64_t>(value);
         }
         if (count != 18) {

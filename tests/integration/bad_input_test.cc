@@ -95,6 +95,8 @@ INSTANTIATE_TEST_SUITE_P(Submissions, BadInputTest,
                         {"--array", "5-2", "accepted"}},
                 BadInput{"BadBegin", {"batch", "--begin", "someday", "--wrap", "true"}, "",
                         {"--begin", "someday", "accepted"}},
+                BadInput{"AbsurdTime", {"batch", "-t", "99999999-0", "--wrap", "true"}, "",
+                        {"--time", "100 years"}},
                 BadInput{"RunUnknownOption", {"run", "--bogus", "true"}, "", {"--bogus"}},
                 BadInput{"RunBadTime", {"run", "-t", "soon", "true"}, "", {"--time", "soon"}}),
         [](const ::testing::TestParamInfo<BadInput>& p) { return p.param.name; });

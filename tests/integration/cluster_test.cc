@@ -363,6 +363,20 @@ TEST_F(ClusterTest, QueueStartShowsTheBackfillPlan) {
     EXPECT_EQ(cluster_->wait_final_state(filler_id, std::chrono::seconds(30)), "CANCELLED");
 }
 
+TEST_F(ClusterTest, ADependencyOnAnArrayWaitsForEveryTask) {
+    const std::string log = cluster_->work_dir() + "/array-dep.txt";
+    CommandResult array = cluster_->cohort({"batch", "--parsable", "--array=0-2", "--wrap",
+            "sleep $((SLURM_ARRAY_TASK_ID)); echo task >> " + log});
+    ASSERT_EQ(array.exit_code, 0) << array.err;
+    const std::string array_id = std::to_string(submitted_id(array));
+    CommandResult after = cluster_->cohort({"batch", "--parsable", "-d", "afterok:" + array_id,
+            "--wrap", "echo after >> " + log});
+    ASSERT_EQ(after.exit_code, 0) << after.err;
+    EXPECT_EQ(cluster_->wait_final_state(submitted_id(after), std::chrono::seconds(30)),
+            "COMPLETED");
+    EXPECT_EQ(read_file(log), "task\ntask\ntask\nafter\n");
+}
+
 TEST(RecordedTopology, AgentsRegisterTheResourcesOfTheXml) {
     // psmgmt-jwb0001.xml: a JUWELS Booster node, 96 PUs and 4 A100s (tests/data/topologies).
     LocalCluster cluster(2, {"--topology", "tests/data/topologies/psmgmt-jwb0001.xml"});
