@@ -2,7 +2,10 @@
 #include "scheduler/plan.h"
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <set>
+#include <tuple>
 
 #include "scheduler/backfill/profile.h"
 #include "scheduler/placement/node_fit.h"
@@ -10,95 +13,304 @@
 namespace cohort::sched {
 namespace {
 
-constexpr int64_t kBasePriority = 1'000'000;
-constexpr int64_t kMaxAgeMinutes = 7 * 24 * 60;
-
-// What every node has free over time: CPUs and memory.
+// What one node has free over time.
 struct NodeTimeline {
     AvailabilityProfile cpus;
     AvailabilityProfile memory;
+    AvailabilityProfile gpus;
 };
 
-class Planner {
+int64_t duration_of(const PendingJob& job) {
+    return job.time_limit_s < 0 ? kForever : std::clamp<int64_t>(job.time_limit_s, 1, kForever);
+}
+
+// Jobs of one shape compete for the same nodes: once one fails to start now for a duration,
+// every job of that shape with at least that duration fails too, since a pass only ever takes
+// resources. Remembering it keeps a pass over a long queue of similar jobs cheap.
+using Shape = std::tuple<int, int, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, int64_t,
+        int32_t>;
+
+Shape shape_of(const PendingJob& job) {
+    const ResourceRequest& r = job.request;
+    return {job.partition, job.reservation, r.nodes_min, r.nodes_max, r.ntasks,
+            r.ntasks_per_node, r.cpus_per_task, r.memory_mib_per_node, r.gpus_per_node};
+}
+
+bool overlaps(int64_t start, int64_t end, const ReservationWindow& window) {
+    return start < window.end && window.start < end;
+}
+
+}  // namespace
+
+class PlanPass::Planner {
 public:
-    Planner(const Snapshot& snapshot, const BackfillOptions& options)
-        : snapshot_(snapshot), options_(options) {
-        timelines_.reserve(snapshot.nodes.size());
-        for (const NodeCapacity& node : snapshot.nodes) {
-            timelines_.push_back({AvailabilityProfile(node.cpus, snapshot.now),
-                    AvailabilityProfile(node.memory_mib, snapshot.now)});
+    Planner(Snapshot snapshot, const BackfillOptions& options)
+        : snapshot_(std::move(snapshot)), options_(options) {
+        const int64_t now = snapshot_.now;
+        timelines_.reserve(snapshot_.nodes.size());
+        for (const NodeCapacity& node : snapshot_.nodes) {
+            timelines_.push_back({AvailabilityProfile(node.cpus, now),
+                    AvailabilityProfile(node.memory_mib, now), AvailabilityProfile(node.gpus, now)});
         }
-        for (const RunningAllocation& running : snapshot.running) {
-            const int64_t duration = std::max<int64_t>(running.expected_end - snapshot.now, 1);
+        for (const RunningAllocation& running : snapshot_.running) {
+            const int64_t duration = std::max<int64_t>(running.expected_end - now, 1);
             for (size_t i = 0; i < running.nodes.size(); ++i) {
                 NodeTimeline& timeline = timelines_[static_cast<size_t>(running.nodes[i])];
-                timeline.cpus.reserve(snapshot.now, duration, running.cpus_per_node[i]);
-                timeline.memory.reserve(snapshot.now, duration, running.memory_mib_per_node);
+                take(timeline.cpus, now, duration, running.cpus_per_node[i]);
+                take(timeline.memory, now, duration, running.memory_mib_per_node);
+                take(timeline.gpus, now, duration, running.gpus_per_node);
             }
         }
+        node_windows_.resize(snapshot_.nodes.size());
+        for (size_t w = 0; w < snapshot_.windows.size(); ++w) {
+            for (int node : snapshot_.windows[w].nodes) {
+                node_windows_[static_cast<size_t>(node)].push_back(static_cast<int>(w));
+            }
+        }
+        for (const UsageLimit& limit : snapshot_.limits) {
+            limit_used_.push_back(limit.used);
+        }
+        order_.reserve(snapshot_.pending.size());
+        for (size_t i = 0; i < snapshot_.pending.size(); ++i) {
+            order_.push_back(i);
+        }
+        const auto& pending = snapshot_.pending;
+        std::stable_sort(order_.begin(), order_.end(), [&](size_t a, size_t b) {
+            const PendingJob& ja = pending[a];
+            const PendingJob& jb = pending[b];
+            return std::tie(jb.priority, ja.submit_time, ja.id)
+                    < std::tie(ja.priority, jb.submit_time, jb.id);
+        });
+        max_reservations_ = options_.policy == BackfillPolicy::kEasy ? 1
+                : options_.policy == BackfillPolicy::kConservative  ? options_.reservations
+                                                                    : 0;
     }
 
-    Decisions run(const std::vector<const PendingJob*>& order) {
-        const size_t max_reservations = options_.policy == BackfillPolicy::kEasy ? 1
-                : options_.policy == BackfillPolicy::kConservative       ? options_.reservations
-                                                                         : 0;
+    Decisions step(const PassBudget& budget) {
         Decisions decisions;
-        bool blocked = false;  // a higher-priority job waits
-        for (const PendingJob* job : order) {
-            const int64_t duration = job->time_limit_s < 0
-                    ? kForever
-                    : std::clamp<int64_t>(job->time_limit_s, 1, kForever);
-            if (!(blocked && options_.policy == BackfillPolicy::kNone)) {
-                if (auto placement = place_at(*job, snapshot_.now, duration)) {
-                    hold(*placement, snapshot_.now, duration);
-                    decisions.starts.push_back({job->id, std::move(*placement)});
-                    continue;
-                }
-            }
-            decisions.waits.push_back(
-                    {job->id, blocked ? WaitReason::kPriority : WaitReason::kResources});
-            blocked = true;
-            if (decisions.reservations.size() < max_reservations) {
-                reserve_earliest(*job, duration, decisions);
+        for (size_t tested = 0; position_ < order_.size() && tested < budget.max_jobs; ++tested) {
+            decide(snapshot_.pending[order_[position_]], decisions);
+            ++position_;
+            if (budget.out_of_time && budget.out_of_time()) {
+                break;
             }
         }
         return decisions;
     }
 
+    bool done() const { return position_ == order_.size(); }
+    size_t jobs_tested() const { return position_; }
+    const Snapshot& snapshot() const { return snapshot_; }
+
 private:
-    std::optional<Placement> place_at(const PendingJob& job, int64_t start, int64_t duration) {
-        return place_tasks(job.request, job.eligible_nodes, [&](int index) -> uint32_t {
-            if (!snapshot_.nodes[static_cast<size_t>(index)].up) {
+    void decide(const PendingJob& job, Decisions& decisions) {
+        const int64_t duration = duration_of(job);
+        if (int limit = binding_limit(job, job_cpus_lower_bound(job)); limit >= 0) {
+            decisions.waits.push_back({job.id, WaitReason::kLimit, limit});
+            return;
+        }
+        if (!(blocked_ && options_.policy == BackfillPolicy::kNone)) {
+            if (auto placement = start_now(job, duration)) {
+                if (int limit = binding_limit(job, cpus_of(*placement)); limit >= 0) {
+                    decisions.waits.push_back({job.id, WaitReason::kLimit, limit});
+                    return;
+                }
+                hold(*placement, snapshot_.now, duration);
+                count_usage(job, *placement);
+                decisions.starts.push_back({job.id, std::move(*placement)});
+                return;
+            }
+        }
+        decisions.waits.push_back({job.id, why_not_now(job, duration)});
+        blocked_ = true;
+        if (reservation_attempts_ < max_reservations_) {
+            ++reservation_attempts_;
+            reserve_earliest(job, duration, decisions);
+            if (reservation_attempts_ == max_reservations_
+                    && options_.candidates == CandidateOrder::kShortestFirst) {
+                sort_rest_shortest_first();
+            }
+        }
+    }
+
+    WaitReason why_not_now(const PendingJob& job, int64_t duration) {
+        if (blocked_) {
+            return WaitReason::kPriority;
+        }
+        if (job.reservation >= 0 && snapshot_.windows[static_cast<size_t>(job.reservation)].start
+                        > snapshot_.now) {
+            return WaitReason::kReservation;
+        }
+        if (!snapshot_.windows.empty() && place_at(job, snapshot_.now, duration, false)) {
+            return WaitReason::kNodeNotAvail;
+        }
+        return WaitReason::kResources;
+    }
+
+    std::optional<Placement> start_now(const PendingJob& job, int64_t duration) {
+        const Shape shape = shape_of(job);
+        if (auto failed = failed_for_.find(shape);
+                failed != failed_for_.end() && duration >= failed->second) {
+            return std::nullopt;
+        }
+        auto placement = place_at(job, snapshot_.now, duration, true);
+        if (!placement) {
+            auto [it, fresh] = failed_for_.emplace(shape, duration);
+            it->second = std::min(it->second, duration);
+        }
+        return placement;
+    }
+
+    const std::vector<int>& nodes_for(const PendingJob& job) const {
+        if (job.reservation >= 0) {
+            return snapshot_.windows[static_cast<size_t>(job.reservation)].nodes;
+        }
+        return snapshot_.partitions[static_cast<size_t>(job.partition)];
+    }
+
+    // May `job` use `node` during [start, start + duration) as far as reservations go?
+    bool windows_allow(const PendingJob& job, int node, int64_t start, int64_t duration) const {
+        for (int w : node_windows_[static_cast<size_t>(node)]) {
+            const ReservationWindow& window = snapshot_.windows[static_cast<size_t>(w)];
+            if (w == job.reservation) {
+                if (start < window.start || start >= window.end) {
+                    return false;
+                }
+            } else if (overlaps(start, start + duration, window)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    std::optional<Placement> place_at(const PendingJob& job, int64_t start, int64_t duration,
+            bool honour_windows) const {
+        return place_tasks(job.request, nodes_for(job), [&](int index) -> uint32_t {
+            if (!snapshot_.nodes[static_cast<size_t>(index)].up
+                    || (honour_windows && !windows_allow(job, index, start, duration))) {
                 return 0;
             }
             const NodeTimeline& timeline = timelines_[static_cast<size_t>(index)];
             return tasks_that_fit(job.request, timeline.cpus.min_free(start, duration),
-                    timeline.memory.min_free(start, duration));
+                    timeline.memory.min_free(start, duration),
+                    timeline.gpus.min_free(start, duration));
         });
+    }
+
+    static void take(AvailabilityProfile& profile, int64_t start, int64_t duration,
+            int64_t amount) {
+        if (amount > 0) {
+            profile.reserve(start, duration, amount);
+        }
     }
 
     void hold(const Placement& placement, int64_t start, int64_t duration) {
         for (size_t i = 0; i < placement.nodes.size(); ++i) {
             NodeTimeline& timeline = timelines_[static_cast<size_t>(placement.nodes[i])];
-            timeline.cpus.reserve(start, duration, placement.cpus_per_node[i]);
-            timeline.memory.reserve(start, duration, placement.memory_mib_per_node);
+            take(timeline.cpus, start, duration, placement.cpus_per_node[i]);
+            take(timeline.memory, start, duration, placement.memory_mib_per_node);
+            take(timeline.gpus, start, duration, placement.gpus_per_node);
         }
     }
 
-    // Tries the times at which anything frees up on the job's nodes, earliest first.
-    void reserve_earliest(const PendingJob& job, int64_t duration, Decisions& decisions) {
-        std::set<int64_t> candidates;
-        for (int index : job.eligible_nodes) {
-            const NodeTimeline& timeline = timelines_[static_cast<size_t>(index)];
-            for (int64_t t : timeline.cpus.changes_after(snapshot_.now)) {
-                candidates.insert(t);
+    static int64_t cpus_of(const Placement& placement) {
+        int64_t sum = 0;
+        for (int32_t cpus : placement.cpus_per_node) {
+            sum += cpus;
+        }
+        return sum;
+    }
+
+    static int64_t job_cpus_lower_bound(const PendingJob& job) {
+        const ResourceRequest& r = job.request;
+        const int64_t tasks = r.ntasks > 0 ? r.ntasks
+                : std::max<int64_t>(r.nodes_min, 1) * std::max<int64_t>(r.ntasks_per_node, 1);
+        return tasks * r.cpus_per_task;
+    }
+
+    int64_t gpus_of(const PendingJob& job, int64_t nodes) const {
+        return static_cast<int64_t>(job.request.gpus_per_node) * nodes;
+    }
+
+    // The first of the job's limits that starting it with `cpus` would exceed, or -1.
+    int binding_limit(const PendingJob& job, int64_t cpus) const {
+        for (int index : job.limits) {
+            const UsageLimit& limit = snapshot_.limits[static_cast<size_t>(index)];
+            const int64_t wanted = limit.resource == LimitedResource::kJobs ? 1
+                    : limit.resource == LimitedResource::kCpus
+                    ? cpus
+                    : gpus_of(job, std::max<int64_t>(job.request.nodes_min, 1));
+            if (limit_used_[static_cast<size_t>(index)] + wanted > limit.max) {
+                return index;
             }
-            for (int64_t t : timeline.memory.changes_after(snapshot_.now)) {
-                candidates.insert(t);
+        }
+        return -1;
+    }
+
+    void count_usage(const PendingJob& job, const Placement& placement) {
+        for (int index : job.limits) {
+            switch (snapshot_.limits[static_cast<size_t>(index)].resource) {
+                case LimitedResource::kJobs: limit_used_[static_cast<size_t>(index)] += 1; break;
+                case LimitedResource::kCpus:
+                    limit_used_[static_cast<size_t>(index)] += cpus_of(placement);
+                    break;
+                case LimitedResource::kGpus:
+                    limit_used_[static_cast<size_t>(index)] += gpus_of(
+                            job, static_cast<int64_t>(placement.nodes.size()));
+                    break;
+            }
+        }
+    }
+
+    // The earliest start: no earlier than the time by which enough nodes could each take one
+    // task, then every later time at which something frees up on the job's nodes.
+    void reserve_earliest(const PendingJob& job, int64_t duration, Decisions& decisions) {
+        const std::vector<int>& nodes = nodes_for(job);
+        const ResourceRequest& r = job.request;
+        std::vector<int64_t> one_task_from;
+        one_task_from.reserve(nodes.size());
+        for (int index : nodes) {
+            if (!snapshot_.nodes[static_cast<size_t>(index)].up) {
+                continue;
+            }
+            const NodeTimeline& t = timelines_[static_cast<size_t>(index)];
+            const int64_t now = snapshot_.now;
+            one_task_from.push_back(std::max({t.cpus.earliest_start(now, duration, r.cpus_per_task),
+                    t.memory.earliest_start(now, duration, r.memory_mib_per_node),
+                    t.gpus.earliest_start(now, duration, r.gpus_per_node)}));
+        }
+        const size_t nodes_needed = std::max<uint32_t>(r.nodes_min, 1);
+        if (one_task_from.size() < nodes_needed) {
+            return;
+        }
+        std::nth_element(one_task_from.begin(),
+                one_task_from.begin() + static_cast<std::ptrdiff_t>(nodes_needed - 1),
+                one_task_from.end());
+        int64_t lower_bound = one_task_from[nodes_needed - 1];
+        if (lower_bound == INT64_MAX) {
+            return;
+        }
+        if (job.reservation >= 0) {
+            lower_bound = std::max(lower_bound,
+                    snapshot_.windows[static_cast<size_t>(job.reservation)].start);
+        }
+        std::set<int64_t> candidates{lower_bound};
+        for (int index : nodes) {
+            const NodeTimeline& t = timelines_[static_cast<size_t>(index)];
+            for (const AvailabilityProfile* profile : {&t.cpus, &t.memory, &t.gpus}) {
+                for (int64_t change : profile->changes_after(lower_bound)) {
+                    candidates.insert(change);
+                }
+            }
+            for (int w : node_windows_[static_cast<size_t>(index)]) {
+                const ReservationWindow& window = snapshot_.windows[static_cast<size_t>(w)];
+                if (window.end > lower_bound) {
+                    candidates.insert(window.end);
+                }
             }
         }
         for (int64_t t : candidates) {
-            if (auto placement = place_at(job, t, duration)) {
+            if (auto placement = place_at(job, t, duration, true)) {
                 hold(*placement, t, duration);
                 decisions.reservations.push_back({job.id, t});
                 return;
@@ -106,38 +318,51 @@ private:
         }
     }
 
-    const Snapshot& snapshot_;
+    void sort_rest_shortest_first() {
+        const auto& pending = snapshot_.pending;
+        std::stable_sort(order_.begin() + static_cast<std::ptrdiff_t>(position_ + 1), order_.end(),
+                [&](size_t a, size_t b) {
+                    return duration_of(pending[a]) < duration_of(pending[b]);
+                });
+    }
+
+    Snapshot snapshot_;
     BackfillOptions options_;
     std::vector<NodeTimeline> timelines_;
+    std::vector<std::vector<int>> node_windows_;  // per node: the windows on it
+    std::vector<int64_t> limit_used_;
+    std::vector<size_t> order_;  // indexes into snapshot_.pending, in planning order
+    size_t position_ = 0;
+    size_t max_reservations_ = 0;
+    size_t reservation_attempts_ = 0;
+    bool blocked_ = false;  // a higher-priority job waits for resources
+    std::map<Shape, int64_t> failed_for_;  // shortest duration that did not start now
 };
 
-}  // namespace
+PlanPass::PlanPass(Snapshot snapshot, const BackfillOptions& options)
+    : planner_(std::make_unique<Planner>(std::move(snapshot), options)) {}
+PlanPass::~PlanPass() = default;
+PlanPass::PlanPass(PlanPass&&) noexcept = default;
+PlanPass& PlanPass::operator=(PlanPass&&) noexcept = default;
 
-const char* wait_reason_name(WaitReason reason) {
-    switch (reason) {
+Decisions PlanPass::step(const PassBudget& budget) { return planner_->step(budget); }
+bool PlanPass::done() const { return planner_->done(); }
+size_t PlanPass::jobs_tested() const { return planner_->jobs_tested(); }
+const Snapshot& PlanPass::snapshot() const { return planner_->snapshot(); }
+
+std::string wait_reason_name(const WaitJob& wait, const std::vector<UsageLimit>& limits) {
+    switch (wait.reason) {
         case WaitReason::kPriority: return "Priority";
         case WaitReason::kResources: return "Resources";
+        case WaitReason::kLimit: return limits.at(static_cast<size_t>(wait.limit)).reason;
+        case WaitReason::kNodeNotAvail: return "ReqNodeNotAvail";
+        case WaitReason::kReservation: return "Reservation";
     }
     return "None";
 }
 
-int64_t job_priority(const PendingJob& job, int64_t now) {
-    int64_t age_minutes = std::clamp<int64_t>((now - job.submit_time) / 60, 0, kMaxAgeMinutes);
-    return kBasePriority + age_minutes - job.nice;
-}
-
 Decisions plan(const Snapshot& snapshot, const BackfillOptions& options) {
-    std::vector<const PendingJob*> order;
-    order.reserve(snapshot.pending.size());
-    for (const auto& job : snapshot.pending) {
-        order.push_back(&job);
-    }
-    std::stable_sort(order.begin(), order.end(), [&](const PendingJob* a, const PendingJob* b) {
-        int64_t pa = job_priority(*a, snapshot.now);
-        int64_t pb = job_priority(*b, snapshot.now);
-        return pa != pb ? pa > pb : a->id < b->id;
-    });
-    return Planner(snapshot, options).run(order);
+    return PlanPass(snapshot, options).step({});
 }
 
 }  // namespace cohort::sched

@@ -3,16 +3,46 @@
 // reservations (one for EASY, K or all for conservative) at their earliest start.
 #pragma once
 
+#include <cstddef>
+#include <functional>
+#include <limits>
+#include <memory>
+
 #include "scheduler/backfill/backfill_pass.h"
 #include "scheduler/snapshot.h"
 
 namespace cohort::sched {
 
-// Priority of a pending job: older first (age capped), shifted by --nice; higher runs first.
-int64_t job_priority(const PendingJob& job, int64_t now);
+// How much of the pass one step may do; the next step resumes where it stopped.
+struct PassBudget {
+    size_t max_jobs = std::numeric_limits<size_t>::max();  // jobs tested in this step
+    std::function<bool()> out_of_time;  // asked after each job; the caller owns the clock
+};
 
-// Running jobs hold their nodes until their expected end; nodes that are not up take
-// nothing. Does not modify the snapshot. kNone keeps strict priority order.
+// One scheduling pass, resumable: running jobs hold their nodes until their expected end,
+// nodes that are not up take nothing, reservation windows keep other jobs off their nodes.
+// The pass owns its snapshot, so the caller may change its own tables between steps; what
+// a step decides holds for the snapshot the pass was built from.
+class PlanPass {
+public:
+    PlanPass(Snapshot snapshot, const BackfillOptions& options);
+    ~PlanPass();
+    PlanPass(PlanPass&&) noexcept;
+    PlanPass& operator=(PlanPass&&) noexcept;
+
+    // Decides for the next pending jobs in priority order, as many as the budget allows.
+    Decisions step(const PassBudget& budget);
+
+    bool done() const;
+    size_t jobs_tested() const;
+    const Snapshot& snapshot() const;
+
+private:
+    class Planner;
+    std::unique_ptr<Planner> planner_;
+};
+
+// The whole pass in one step. kNone keeps strict priority order.
 Decisions plan(const Snapshot& snapshot, const BackfillOptions& options);
 
 }  // namespace cohort::sched

@@ -13,11 +13,7 @@ struct NodeCapacity {
     int32_t cpus = 0;
     int64_t memory_mib = 0;
     bool up = false;  // registered and responding
-    int32_t cpus_used = 0;
-    int64_t memory_used_mib = 0;
-
-    int32_t cpus_free() const { return cpus - cpus_used; }
-    int64_t memory_free_mib() const { return memory_mib - memory_used_mib; }
+    int32_t gpus = 0;
 };
 
 struct ResourceRequest {
@@ -27,6 +23,7 @@ struct ResourceRequest {
     uint32_t ntasks_per_node = 0;
     uint32_t cpus_per_task = 1;
     int64_t memory_mib_per_node = 0;  // 0: not tracked
+    int32_t gpus_per_node = 0;
 };
 
 // A running (or completing) job as planning sees it: what it holds until its expected end.
@@ -35,6 +32,27 @@ struct RunningAllocation {
     std::vector<int32_t> cpus_per_node;
     int64_t memory_mib_per_node = 0;
     int64_t expected_end = 0;  // start + time limit; kForever when unlimited
+    int32_t gpus_per_node = 0;
+};
+
+// A cap on what a group of jobs may hold at once, such as one user's jobs under a QoS.
+enum class LimitedResource : uint8_t { kJobs, kCpus, kGpus };
+
+struct UsageLimit {
+    std::string reason;  // the wait reason when it binds, e.g. "QOSMaxJobsPerUserLimit"
+    LimitedResource resource = LimitedResource::kJobs;
+    int64_t max = 0;
+    int64_t used = 0;  // by the running jobs
+};
+
+// An advance reservation's window on its nodes: only its own jobs may use the nodes during
+// [start, end), and no other job may be running into it.
+struct ReservationWindow {
+    std::string name;
+    int64_t start = 0;
+    int64_t end = 0;
+    std::vector<int> nodes;  // indexes into Snapshot::nodes
+    bool maintenance = false;
 };
 
 inline constexpr int64_t kForever = int64_t{100} * 365 * 86400;  // "unlimited", as a duration
@@ -42,17 +60,23 @@ inline constexpr int64_t kForever = int64_t{100} * 365 * 86400;  // "unlimited",
 struct PendingJob {
     uint64_t id = 0;
     int64_t submit_time = 0;
-    int32_t nice = 0;
+    int64_t priority = 0;       // higher is planned first; ties go to the earlier submit, then id
     int64_t time_limit_s = -1;  // the estimate backfill plans with; -1: unlimited
     ResourceRequest request;
-    std::vector<int> eligible_nodes;  // indexes into Snapshot::nodes (its partition)
+    int partition = 0;                // index into Snapshot::partitions
+    std::vector<int> limits;          // indexes into Snapshot::limits it counts against
+    int reservation = -1;             // index into Snapshot::windows it must run in; -1: none
 };
 
 struct Snapshot {
     int64_t now = 0;
     std::vector<NodeCapacity> nodes;
+    // Each partition's nodes (indexes into `nodes`), in the order placement tries them.
+    std::vector<std::vector<int>> partitions;
     std::vector<RunningAllocation> running;
     std::vector<PendingJob> pending;
+    std::vector<UsageLimit> limits;
+    std::vector<ReservationWindow> windows;
 };
 
 // Where a job's tasks go.
@@ -61,6 +85,7 @@ struct Placement {
     std::vector<uint32_t> tasks_per_node;
     std::vector<int32_t> cpus_per_node;
     int64_t memory_mib_per_node = 0;
+    int32_t gpus_per_node = 0;
 };
 
 struct StartJob {
@@ -69,11 +94,18 @@ struct StartJob {
 };
 
 // Why a job waits: "not now". Jobs that can never run are rejected at submit instead.
-enum class WaitReason : uint8_t { kPriority, kResources };
+enum class WaitReason : uint8_t {
+    kPriority,      // a higher-priority job waits ahead of it
+    kResources,     // it is the first that does not fit
+    kLimit,         // a usage limit binds (WaitJob::limit names which)
+    kNodeNotAvail,  // it would fit but for a reservation on the nodes
+    kReservation,   // its own reservation has not started
+};
 
 struct WaitJob {
     uint64_t job_id = 0;
     WaitReason reason = WaitReason::kPriority;
+    int limit = -1;  // with kLimit: index into Snapshot::limits
 };
 
 // A waiting job's planned start: no later job may delay it.
@@ -88,6 +120,7 @@ struct Decisions {
     std::vector<ReservedJob> reservations;
 };
 
-const char* wait_reason_name(WaitReason reason);
+// Slurm's name for the reason, e.g. "Priority"; kLimit takes the limit's own reason.
+std::string wait_reason_name(const WaitJob& wait, const std::vector<UsageLimit>& limits);
 
 }  // namespace cohort::sched

@@ -26,9 +26,15 @@ enum class BackfillPolicy {
     kConservative,  // reservations for the first `reservations` waiting jobs (all by default)
 };
 
+// The order in which jobs that hold no reservation are tried once the reservations are
+// taken: priority order, or shortest estimate first (SJBF, which packs more small jobs into
+// the holes in front of the reservations).
+enum class CandidateOrder { kPriority, kShortestFirst };
+
 struct BackfillOptions {
     BackfillPolicy policy = BackfillPolicy::kEasy;
     size_t reservations = std::numeric_limits<size_t>::max();  // kConservative's K
+    CandidateOrder candidates = CandidateOrder::kPriority;
 };
 
 struct PlannedStart {

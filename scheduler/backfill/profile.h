@@ -27,8 +27,6 @@ public:
     // Is `amount` free during all of [start, start + duration)?
     bool fits(int64_t start, int64_t duration, int64_t amount) const;
 
-    // The earliest t >= from at which `amount` stays free for `duration`. Always exists
-    // when amount <= capacity, since every reservation ends.
     // The earliest t >= from at which `amount` stays free for `duration`; INT64_MAX when
     // amount exceeds the capacity (every reservation ends, so otherwise one exists).
     int64_t earliest_start(int64_t from, int64_t duration, int64_t amount) const;

@@ -9,6 +9,19 @@
 #include "scheduler/plan.h"
 
 namespace cohort::ctld {
+namespace {
+
+constexpr int64_t kBasePriority = 1'000'000;
+constexpr int64_t kMaxAgeMinutes = 7 * 24 * 60;
+
+// Older first (age capped), shifted by --nice; higher runs first.
+int64_t job_priority(const protocol::JobRecord& job, int64_t now) {
+    int64_t age_minutes = std::clamp<int64_t>((now - job.submit_time) / 60, 0, kMaxAgeMinutes);
+    return kBasePriority + age_minutes - job.spec.nice;
+}
+
+}  // namespace
+
 void refresh_node_state(NodeEntry& node) {
     if (node.info.state == "DOWN") {
         return;
@@ -30,9 +43,8 @@ std::vector<sched::NodeCapacity> Controller::capacities() const {
         cap.name = node.info.name;
         cap.cpus = node.info.resources.cpus;
         cap.memory_mib = node.info.resources.memory_mib;
+        cap.gpus = node.info.resources.gpus;
         cap.up = node.registered && node.responding && node.info.state != "DOWN";
-        cap.cpus_used = node.info.cpus_alloc;
-        cap.memory_used_mib = node.info.memory_alloc_mib;
         out.push_back(std::move(cap));
     }
     return out;
@@ -101,6 +113,11 @@ void Controller::schedule() {
     sched::Snapshot snapshot;
     snapshot.now = unix_now();
     snapshot.nodes = capacities();
+    std::map<std::string, int> partition_index;
+    for (const auto& partition : config_.partitions) {
+        partition_index[partition.name] = static_cast<int>(snapshot.partitions.size());
+        snapshot.partitions.push_back(partition_nodes_.at(partition.name));
+    }
     std::map<std::string, int> node_index;
     for (size_t i = 0; i < nodes_.size(); ++i) {
         node_index[nodes_[i].info.name] = static_cast<int>(i);
@@ -170,12 +187,10 @@ void Controller::schedule() {
         sched::PendingJob pending;
         pending.id = id;
         pending.submit_time = job.submit_time;
-        pending.nice = job.spec.nice;
+        pending.priority = job_priority(job, snapshot.now);
         pending.time_limit_s = job.time_limit_s;
         pending.request = request_of(job.spec);
-        if (auto it = partition_nodes_.find(job.partition); it != partition_nodes_.end()) {
-            pending.eligible_nodes = it->second;
-        }
+        pending.partition = partition_index.at(job.partition);
         snapshot.pending.push_back(std::move(pending));
     }
     for (uint64_t id : never) {
@@ -189,7 +204,7 @@ void Controller::schedule() {
     sched::Decisions decisions = sched::plan(snapshot, backfill_);
     for (const auto& wait : decisions.waits) {
         protocol::JobRecord& job = jobs_.at(wait.job_id);
-        job.reason = sched::wait_reason_name(wait.reason);
+        job.reason = sched::wait_reason_name(wait, snapshot.limits);
     }
     for (const auto& reserved : decisions.reservations) {
         jobs_.at(reserved.job_id).expected_start = reserved.start;

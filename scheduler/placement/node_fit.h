@@ -18,14 +18,9 @@ using TaskCapacity = std::function<uint32_t(int node)>;
 std::optional<Placement> place_tasks(const ResourceRequest& request,
         const std::vector<int>& eligible, const TaskCapacity& capacity);
 
-// Tasks `node` could take given `free_cpus` and `free_memory_mib` (0 when memory is short).
+// Tasks a node could take given what it has free (0 when memory or GPUs are short).
 uint32_t tasks_that_fit(const ResourceRequest& request, int64_t free_cpus,
-        int64_t free_memory_mib);
-
-// Places `request` on the first eligible nodes (in the given order) with room now, or
-// returns nothing when it does not fit at this moment.
-std::optional<Placement> fit_now(const ResourceRequest& request,
-        const std::vector<NodeCapacity>& nodes, const std::vector<int>& eligible);
+        int64_t free_memory_mib, int64_t free_gpus);
 
 // "Never": could the request fit if every eligible node were empty and up? The error names
 // what was asked and the largest thing the partition offers.

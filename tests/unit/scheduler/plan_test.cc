@@ -10,7 +10,7 @@ namespace {
 std::vector<NodeCapacity> nodes(int count, int cpus) {
     std::vector<NodeCapacity> out;
     for (int i = 0; i < count; ++i) {
-        out.push_back({"node" + std::to_string(i + 1), cpus, 8192, true, 0, 0});
+        out.push_back({"node" + std::to_string(i + 1), cpus, 8192, true});
     }
     return out;
 }
@@ -30,7 +30,6 @@ PendingJob job(uint64_t id, ResourceRequest request, int64_t submit = 0,
     pending.submit_time = submit;
     pending.time_limit_s = time_limit_s;
     pending.request = request;
-    pending.eligible_nodes = all(4);
     return pending;
 }
 
@@ -39,6 +38,24 @@ ResourceRequest tasks(uint32_t ntasks, uint32_t nodes = 0) {
     request.ntasks = ntasks;
     request.nodes_min = nodes;
     return request;
+}
+
+// First fit on nodes as they are now: `busy` CPUs are taken on each node.
+std::optional<Placement> fit_now(const ResourceRequest& request,
+        const std::vector<NodeCapacity>& cluster, const std::vector<int>& eligible,
+        const std::vector<int32_t>& busy = {}) {
+    return place_tasks(request, eligible, [&](int index) {
+        const NodeCapacity& node = cluster[static_cast<size_t>(index)];
+        const int32_t used = busy.empty() ? 0 : busy[static_cast<size_t>(index)];
+        return tasks_that_fit(request, node.cpus - used, node.memory_mib, node.gpus);
+    });
+}
+
+Snapshot cluster_of(int count, int cpus) {
+    Snapshot snapshot;
+    snapshot.nodes = nodes(count, cpus);
+    snapshot.partitions = {all(count)};
+    return snapshot;
 }
 
 TEST(NodeFit, FixedNodeCountSpreadsTasksEvenly) {
@@ -60,10 +77,8 @@ TEST(NodeFit, WithoutNodeCountTasksFillNodesInOrder) {
 }
 
 TEST(NodeFit, BusyNodesAreSkipped) {
-    auto cluster = nodes(4, 2);
-    cluster[0].cpus_used = 2;
     ResourceRequest request;
-    auto placement = fit_now(request, cluster, all(4));
+    auto placement = fit_now(request, nodes(4, 2), all(4), {2, 0, 0, 0});
     ASSERT_TRUE(placement);
     EXPECT_EQ(placement->nodes, (std::vector<int>{1}));
 }
@@ -83,36 +98,31 @@ TEST(NodeFit, InfeasibleNamesWhatWasAskedAndWhatExists) {
 }
 
 TEST(Plan, StartsInPriorityOrderAndReportsWhyOthersWait) {
-    Snapshot snapshot;
+    Snapshot snapshot = cluster_of(1, 2);
     snapshot.now = 1000;
-    snapshot.nodes = nodes(1, 2);
     snapshot.pending = {job(2, tasks(2), 500), job(1, tasks(2), 100), job(3, tasks(1), 900)};
-    for (auto& p : snapshot.pending) {
-        p.eligible_nodes = {0};
-    }
     Decisions decisions = plan(snapshot, {BackfillPolicy::kNone});
     ASSERT_EQ(decisions.starts.size(), 1u);
-    EXPECT_EQ(decisions.starts[0].job_id, 1u);  // oldest first
+    EXPECT_EQ(decisions.starts[0].job_id, 1u);  // equal priority: oldest first
     ASSERT_EQ(decisions.waits.size(), 2u);
     EXPECT_EQ(decisions.waits[0].job_id, 2u);
     EXPECT_EQ(decisions.waits[0].reason, WaitReason::kResources);
     EXPECT_EQ(decisions.waits[1].reason, WaitReason::kPriority);
 }
 
-TEST(Plan, NiceLowersPriority) {
-    PendingJob a = job(1, {}, 0);
-    PendingJob b = job(2, {}, 0);
-    b.nice = 100;
-    EXPECT_GT(job_priority(a, 60), job_priority(b, 60));
+TEST(Plan, HigherPriorityFirst) {
+    Snapshot snapshot = cluster_of(1, 2);
+    snapshot.pending = {job(1, tasks(2), 0), job(2, tasks(2), 50)};
+    snapshot.pending[1].priority = 10;
+    Decisions decisions = plan(snapshot, {BackfillPolicy::kNone});
+    ASSERT_EQ(decisions.starts.size(), 1u);
+    EXPECT_EQ(decisions.starts[0].job_id, 2u);
 }
 
 TEST(Plan, DoesNotOverCommitANode) {
-    Snapshot snapshot;
-    snapshot.nodes = nodes(2, 2);
+    Snapshot snapshot = cluster_of(2, 2);
     for (uint64_t id = 1; id <= 6; ++id) {
-        PendingJob pending = job(id, tasks(1));
-        pending.eligible_nodes = {0, 1};
-        snapshot.pending.push_back(pending);
+        snapshot.pending.push_back(job(id, tasks(1)));
     }
     Decisions decisions = plan(snapshot, {BackfillPolicy::kEasy});
     EXPECT_EQ(decisions.starts.size(), 4u);
@@ -122,9 +132,7 @@ TEST(Plan, DoesNotOverCommitANode) {
 // Four 4-CPU nodes; a 4-node job runs on nodes 0-1 until t=100 (running), so the top job,
 // which needs all four nodes, can start only at 100.
 Snapshot busy_cluster() {
-    Snapshot snapshot;
-    snapshot.now = 0;
-    snapshot.nodes = nodes(4, 4);
+    Snapshot snapshot = cluster_of(4, 4);
     snapshot.running.push_back({{0, 1}, {4, 4}, 0, 100});
     snapshot.pending.push_back(job(1, tasks(16, 4), 0, 100));  // top: all 4 nodes for 100 s
     return snapshot;
@@ -179,11 +187,9 @@ TEST(Backfill, AJobThatEndsExactlyAtAReservationFillsTheHole) {
 }
 
 TEST(Backfill, JobsOnDownNodesNeverStart) {
-    Snapshot snapshot;
-    snapshot.nodes = nodes(2, 2);
+    Snapshot snapshot = cluster_of(2, 2);
     snapshot.nodes[0].up = false;
     snapshot.pending.push_back(job(1, tasks(2, 2), 0, 10));
-    snapshot.pending[0].eligible_nodes = {0, 1};
     Decisions decisions = plan(snapshot, {BackfillPolicy::kEasy});
     EXPECT_TRUE(decisions.starts.empty());
     EXPECT_TRUE(decisions.reservations.empty());  // no time makes a down node free
