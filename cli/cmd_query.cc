@@ -16,17 +16,6 @@ std::string fit(const std::string& text, size_t width) {
     return text.size() > width ? text.substr(0, width) : text;
 }
 
-std::string format_time(int64_t unix_seconds) {
-    if (unix_seconds == 0) {
-        return "Unknown";
-    }
-    std::time_t t = unix_seconds;
-    std::tm tm{};
-    localtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-    return buf;
-}
 
 Result<std::vector<JobState>> parse_states(const std::string& list) {
     std::vector<JobState> states;
@@ -46,19 +35,6 @@ Result<std::vector<JobState>> parse_states(const std::string& list) {
         }
         start = comma + 1;
     }
-}
-
-template <typename Reply, typename Request>
-Result<Reply> ask(const Request& request) {
-    auto context = load_client_context();
-    if (!context) {
-        return context.status();
-    }
-    auto client = connect_controller(*context);
-    if (!client) {
-        return client.status();
-    }
-    return client->template call<Reply>(request);
 }
 
 int64_t elapsed_of(const protocol::JobRecord& job) {

@@ -21,6 +21,8 @@ int cmd_acct(const Args& args);
 int cmd_start(const Args& args);
 int cmd_stop(const Args& args);
 int cmd_sim(const Args& args);
+int cmd_priority(const Args& args);
+int cmd_reservation(const Args& args);
 
 // Parses `args` with `app`, printing CLI11's help or a one-line error. Returns -1 when
 // parsing succeeded, otherwise the exit code to return.

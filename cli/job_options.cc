@@ -51,6 +51,10 @@ void add_job_options(CLI::App& app, JobOptions& o, JobCommand command) {
             "afterok:ID[:ID], afterany, afternotok, after:ID[+MIN], singleton; ',' all, '?' any");
     app.add_option("--kill-on-invalid-dep", o.kill_on_invalid_dep,
             "yes (default): cancel a job whose dependency can never be met; no: keep it");
+    app.add_option("-A,--account", o.account, "account charged (default: the user's first)");
+    app.add_option("-q,--qos", o.qos, "quality of service (default: the cluster's)");
+    app.add_option("--reservation", o.reservation, "run inside this advance reservation");
+    app.add_option("--gpus-per-node", o.gpus_per_node, "GPUs on each node: N");
     if (command == JobCommand::kBatch) {
         app.add_option("-o,--output", o.output, "stdout file pattern (default slurm-%j.out)");
         app.add_option("-e,--error", o.error, "stderr file pattern (default: with stdout)");
@@ -202,6 +206,16 @@ Result<protocol::JobSpec> job_spec_from(const JobOptions& o) {
         }
         spec.array = o.array;
     }
+    if (!o.gpus_per_node.empty()) {
+        auto gpus = parse_positive_count(o.gpus_per_node);
+        if (!gpus) {
+            return gpus.status().with_context("--gpus-per-node");
+        }
+        spec.gpus_per_node = static_cast<int32_t>(*gpus);
+    }
+    spec.account = o.account;
+    spec.qos = o.qos;
+    spec.reservation = o.reservation;
     spec.output = o.output;
     spec.error = o.error;
     spec.hold = o.hold;

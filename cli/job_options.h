@@ -28,6 +28,10 @@ struct JobOptions {
     std::string kill_on_invalid_dep;
     std::string array;
     std::string begin;
+    std::string account;
+    std::string qos;
+    std::string reservation;
+    std::string gpus_per_node;
     bool hold = false;
     bool parsable = false;
     std::string wrap;

@@ -1,6 +1,8 @@
 // Slurm data_parser shapes: unset-able numbers as {set, infinite, number}, states as arrays.
 #include "cli/json_output.h"
 
+#include <ctime>
+
 #include "common/hostlist.h"
 
 namespace cohort::cli {
@@ -111,6 +113,19 @@ json wrap_payload(const char* key, json items) {
             {"meta", {{"plugin", {{"type", "cohort"}, {"name", "cohort"}}}}},
             {"errors", json::array()},
             {"warnings", json::array()}};
+}
+
+// Local time as Slurm prints it, "Unknown" for 0.
+std::string format_time(int64_t unix_seconds) {
+    if (unix_seconds == 0) {
+        return "Unknown";
+    }
+    std::time_t t = unix_seconds;
+    std::tm tm{};
+    localtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+    return buf;
 }
 
 }  // namespace cohort::cli

@@ -158,7 +158,11 @@ Result<std::string> start_instance(const InstanceOptions& options) {
         for (int i = 1; i <= options.nodes; ++i) {
             config.nodes.push_back("node" + std::to_string(i));
         }
-        config.partitions.push_back({"debug", config.nodes, true, -1, -1});
+        PartitionConfig debug;
+        debug.name = "debug";
+        debug.nodes = config.nodes;
+        debug.is_default = true;
+        config.partitions.push_back(std::move(debug));
         config.heartbeat_interval_ms = 1000;
         config.node_timeout_ms = 10000;
         config.kill_wait_s = options.kill_wait_s;

@@ -36,6 +36,8 @@ const char* kUsage = R"(usage: cohort COMMAND [options]
   queue    list pending and running jobs (squeue) nodes    list nodes (sinfo)
   show     show a job (scontrol show job)         acct     finished jobs and steps (sacct)
   cancel   cancel jobs (scancel)                  hold / release   hold or release pending jobs
+  priority why pending jobs wait: priority factors (sprio)
+  reservation create|list|delete advance reservations
   sim      replay an SWF trace through the scheduler on a virtual clock
 )";
 
@@ -47,6 +49,8 @@ int dispatch(const std::string& command, const Args& args) {
             {"sinfo", cmd_nodes}, {"show", cmd_show}, {"cancel", cmd_cancel},
             {"scancel", cmd_cancel}, {"acct", cmd_acct}, {"sacct", cmd_acct},
             {"start", cmd_start}, {"stop", cmd_stop}, {"sim", cmd_sim},
+            {"priority", cmd_priority}, {"sprio", cmd_priority},
+            {"reservation", cmd_reservation},
             {"hold", [](const Args& a) { return cmd_hold(a, false); }},
             {"release", [](const Args& a) { return cmd_hold(a, true); }},
     };

@@ -14,20 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-Result<int64_t> read_time(const json& object, const char* key, int64_t fallback) {
-    if (!object.contains(key)) {
-        return fallback;
-    }
-    const json& value = object.at(key);
-    if (value.is_number_integer()) {
-        return value.get<int64_t>();
-    }
-    if (!value.is_string()) {
-        return Status::invalid(std::string(key) + ": expected a time string such as 1-00:00:00");
-    }
-    return parse_time_limit(value.get<std::string>());
-}
-
 Result<std::vector<std::string>> read_hosts(const json& object, const char* key) {
     if (!object.contains(key)) {
         return std::vector<std::string>{};
@@ -54,14 +40,26 @@ Result<PartitionConfig> read_partition(const json& object) {
     }
     partition.nodes = std::move(*nodes);
     partition.is_default = object.value("default", false);
-    auto max_time = read_time(object, "max_time", -1);
-    auto default_time = read_time(object, "default_time", -1);
+    auto max_time = read_duration(object, "max_time", -1);
+    auto default_time = read_duration(object, "default_time", -1);
     if (!max_time || !default_time) {
         return (!max_time ? max_time.status() : default_time.status())
                 .with_context("partition " + partition.name);
     }
     partition.max_time_s = *max_time;
     partition.default_time_s = *default_time;
+    partition.max_nodes = object.value("max_nodes", partition.max_nodes);
+    partition.allowed_accounts =
+            object.value("allowed_accounts", std::vector<std::string>{});
+    partition.priority_tier = object.value("priority_tier", partition.priority_tier);
+    partition.def_mem_per_cpu_mib = object.value("def_mem_per_cpu", int64_t{0});
+    partition.max_mem_per_cpu_mib = object.value("max_mem_per_cpu", int64_t{0});
+    if (partition.max_nodes == 0 || partition.max_nodes < -1 || partition.priority_tier < 0
+            || partition.def_mem_per_cpu_mib < 0 || partition.max_mem_per_cpu_mib < 0) {
+        return Status::invalid("partition " + partition.name
+                + ": max_nodes, priority_tier, def_mem_per_cpu and max_mem_per_cpu must be "
+                  "non-negative (max_nodes: -1 or at least 1)");
+    }
     return partition;
 }
 
@@ -109,7 +107,25 @@ Result<ClusterConfig> parse_config(const json& doc) {
         config.partitions.push_back(std::move(*partition));
     }
     if (config.partitions.empty() && !config.nodes.empty()) {
-        config.partitions.push_back({"debug", config.nodes, true, -1, -1});
+        PartitionConfig debug;
+        debug.name = "debug";
+        debug.nodes = config.nodes;
+        debug.is_default = true;
+        config.partitions.push_back(std::move(debug));
+    }
+    auto policy = read_policy(doc);
+    if (!policy) {
+        return policy.status();
+    }
+    config.policy = std::move(*policy);
+    for (const auto& partition : config.partitions) {
+        for (const auto& account : partition.allowed_accounts) {
+            if (config.policy.find_account(account) == nullptr) {
+                return Status::invalid("partition " + partition.name
+                        + ": allowed_accounts: unknown account '" + account
+                        + "' (accepted: accounts listed under accounts)");
+            }
+        }
     }
     return config;
 }
@@ -163,7 +179,12 @@ Status save_config(const ClusterConfig& config, const std::string& path) {
                 {"nodes", compress_hostlist(p.nodes)},
                 {"default", p.is_default},
                 {"max_time", p.max_time_s},
-                {"default_time", p.default_time_s}});
+                {"default_time", p.default_time_s},
+                {"max_nodes", p.max_nodes},
+                {"allowed_accounts", p.allowed_accounts},
+                {"priority_tier", p.priority_tier},
+                {"def_mem_per_cpu", p.def_mem_per_cpu_mib},
+                {"max_mem_per_cpu", p.max_mem_per_cpu_mib}});
     }
     json doc = {{"cluster_name", config.cluster_name},
             {"controller", {{"host", config.controller_host}, {"port", config.controller_port}}},
@@ -177,6 +198,7 @@ Status save_config(const ClusterConfig& config, const std::string& path) {
             {"sqlite_synchronous", config.sqlite_synchronous},
             {"backfill", config.backfill},
             {"backfill_reservations", config.backfill_reservations}};
+    doc.update(write_policy(config.policy));
     std::string tmp = path + ".tmp";
     {
         std::ofstream out(tmp, std::ios::trunc);

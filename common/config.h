@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "common/policy_config.h"
 #include "common/status.h"
 
 namespace cohort {
@@ -15,6 +16,11 @@ struct PartitionConfig {
     bool is_default = false;
     int64_t max_time_s = -1;      // -1: unlimited
     int64_t default_time_s = -1;  // -1: the partition's max_time_s
+    int64_t max_nodes = -1;       // nodes one job may take; -1: unlimited
+    std::vector<std::string> allowed_accounts;  // empty: all
+    int64_t priority_tier = 0;    // the partition factor of multifactor priority
+    int64_t def_mem_per_cpu_mib = 0;  // memory of a job that asks none; 0: not tracked
+    int64_t max_mem_per_cpu_mib = 0;  // 0: unlimited
 };
 
 struct ClusterConfig {
@@ -32,6 +38,7 @@ struct ClusterConfig {
     std::string sqlite_synchronous = "full";
     std::string backfill = "easy";       // none, easy or conservative
     int64_t backfill_reservations = -1;  // conservative: waiting jobs planned; -1: all
+    PolicyConfig policy;                 // QoS, accounts, priority weights, pass budget
 
     const PartitionConfig* default_partition() const;
     const PartitionConfig* find_partition(const std::string& name) const;

@@ -28,6 +28,14 @@ CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
     value INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS reservations (
+    name   TEXT PRIMARY KEY,
+    record BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS blobs (
+    key    TEXT PRIMARY KEY,
+    record BLOB NOT NULL
+);
 )sql";
 
 // RAII reset for a cached statement.
@@ -90,6 +98,9 @@ SqliteJobStore::~SqliteJobStore() {
     sqlite3_finalize(put_job_);
     sqlite3_finalize(put_step_);
     sqlite3_finalize(put_meta_);
+    sqlite3_finalize(put_reservation_);
+    sqlite3_finalize(delete_reservation_);
+    sqlite3_finalize(put_blob_);
     sqlite3_close(db_);
 }
 
@@ -115,7 +126,14 @@ Status SqliteJobStore::prepare_statements() {
     const char* meta_sql = "INSERT OR REPLACE INTO meta(key,value) VALUES('next_job_id',?)";
     if (sqlite3_prepare_v2(db_, job_sql, -1, &put_job_, nullptr) != SQLITE_OK
             || sqlite3_prepare_v2(db_, step_sql, -1, &put_step_, nullptr) != SQLITE_OK
-            || sqlite3_prepare_v2(db_, meta_sql, -1, &put_meta_, nullptr) != SQLITE_OK) {
+            || sqlite3_prepare_v2(db_, meta_sql, -1, &put_meta_, nullptr) != SQLITE_OK
+            || sqlite3_prepare_v2(db_,
+                       "INSERT OR REPLACE INTO reservations(name,record) VALUES(?,?)", -1,
+                       &put_reservation_, nullptr) != SQLITE_OK
+            || sqlite3_prepare_v2(db_, "DELETE FROM reservations WHERE name=?", -1,
+                       &delete_reservation_, nullptr) != SQLITE_OK
+            || sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO blobs(key,record) VALUES(?,?)",
+                       -1, &put_blob_, nullptr) != SQLITE_OK) {
         return error("prepare");
     }
     return Status::ok();
@@ -161,6 +179,60 @@ Status SqliteJobStore::put_next_job_id(uint64_t next) {
     return sqlite3_step(put_meta_) == SQLITE_DONE ? Status::ok() : error("put next_job_id");
 }
 
+Status SqliteJobStore::put_reservation(const protocol::ReservationRecord& reservation) {
+    Reset reset{put_reservation_};
+    std::string blob = protocol::encode_body(reservation);
+    sqlite3_bind_text(put_reservation_, 1, reservation.name.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_blob(put_reservation_, 2, blob.data(), static_cast<int>(blob.size()),
+            SQLITE_TRANSIENT);
+    return sqlite3_step(put_reservation_) == SQLITE_DONE ? Status::ok()
+                                                         : error("put reservation");
+}
+
+Status SqliteJobStore::delete_reservation(const std::string& name) {
+    Reset reset{delete_reservation_};
+    sqlite3_bind_text(delete_reservation_, 1, name.c_str(), -1, SQLITE_TRANSIENT);
+    return sqlite3_step(delete_reservation_) == SQLITE_DONE ? Status::ok()
+                                                            : error("delete reservation");
+}
+
+Status SqliteJobStore::put_usage(const protocol::UsageLedgerRecord& usage) {
+    Reset reset{put_blob_};
+    std::string blob = protocol::encode_body(usage);
+    sqlite3_bind_text(put_blob_, 1, "usage", -1, SQLITE_STATIC);
+    sqlite3_bind_blob(put_blob_, 2, blob.data(), static_cast<int>(blob.size()), SQLITE_TRANSIENT);
+    return sqlite3_step(put_blob_) == SQLITE_DONE ? Status::ok() : error("put usage");
+}
+
+Status SqliteJobStore::load_extras(StoredState& state) {
+    Statement reservations;
+    sqlite3_prepare_v2(db_, "SELECT record FROM reservations ORDER BY name", -1,
+            &reservations.stmt, nullptr);
+    int rc = 0;
+    while ((rc = sqlite3_step(reservations.stmt)) == SQLITE_ROW) {
+        auto reservation = column_record<protocol::ReservationRecord>(reservations.stmt, 0,
+                "stored reservation");
+        if (!reservation) {
+            return reservation.status();
+        }
+        state.reservations.push_back(std::move(*reservation));
+    }
+    if (rc != SQLITE_DONE) {
+        return error("load reservations");
+    }
+    Statement usage;
+    sqlite3_prepare_v2(db_, "SELECT record FROM blobs WHERE key='usage'", -1, &usage.stmt,
+            nullptr);
+    if (sqlite3_step(usage.stmt) == SQLITE_ROW) {
+        auto ledger = column_record<protocol::UsageLedgerRecord>(usage.stmt, 0, "stored usage");
+        if (!ledger) {
+            return ledger.status();
+        }
+        state.usage = std::move(*ledger);
+    }
+    return Status::ok();
+}
+
 Result<StoredState> SqliteJobStore::load_active() {
     StoredState state;
     Statement meta;
@@ -185,6 +257,9 @@ Result<StoredState> SqliteJobStore::load_active() {
     }
     if (rc != SQLITE_DONE) {
         return error("load jobs");
+    }
+    if (Status extras = load_extras(state); !extras) {
+        return extras;
     }
     return state;
 }

@@ -42,13 +42,20 @@ struct JobSpec {
     bool kill_on_invalid_dep = true;  // cancel when the dependency can never be met
     std::string array;                // as given to --array; one job per index
     int64_t begin_time = 0;           // unix seconds from --begin; 0: at once
+    // Set by the controller at submit when not given: the user's default account, the
+    // cluster's default QoS.
+    std::string account;
+    std::string qos;
+    std::string reservation;          // an advance reservation to run in; empty: none
+    int32_t gpus_per_node = 0;
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
         ar & name & partition & nodes_min & nodes_max & ntasks & ntasks_per_node & cpus_per_task
                 & cpus_per_task_set & mem_mib & time_limit_s & script & script_args & output
                 & error & cwd & env & export_spec & hold & nice & submit_host & command_line
-                & dependency & kill_on_invalid_dep & array & begin_time;
+                & dependency & kill_on_invalid_dep & array & begin_time & account & qos
+                & reservation & gpus_per_node;
     }
 };
 
@@ -124,6 +131,47 @@ struct StepRecord {
     void serialize(Archive& ar, unsigned /*version*/) {
         ar & job_id & step_id & name & nodes & ntasks & start_time & end_time & state & exit_code
                 & exit_signal;
+    }
+};
+
+// An advance reservation: its nodes are kept for its users and accounts in [start, end).
+struct ReservationRecord {
+    std::string name;
+    int64_t start_time = 0;  // unix seconds
+    int64_t end_time = 0;
+    std::vector<std::string> nodes;
+    std::vector<std::string> users;     // who may run in it (with accounts: either)
+    std::vector<std::string> accounts;
+    bool maintenance = false;  // no job may run into it, not even its own users'
+    bool ignore_jobs = false;  // created over running jobs without checking them
+
+    template <class Archive>
+    void serialize(Archive& ar, unsigned /*version*/) {
+        ar & name & start_time & end_time & nodes & users & accounts & maintenance
+                & ignore_jobs;
+    }
+};
+
+// One user's decayed usage under one account, for fair-share.
+struct UsageEntry {
+    std::string user;
+    std::string account;
+    double cpu_seconds = 0;
+
+    template <class Archive>
+    void serialize(Archive& ar, unsigned /*version*/) {
+        ar & user & account & cpu_seconds;
+    }
+};
+
+// Every user's decayed usage as of one instant.
+struct UsageLedgerRecord {
+    int64_t as_of = 0;
+    std::vector<UsageEntry> entries;
+
+    template <class Archive>
+    void serialize(Archive& ar, unsigned /*version*/) {
+        ar & as_of & entries;
     }
 };
 

@@ -21,6 +21,12 @@ const char* message_type_name(uint16_t type) {
         case MessageType::kStepComplete: return "StepComplete";
         case MessageType::kJobComplete: return "JobComplete";
         case MessageType::kAcctQuery: return "AcctQuery";
+        case MessageType::kPriorityQuery: return "PriorityQuery";
+        case MessageType::kPriorityList: return "PriorityList";
+        case MessageType::kReservationCreate: return "ReservationCreate";
+        case MessageType::kReservationDelete: return "ReservationDelete";
+        case MessageType::kReservationQuery: return "ReservationQuery";
+        case MessageType::kReservationList: return "ReservationList";
         case MessageType::kRegisterNode: return "RegisterNode";
         case MessageType::kRegisterReply: return "RegisterReply";
         case MessageType::kHeartbeat: return "Heartbeat";

@@ -29,6 +29,12 @@ enum class MessageType : uint16_t {
     kStepComplete = 21,
     kJobComplete = 22,
     kAcctQuery = 23,
+    kPriorityQuery = 24,
+    kPriorityList = 25,
+    kReservationCreate = 26,
+    kReservationDelete = 27,
+    kReservationQuery = 28,
+    kReservationList = 29,
     // Agent <-> controller.
     kRegisterNode = 40,
     kRegisterReply = 41,
@@ -407,6 +413,87 @@ struct StepDoneMessage {
     template <class A>
     void serialize(A& ar, unsigned) {
         ar & job_id & step_id;
+    }
+};
+
+struct PriorityQueryRequest {
+    static constexpr MessageType kType = MessageType::kPriorityQuery;
+    std::vector<uint64_t> job_ids;  // empty: every pending job
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & job_ids;
+    }
+};
+
+// A pending job's priority and each factor in [0, 1] with the weight it is multiplied by.
+struct JobPriority {
+    uint64_t job_id = 0;
+    std::string display_id;
+    std::string user;
+    std::string account;
+    std::string partition;
+    std::string qos;
+    int64_t priority = 0;
+    double age = 0, fairshare = 0, job_size = 0, partition_factor = 0, qos_factor = 0;
+    int64_t weight_age = 0, weight_fairshare = 0, weight_job_size = 0, weight_partition = 0,
+            weight_qos = 0;
+    int32_t nice = 0;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & job_id & display_id & user & account & partition & qos & priority & age
+                & fairshare & job_size & partition_factor & qos_factor & weight_age
+                & weight_fairshare & weight_job_size & weight_partition & weight_qos & nice;
+    }
+};
+
+struct PriorityListReply {
+    static constexpr MessageType kType = MessageType::kPriorityList;
+    std::vector<JobPriority> jobs;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & jobs;
+    }
+};
+
+// Nodes are the record's list, or `node_count` nodes the controller picks when it is empty.
+struct ReservationCreateRequest {
+    static constexpr MessageType kType = MessageType::kReservationCreate;
+    ReservationRecord reservation;
+    uint32_t node_count = 0;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & reservation & node_count;
+    }
+};
+
+struct ReservationDeleteRequest {
+    static constexpr MessageType kType = MessageType::kReservationDelete;
+    std::string name;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & name;
+    }
+};
+
+struct ReservationQueryRequest {
+    static constexpr MessageType kType = MessageType::kReservationQuery;
+
+    template <class A>
+    void serialize(A&, unsigned) {}
+};
+
+struct ReservationListReply {
+    static constexpr MessageType kType = MessageType::kReservationList;
+    std::vector<ReservationRecord> reservations;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & reservations;
     }
 };
 

@@ -52,7 +52,8 @@ Controller::Controller(asio::io_context& io, ClusterConfig config, std::string k
       self_{static_cast<uint32_t>(getuid()), static_cast<uint32_t>(getgid())},
       writer_(std::move(store)),
       partition_nodes_(index_partitions(config_)),
-      backfill_(backfill_options(config_)) {
+      backfill_(backfill_options(config_)),
+      priority_(config_) {
     for (const auto& name : config_.nodes) {
         NodeEntry node;
         node.info.name = name;
@@ -105,6 +106,15 @@ Status Controller::start() {
         return loaded.status();
     }
     next_job_id_ = loaded->next_job_id;
+    for (auto& reservation : loaded->reservations) {
+        std::string name = reservation.name;
+        reservations_.emplace(std::move(name), std::move(reservation));
+    }
+    std::map<sched::UsageLedger::Key, double> usage;
+    for (const auto& entry : loaded->usage.entries) {
+        usage[{entry.user, entry.account}] = entry.cpu_seconds;
+    }
+    usage_.restore(loaded->usage.as_of, std::move(usage));
     for (auto& job : loaded->jobs) {
         uint64_t id = job.job_id;
         jobs_.emplace(id, std::move(job));
@@ -133,7 +143,8 @@ Status Controller::start() {
     for (auto& node : nodes_) {
         node.last_heard_ms = steady_ms();
     }
-    spdlog::info("loaded {} unfinished jobs, next job id {}", jobs_.size(), next_job_id_);
+    spdlog::info("loaded {} unfinished jobs, {} reservations, next job id {}", jobs_.size(),
+            reservations_.size(), next_job_id_);
 
     Status listening =
             transport::listen_on(acceptor_, config_.controller_host, config_.controller_port);
@@ -243,6 +254,28 @@ void Controller::on_message(const ConnectionPtr& conn, protocol::Envelope envelo
             if (auto m = decode_or_close<protocol::AcctQueryRequest>(conn, envelope)) {
                 handle_acct(conn, *m);
             }
+            return;
+        case MessageType::kPriorityQuery:
+            if (auto m = decode_or_close<protocol::PriorityQueryRequest>(conn, envelope)) {
+                on_strand([this, conn, m = std::move(*m)] { handle_priority(conn, m); });
+            }
+            return;
+        case MessageType::kReservationCreate:
+            if (auto m = decode_or_close<protocol::ReservationCreateRequest>(conn, envelope)) {
+                on_strand([this, conn, cred, m = std::move(*m)]() mutable {
+                    handle_reservation_create(conn, cred, std::move(m));
+                });
+            }
+            return;
+        case MessageType::kReservationDelete:
+            if (auto m = decode_or_close<protocol::ReservationDeleteRequest>(conn, envelope)) {
+                on_strand([this, conn, cred, name = m->name] {
+                    handle_reservation_delete(conn, cred, name);
+                });
+            }
+            return;
+        case MessageType::kReservationQuery:
+            on_strand([this, conn] { handle_reservation_query(conn); });
             return;
         case MessageType::kRegisterNode:
             if (auto m = decode_or_close<protocol::RegisterNodeRequest>(conn, envelope)) {

@@ -13,10 +13,13 @@
 
 #include "common/config.h"
 #include "common/transport/connection.h"
+#include "scheduler/ctld/priority_model.h"
 #include "scheduler/ctld/state_writer.h"
 #include "scheduler/ctld/submit_validation.h"
 #include "scheduler/backfill/backfill_pass.h"
 #include "scheduler/dependency.h"
+#include "scheduler/plan.h"
+#include "scheduler/priority/usage_ledger.h"
 #include "scheduler/snapshot.h"
 
 namespace cohort::ctld {
@@ -82,6 +85,25 @@ private:
     void close_step(protocol::StepRecord& step, JobState state, int32_t exit_code,
             int32_t exit_signal);
 
+    // --- priority and fair-share (priority_handlers.cc)
+    void handle_priority(const ConnectionPtr& conn, const protocol::PriorityQueryRequest& r);
+    // Charges running jobs' CPU time up to `now` and decays all usage to `now`.
+    void charge_usage(int64_t now);
+    // Charges `job` up to `until` (its end, or now) and no further.
+    void charge_job(const protocol::JobRecord& job, int64_t until);
+    void refresh_priorities(int64_t now);
+
+    // --- advance reservations (reservations.cc)
+    void handle_reservation_create(const ConnectionPtr& conn, const protocol::Credential& cred,
+            protocol::ReservationCreateRequest request);
+    void handle_reservation_delete(const ConnectionPtr& conn, const protocol::Credential& cred,
+            const std::string& name);
+    void handle_reservation_query(const ConnectionPtr& conn);
+    std::string reservation_conflict(const protocol::ReservationRecord& wanted,
+            const std::string& node) const;
+    void delete_reservation(const std::string& name, std::function<void(const Status&)> done);
+    void expire_reservations(int64_t now);
+
     // --- node agents (node_handlers.cc)
     void handle_register(const ConnectionPtr& conn, const protocol::RegisterNodeRequest& r);
     void handle_heartbeat(const protocol::HeartbeatMessage& message);
@@ -106,6 +128,10 @@ private:
     // --- scheduling and job life cycle (scheduling.cc)
     void request_schedule();
     void schedule();
+    sched::Snapshot build_snapshot(int64_t now);
+    // Runs one budgeted step of the current pass; posts the next step until it is done.
+    void continue_pass();
+    void apply(const sched::Decisions& decisions, const sched::Snapshot& snapshot);
     void launch(uint64_t job_id);
     // Ends a running job: terminate its processes everywhere, then settle on `final_state`.
     void end_job(protocol::JobRecord& job, JobState final_state, const std::string& clean_node);
@@ -141,6 +167,14 @@ private:
     std::map<uint64_t, uint32_t> array_sizes_;  // array id -> tasks (ids id .. id + n - 1)
     const PartitionNodes partition_nodes_;
     const sched::BackfillOptions backfill_;
+    Reservations reservations_;
+    sched::UsageLedger usage_;
+    std::map<uint64_t, int64_t> charged_until_;  // running job -> usage charged up to
+    int64_t usage_stored_at_ = 0;
+    PriorityModel priority_;
+    // The pass in progress, stepped across strand turns so requests are served between steps.
+    std::unique_ptr<sched::PlanPass> pass_;
+    bool pass_again_ = false;  // something changed while it ran: plan anew when it ends
     uint64_t next_job_id_ = 1;
     bool schedule_posted_ = false;
 };

@@ -38,7 +38,13 @@ void Controller::handle_submit(const ConnectionPtr& conn, const protocol::Creden
         conn->send_error(Status::invalid("script: empty batch script"));
         return;
     }
-    auto validated = validate_submission(spec, config_, capacities(), partition_nodes_);
+    auto name = user_names_.find(cred.uid);
+    if (name == user_names_.end()) {
+        name = user_names_.emplace(cred.uid, user_name_of(cred.uid)).first;
+    }
+    const std::vector<sched::NodeCapacity> nodes = capacities();
+    auto validated = validate_submission(spec,
+            SubmitContext{config_, nodes, partition_nodes_, reservations_, name->second});
     if (!validated) {
         conn->send_error(validated.status());
         return;
@@ -60,10 +66,6 @@ void Controller::handle_submit(const ConnectionPtr& conn, const protocol::Creden
     protocol::JobRecord job;
     job.uid = cred.uid;
     job.gid = cred.gid;
-    auto name = user_names_.find(cred.uid);
-    if (name == user_names_.end()) {
-        name = user_names_.emplace(cred.uid, user_name_of(cred.uid)).first;
-    }
     job.user_name = name->second;
     job.partition = validated->partition->name;
     job.time_limit_s = validated->time_limit_s;
@@ -71,6 +73,9 @@ void Controller::handle_submit(const ConnectionPtr& conn, const protocol::Creden
     job.held = spec.hold;
     job.reason = spec.hold ? "JobHeldUser" : "None";
     job.interactive = interactive;
+    spec.account = validated->account;
+    spec.qos = validated->qos;
+    spec.mem_mib = validated->mem_mib;
     job.spec = std::move(spec);
     if (job.spec.name.empty()) {
         job.spec.name = interactive ? "interactive" : "sbatch";

@@ -11,13 +11,19 @@
 namespace cohort::ctld {
 namespace {
 
-constexpr int64_t kBasePriority = 1'000'000;
-constexpr int64_t kMaxAgeMinutes = 7 * 24 * 60;
+// Limits of one user under one QoS, as indexes into Snapshot::limits.
+using LimitKey = std::pair<std::string, std::string>;  // qos, user
 
-// Older first (age capped), shifted by --nice; higher runs first.
-int64_t job_priority(const protocol::JobRecord& job, int64_t now) {
-    int64_t age_minutes = std::clamp<int64_t>((now - job.submit_time) / 60, 0, kMaxAgeMinutes);
-    return kBasePriority + age_minutes - job.spec.nice;
+int64_t allocated_gpus(const protocol::JobRecord& job) {
+    return static_cast<int64_t>(job.spec.gpus_per_node) * static_cast<int64_t>(job.nodes.size());
+}
+
+int64_t allocated_cpus(const protocol::JobRecord& job) {
+    int64_t cpus = 0;
+    for (uint32_t c : job.cpus_per_node) {
+        cpus += c;
+    }
+    return cpus;
 }
 
 }  // namespace
@@ -110,8 +116,25 @@ void Controller::request_schedule() {
 
 void Controller::schedule() {
     schedule_posted_ = false;
+    if (pass_) {
+        pass_again_ = true;  // the pass in progress plans from older state; plan anew after it
+        return;
+    }
+    const int64_t now = unix_now();
+    charge_usage(now);
+    expire_reservations(now);
+    refresh_priorities(now);
+    sched::Snapshot snapshot = build_snapshot(now);
+    if (snapshot.pending.empty()) {
+        return;
+    }
+    pass_ = std::make_unique<sched::PlanPass>(std::move(snapshot), backfill_);
+    continue_pass();
+}
+
+sched::Snapshot Controller::build_snapshot(int64_t now) {
     sched::Snapshot snapshot;
-    snapshot.now = unix_now();
+    snapshot.now = now;
     snapshot.nodes = capacities();
     std::map<std::string, int> partition_index;
     for (const auto& partition : config_.partitions) {
@@ -122,6 +145,29 @@ void Controller::schedule() {
     for (size_t i = 0; i < nodes_.size(); ++i) {
         node_index[nodes_[i].info.name] = static_cast<int>(i);
     }
+    // Per-user QoS caps: what each (QoS, user) holds now, and the limits that bind it.
+    std::map<LimitKey, std::vector<int>> limits_of;
+    auto limits_for = [&](const protocol::JobRecord& job) -> std::vector<int>& {
+        LimitKey key{job.spec.qos, job.user_name};
+        auto [it, fresh] = limits_of.try_emplace(key);
+        const QosConfig* qos = config_.policy.find_qos(job.spec.qos);
+        if (fresh && qos != nullptr) {
+            const std::tuple<int64_t, sched::LimitedResource, const char*> caps[] = {
+                    {qos->max_jobs_per_user, sched::LimitedResource::kJobs,
+                            "QOSMaxJobsPerUserLimit"},
+                    {qos->max_cpus_per_user, sched::LimitedResource::kCpus,
+                            "QOSMaxCpuPerUserLimit"},
+                    {qos->max_gpus_per_user, sched::LimitedResource::kGpus,
+                            "QOSMaxGRESPerUser"}};
+            for (const auto& [max, resource, reason] : caps) {
+                if (max >= 0) {
+                    it->second.push_back(static_cast<int>(snapshot.limits.size()));
+                    snapshot.limits.push_back({reason, resource, max, 0});
+                }
+            }
+        }
+        return it->second;
+    };
     for (const auto& [id, job] : jobs_) {
         if (job.state != JobState::kRunning && job.state != JobState::kCompleting) {
             continue;
@@ -134,12 +180,33 @@ void Controller::schedule() {
             }
         }
         running.memory_mib_per_node = job.mem_per_node_mib;
+        running.gpus_per_node = job.spec.gpus_per_node;
         // A job past its limit is being ended; plan as if it frees its nodes soon.
         running.expected_end = job.time_limit_s < 0
-                ? snapshot.now + sched::kForever
-                : std::max(job.start_time + std::min(job.time_limit_s, sched::kForever),
-                        snapshot.now + 1);
+                ? now + sched::kForever
+                : std::max(job.start_time + std::min(job.time_limit_s, sched::kForever), now + 1);
         snapshot.running.push_back(std::move(running));
+        for (int limit : limits_for(job)) {
+            sched::UsageLimit& l = snapshot.limits[static_cast<size_t>(limit)];
+            l.used += l.resource == sched::LimitedResource::kJobs ? 1
+                    : l.resource == sched::LimitedResource::kCpus ? allocated_cpus(job)
+                                                                  : allocated_gpus(job);
+        }
+    }
+    std::map<std::string, int> window_index;
+    for (const auto& [name, reservation] : reservations_) {
+        sched::ReservationWindow window;
+        window.name = name;
+        window.start = reservation.start_time;
+        window.end = reservation.end_time;
+        window.maintenance = reservation.maintenance;
+        for (const auto& node : reservation.nodes) {
+            if (auto it = node_index.find(node); it != node_index.end()) {
+                window.nodes.push_back(it->second);
+            }
+        }
+        window_index[name] = static_cast<int>(snapshot.windows.size());
+        snapshot.windows.push_back(std::move(window));
     }
     for (auto& [id, job] : jobs_) {
         job.expected_start = 0;  // this pass plans anew
@@ -159,12 +226,12 @@ void Controller::schedule() {
         if (job.state != JobState::kPending || job.held || uncommitted_.count(id) != 0) {
             continue;
         }
-        if (job.spec.begin_time > snapshot.now) {
+        if (job.spec.begin_time > now) {
             job.reason = "BeginTime";  // the periodic pass starts it once the time has come
             continue;
         }
         if (!job.spec.dependency.empty()) {
-            sched::DependencyStatus status = dependency_status(job, snapshot.now);
+            sched::DependencyStatus status = dependency_status(job, now);
             if (status == sched::DependencyStatus::kWaiting) {
                 job.reason = "Dependency";
                 continue;
@@ -177,6 +244,15 @@ void Controller::schedule() {
                 continue;
             }
         }
+        int reservation = -1;
+        if (!job.spec.reservation.empty()) {
+            auto it = window_index.find(job.spec.reservation);
+            if (it == window_index.end()) {
+                job.reason = "ReservationDeleted";  // it ended or was deleted before the job ran
+                continue;
+            }
+            reservation = it->second;
+        }
         if (auto room = array_room.find(job.array_job_id); room != array_room.end()) {
             if (room->second <= 0) {
                 job.reason = "JobArrayTaskLimit";
@@ -187,10 +263,12 @@ void Controller::schedule() {
         sched::PendingJob pending;
         pending.id = id;
         pending.submit_time = job.submit_time;
-        pending.priority = job_priority(job, snapshot.now);
+        pending.priority = job.priority;
         pending.time_limit_s = job.time_limit_s;
         pending.request = request_of(job.spec);
         pending.partition = partition_index.at(job.partition);
+        pending.limits = limits_for(job);
+        pending.reservation = reservation;
         snapshot.pending.push_back(std::move(pending));
     }
     for (uint64_t id : never) {
@@ -198,22 +276,64 @@ void Controller::schedule() {
                 jobs_.at(id).spec.dependency);
         cancel_pending(jobs_.at(id), "DependencyNeverSatisfied");
     }
-    if (snapshot.pending.empty()) {
+    return snapshot;
+}
+
+void Controller::continue_pass() {
+    const PassBudgetConfig& limits = config_.policy.pass_budget;
+    sched::PassBudget budget;
+    if (limits.max_jobs > 0) {
+        budget.max_jobs = static_cast<size_t>(limits.max_jobs);
+    }
+    if (limits.max_ms > 0) {
+        const int64_t deadline = steady_ms() + limits.max_ms;
+        budget.out_of_time = [deadline] { return steady_ms() >= deadline; };
+    }
+    sched::Decisions decisions = pass_->step(budget);
+    apply(decisions, pass_->snapshot());
+    if (!pass_->done()) {
+        on_strand([this] { continue_pass(); });  // requests queued meanwhile are served first
         return;
     }
-    sched::Decisions decisions = sched::plan(snapshot, backfill_);
+    pass_.reset();
+    if (pass_again_) {
+        pass_again_ = false;
+        request_schedule();
+    }
+}
+
+void Controller::apply(const sched::Decisions& decisions, const sched::Snapshot& snapshot) {
+    // Between steps jobs may have been cancelled or held and nodes lost; those are skipped.
+    auto still_pending = [this](uint64_t id) -> protocol::JobRecord* {
+        auto it = jobs_.find(id);
+        return it != jobs_.end() && it->second.state == JobState::kPending && !it->second.held
+                ? &it->second
+                : nullptr;
+    };
     for (const auto& wait : decisions.waits) {
-        protocol::JobRecord& job = jobs_.at(wait.job_id);
-        job.reason = sched::wait_reason_name(wait, snapshot.limits);
+        if (protocol::JobRecord* job = still_pending(wait.job_id)) {
+            job->reason = sched::wait_reason_name(wait, snapshot.limits);
+        }
     }
     for (const auto& reserved : decisions.reservations) {
-        jobs_.at(reserved.job_id).expected_start = reserved.start;
+        if (protocol::JobRecord* job = still_pending(reserved.job_id)) {
+            job->expected_start = reserved.start;
+        }
     }
+    const std::vector<sched::NodeCapacity> now_up = capacities();
     for (const auto& start : decisions.starts) {
-        protocol::JobRecord& job = jobs_.at(start.job_id);
+        protocol::JobRecord* pending = still_pending(start.job_id);
+        const bool nodes_up = std::all_of(start.placement.nodes.begin(),
+                start.placement.nodes.end(),
+                [&](int index) { return now_up[static_cast<size_t>(index)].up; });
+        if (pending == nullptr || !nodes_up) {
+            pass_again_ = true;
+            continue;
+        }
+        protocol::JobRecord& job = *pending;
         job.state = JobState::kRunning;
         job.reason = "None";
-        job.start_time = snapshot.now;
+        job.start_time = unix_now();
         job.nodes.clear();
         for (int index : start.placement.nodes) {
             job.nodes.push_back(nodes_[index].info.name);
@@ -223,6 +343,7 @@ void Controller::schedule() {
                 start.placement.cpus_per_node.end());
         job.mem_per_node_mib = start.placement.memory_mib_per_node;
         claim_resources(job);
+        charged_until_[job.job_id] = job.start_time;
         // Launch only once RUNNING is durable, so a restarted controller never meets a
         // running job it believes pending.
         persist(job, [this, id = job.job_id] { launch(id); });
@@ -302,6 +423,8 @@ void Controller::finish_if_clean(protocol::JobRecord& job) {
         return;
     }
     job.state = job.final_state;
+    charge_job(job, job.end_time);
+    charged_until_.erase(job.job_id);
     release_resources(job);
     // Steps whose client never reported (it died, or the job was cancelled) end with the job.
     for (auto it = open_steps_.lower_bound({job.job_id, 0});

@@ -52,8 +52,14 @@ Status StateWriter::apply(const std::vector<StateChange>& changes) {
                         return store_->put_job(value);
                     } else if constexpr (std::is_same_v<T, protocol::StepRecord>) {
                         return store_->put_step(value);
-                    } else {
+                    } else if constexpr (std::is_same_v<T, NextJobId>) {
                         return store_->put_next_job_id(value.value);
+                    } else if constexpr (std::is_same_v<T, protocol::ReservationRecord>) {
+                        return store_->put_reservation(value);
+                    } else if constexpr (std::is_same_v<T, ReservationDeleted>) {
+                        return store_->delete_reservation(value.name);
+                    } else {
+                        return store_->put_usage(value);
                     }
                 },
                 change);

@@ -18,7 +18,12 @@ struct NextJobId {
     uint64_t value = 0;
 };
 
-using StateChange = std::variant<protocol::JobRecord, protocol::StepRecord, NextJobId>;
+struct ReservationDeleted {
+    std::string name;
+};
+
+using StateChange = std::variant<protocol::JobRecord, protocol::StepRecord, NextJobId,
+        protocol::ReservationRecord, ReservationDeleted, protocol::UsageLedgerRecord>;
 
 class StateWriter {
 public:

@@ -16,8 +16,143 @@ sched::ResourceRequest request_of(const protocol::JobSpec& spec) {
     request.ntasks_per_node = spec.ntasks_per_node;
     request.cpus_per_task = std::max<uint32_t>(spec.cpus_per_task, 1);
     request.memory_mib_per_node = spec.mem_mib;
+    request.gpus_per_node = spec.gpus_per_node;
     return request;
 }
+
+namespace {
+
+std::string joined(const std::vector<std::string>& names) {
+    std::string out;
+    for (const auto& name : names) {
+        out += (out.empty() ? "" : ", ") + name;
+    }
+    return out;
+}
+
+// The account a job is charged to: as given (and allowed), else the user's first account.
+// Without configured accounts any name is accepted and fair-share counts the user alone.
+Result<std::string> resolve_account(const protocol::JobSpec& spec, const std::string& user,
+        const ClusterConfig& config, const PartitionConfig& partition) {
+    const PolicyConfig& policy = config.policy;
+    std::string account = spec.account;
+    if (policy.accounts.empty()) {
+        if (account.empty()) {
+            account = "root";
+        }
+    } else if (account.empty()) {
+        const AccountConfig* fallback = policy.default_account(user);
+        if (fallback == nullptr) {
+            return Status::invalid("--account: user '" + user
+                    + "' belongs to no account (accepted: an account that lists the user)");
+        }
+        account = fallback->name;
+    } else {
+        const AccountConfig* found = policy.find_account(account);
+        std::vector<std::string> own;
+        for (const auto& a : policy.accounts) {
+            for (const auto& u : a.users) {
+                if (u.name == user) {
+                    own.push_back(a.name);
+                }
+            }
+        }
+        if (found == nullptr || std::find(own.begin(), own.end(), account) == own.end()) {
+            return Status::invalid("--account: invalid account '" + account + "' for user '"
+                    + user + "' (accepted: " + (own.empty() ? "none" : joined(own)) + ")");
+        }
+    }
+    const auto& allowed = partition.allowed_accounts;
+    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), account) == allowed.end()) {
+        return Status::invalid("--partition: account '" + account + "' may not use partition '"
+                + partition.name + "' (allowed accounts: " + joined(allowed) + ")");
+    }
+    return account;
+}
+
+Result<const QosConfig*> resolve_qos(const protocol::JobSpec& spec, const ClusterConfig& config) {
+    const std::string name = spec.qos.empty() ? config.policy.default_qos : spec.qos;
+    const QosConfig* qos = config.policy.find_qos(name);
+    if (qos == nullptr) {
+        std::vector<std::string> names;
+        for (const auto& q : config.policy.qos) {
+            names.push_back(q.name);
+        }
+        return Status::invalid("--qos: invalid value '" + name + "' (accepted: " + joined(names)
+                + ")");
+    }
+    return qos;
+}
+
+// CPUs the job asks for on its busiest node, as far as the request tells before placement.
+int64_t cpus_per_node_hint(const protocol::JobSpec& spec) {
+    const int64_t per_task = std::max<uint32_t>(spec.cpus_per_task, 1);
+    if (spec.ntasks_per_node != 0) {
+        return spec.ntasks_per_node * per_task;
+    }
+    if (spec.ntasks != 0 && spec.nodes_min != 0) {
+        return (spec.ntasks + spec.nodes_min - 1) / spec.nodes_min * per_task;
+    }
+    return (spec.ntasks != 0 ? spec.ntasks : 1) * per_task;
+}
+
+// --mem as given, or the partition's DefMemPerCPU; never above its MaxMemPerCPU.
+Result<int64_t> resolve_memory(const protocol::JobSpec& spec, const PartitionConfig& partition) {
+    const int64_t cpus = cpus_per_node_hint(spec);
+    if (spec.mem_mib == 0) {
+        return partition.def_mem_per_cpu_mib * cpus;
+    }
+    if (partition.max_mem_per_cpu_mib > 0 && spec.mem_mib > partition.max_mem_per_cpu_mib * cpus) {
+        return Status::invalid("--mem: " + std::to_string(spec.mem_mib) + " MiB for "
+                + std::to_string(cpus) + " CPUs per node exceeds MaxMemPerCPU "
+                + std::to_string(partition.max_mem_per_cpu_mib) + " MiB of partition '"
+                + partition.name + "'");
+    }
+    return spec.mem_mib;
+}
+
+// A job bigger than a per-user cap could never start; it is refused instead of waiting.
+Status check_qos_caps(const protocol::JobSpec& spec, const QosConfig& qos) {
+    const int64_t cpus = static_cast<int64_t>(std::max(spec.ntasks, 1u))
+            * std::max<uint32_t>(spec.cpus_per_task, 1);
+    if (qos.max_cpus_per_user != -1 && cpus > qos.max_cpus_per_user) {
+        return Status::invalid("--ntasks: " + std::to_string(cpus) + " CPUs exceed MaxCpuPerUser "
+                + std::to_string(qos.max_cpus_per_user) + " of QoS '" + qos.name + "'");
+    }
+    const int64_t gpus = static_cast<int64_t>(spec.gpus_per_node) * std::max(spec.nodes_min, 1u);
+    if (qos.max_gpus_per_user != -1 && gpus > qos.max_gpus_per_user) {
+        return Status::invalid("--gpus-per-node: " + std::to_string(gpus)
+                + " GPUs exceed MaxGRESPerUser " + std::to_string(qos.max_gpus_per_user)
+                + " of QoS '" + qos.name + "'");
+    }
+    if (qos.max_jobs_per_user == 0) {
+        return Status::invalid("--qos: QoS '" + qos.name + "' allows no running jobs");
+    }
+    return Status::ok();
+}
+
+Status check_reservation(const protocol::JobSpec& spec, const SubmitContext& context,
+        const std::string& account) {
+    if (spec.reservation.empty()) {
+        return Status::ok();
+    }
+    auto found = context.reservations.find(spec.reservation);
+    if (found == context.reservations.end()) {
+        std::vector<std::string> names;
+        for (const auto& [name, r] : context.reservations) {
+            names.push_back(name);
+        }
+        return Status::invalid("--reservation: invalid reservation '" + spec.reservation
+                + "' (accepted: " + (names.empty() ? "none exists" : joined(names)) + ")");
+    }
+    if (!may_use_reservation(found->second, context.user, account)) {
+        return Status::denied("--reservation: user '" + context.user + "' (account '" + account
+                + "') may not use reservation '" + spec.reservation + "'");
+    }
+    return Status::ok();
+}
+
+}  // namespace
 
 PartitionNodes index_partitions(const ClusterConfig& config) {
     PartitionNodes out;
@@ -34,8 +169,8 @@ PartitionNodes index_partitions(const ClusterConfig& config) {
 }
 
 Result<ValidatedJob> validate_submission(const protocol::JobSpec& spec,
-        const ClusterConfig& config, const std::vector<sched::NodeCapacity>& nodes,
-        const PartitionNodes& partition_nodes) {
+        const SubmitContext& context) {
+    const ClusterConfig& config = context.config;
     ValidatedJob job;
     if (spec.partition.empty()) {
         job.partition = config.default_partition();
@@ -54,10 +189,29 @@ Result<ValidatedJob> validate_submission(const protocol::JobSpec& spec,
         }
     }
     const PartitionConfig& partition = *job.partition;
+    auto account = resolve_account(spec, context.user, config, partition);
+    if (!account) {
+        return account.status();
+    }
+    job.account = *account;
+    auto qos = resolve_qos(spec, config);
+    if (!qos) {
+        return qos.status();
+    }
+    job.qos = (*qos)->name;
     job.time_limit_s = spec.time_limit_s;
     if (job.time_limit_s == -2) {
         job.time_limit_s = partition.default_time_s != -1 ? partition.default_time_s
                                                           : partition.max_time_s;
+        const int64_t max_wall = (*qos)->max_wall_s;
+        if (max_wall != -1 && (job.time_limit_s == -1 || job.time_limit_s > max_wall)) {
+            job.time_limit_s = max_wall;  // the default never exceeds what the QoS allows
+        }
+    } else if ((*qos)->max_wall_s != -1
+            && (job.time_limit_s == -1 || job.time_limit_s > (*qos)->max_wall_s)) {
+        return Status::invalid("--time: requested time limit "
+                + format_duration(job.time_limit_s) + " exceeds MaxWall "
+                + format_duration((*qos)->max_wall_s) + " of QoS '" + job.qos + "'");
     }
     if (partition.max_time_s != -1
             && (job.time_limit_s == -1 || job.time_limit_s > partition.max_time_s)) {
@@ -79,10 +233,28 @@ Result<ValidatedJob> validate_submission(const protocol::JobSpec& spec,
                 + " nodes for " + std::to_string(spec.ntasks)
                 + " tasks (accepted: at most one node per task)");
     }
+    if (partition.max_nodes != -1 && spec.nodes_min > partition.max_nodes) {
+        return Status::invalid("--nodes: " + std::to_string(spec.nodes_min)
+                + " nodes exceed MaxNodes " + std::to_string(partition.max_nodes)
+                + " of partition '" + partition.name + "'");
+    }
+    auto mem = resolve_memory(spec, partition);
+    if (!mem) {
+        return mem.status();
+    }
+    job.mem_mib = *mem;
+    if (Status caps = check_qos_caps(spec, **qos); !caps) {
+        return caps;
+    }
+    if (Status reservation = check_reservation(spec, context, job.account); !reservation) {
+        return reservation;
+    }
     job.request = request_of(spec);
+    job.request.memory_mib_per_node = job.mem_mib;
 
-    auto found = partition_nodes.find(partition.name);
-    const std::vector<int> eligible = found != partition_nodes.end() ? found->second
+    const std::vector<sched::NodeCapacity>& nodes = context.nodes;
+    auto found = context.partition_nodes.find(partition.name);
+    const std::vector<int> eligible = found != context.partition_nodes.end() ? found->second
                                                                      : std::vector<int>{};
     const bool all_known = std::all_of(eligible.begin(), eligible.end(),
             [&](int index) { return index < static_cast<int>(nodes.size()) && nodes[index].cpus > 0; });

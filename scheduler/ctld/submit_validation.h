@@ -15,7 +15,16 @@ struct ValidatedJob {
     const PartitionConfig* partition = nullptr;
     int64_t time_limit_s = -1;
     sched::ResourceRequest request;
+    std::string account;  // as given, or the user's default
+    std::string qos;      // as given, or the cluster's default
+    int64_t mem_mib = 0;  // per node: as given, or the partition's default per CPU
 };
+
+using Reservations = std::map<std::string, protocol::ReservationRecord>;
+
+// Whether `user` (charged to `account`) may run in the reservation.
+bool may_use_reservation(const protocol::ReservationRecord& reservation,
+        const std::string& user, const std::string& account);
 
 sched::ResourceRequest request_of(const protocol::JobSpec& spec);
 
@@ -23,11 +32,18 @@ sched::ResourceRequest request_of(const protocol::JobSpec& spec);
 using PartitionNodes = std::map<std::string, std::vector<int>>;
 PartitionNodes index_partitions(const ClusterConfig& config);
 
-// Every error names the field, the value and what is accepted. `nodes` are the controller's
-// nodes in config order (cpus 0: not registered yet); feasibility is judged once every node
-// of the partition has registered.
+// What a submission is checked against besides the spec.
+struct SubmitContext {
+    const ClusterConfig& config;
+    const std::vector<sched::NodeCapacity>& nodes;  // config order; cpus 0: not registered
+    const PartitionNodes& partition_nodes;
+    const Reservations& reservations;
+    const std::string& user;
+};
+
+// Every error names the field, the value and what is accepted. Feasibility on the nodes is
+// judged once every node of the partition has registered.
 Result<ValidatedJob> validate_submission(const protocol::JobSpec& spec,
-        const ClusterConfig& config, const std::vector<sched::NodeCapacity>& nodes,
-        const PartitionNodes& partition_nodes);
+        const SubmitContext& context);
 
 }  // namespace cohort::ctld

@@ -72,13 +72,30 @@ TEST(StateWriter, ReadSeesEarlierWrites) {
     EXPECT_EQ(count.get_future().get(), 1u);
 }
 
+PartitionConfig partition(const std::string& name, bool is_default, int64_t max_time_s) {
+    PartitionConfig p;
+    p.name = name;
+    p.nodes = {"node1"};
+    p.is_default = is_default;
+    p.max_time_s = max_time_s;
+    return p;
+}
+
+Result<ValidatedJob> validate(const protocol::JobSpec& spec, const ClusterConfig& config) {
+    const std::vector<sched::NodeCapacity> nodes;
+    const PartitionNodes partitions = index_partitions(config);
+    const Reservations reservations;
+    const std::string user = "alice";
+    return validate_submission(spec, {config, nodes, partitions, reservations, user});
+}
+
 TEST(SubmitValidation, RejectsUnknownPartitionAndNamesTheChoices) {
     ClusterConfig config;
     config.nodes = {"node1"};
-    config.partitions = {{"debug", {"node1"}, true, 3600, -1}, {"gpu", {"node1"}, false, -1, -1}};
+    config.partitions = {partition("debug", true, 3600), partition("gpu", false, -1)};
     protocol::JobSpec spec;
     spec.partition = "nope";
-    auto result = validate_submission(spec, config, {}, index_partitions(config));
+    auto result = validate(spec, config);
     ASSERT_FALSE(result);
     EXPECT_EQ(result.status().message(),
             "--partition: invalid partition 'nope' (accepted: debug, gpu)");
@@ -87,14 +104,14 @@ TEST(SubmitValidation, RejectsUnknownPartitionAndNamesTheChoices) {
 TEST(SubmitValidation, TimeLimitAbovePartitionMaxIsRefused) {
     ClusterConfig config;
     config.nodes = {"node1"};
-    config.partitions = {{"debug", {"node1"}, true, 3600, -1}};
+    config.partitions = {partition("debug", true, 3600)};
     protocol::JobSpec spec;
     spec.time_limit_s = 7200;
-    auto result = validate_submission(spec, config, {}, index_partitions(config));
+    auto result = validate(spec, config);
     ASSERT_FALSE(result);
     EXPECT_NE(result.status().message().find("exceeds the limit of 1:00:00"), std::string::npos);
     spec.time_limit_s = -2;  // partition default = its max
-    auto accepted = validate_submission(spec, config, {}, index_partitions(config));
+    auto accepted = validate(spec, config);
     ASSERT_TRUE(accepted);
     EXPECT_EQ(accepted->time_limit_s, 3600);
 }

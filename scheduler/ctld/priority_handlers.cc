@@ -1,0 +1,123 @@
+// Fair-share usage accounting and `cohort priority`: the factors of pending jobs.
+#include <spdlog/spdlog.h>
+
+#include <numeric>
+
+#include "scheduler/ctld/clock.h"
+#include "scheduler/ctld/controller.h"
+
+namespace cohort::ctld {
+namespace {
+
+// Usage is stored this often; a controller restart loses at most this much charging.
+constexpr int64_t kUsageStoreInterval_s = 30;
+
+int64_t allocated_cpus(const protocol::JobRecord& job) {
+    return std::accumulate(job.cpus_per_node.begin(), job.cpus_per_node.end(), int64_t{0});
+}
+
+}  // namespace
+
+void Controller::charge_job(const protocol::JobRecord& job, int64_t until) {
+    int64_t& from = charged_until_[job.job_id];
+    from = std::max(from, job.start_time);
+    if (until > from) {
+        usage_.charge(job.user_name, priority_.charged_account(job.spec),
+                static_cast<double>(allocated_cpus(job) * (until - from)));
+        from = until;
+    }
+}
+
+void Controller::charge_usage(int64_t now) {
+    usage_.decay_to(now, config_.policy.priority.decay_half_life_s);
+    for (const auto& [id, job] : jobs_) {
+        if (job.state == JobState::kRunning || job.state == JobState::kCompleting) {
+            charge_job(job, job.state == JobState::kCompleting ? job.end_time : now);
+        }
+    }
+    if (now - usage_stored_at_ < kUsageStoreInterval_s) {
+        return;
+    }
+    usage_stored_at_ = now;
+    protocol::UsageLedgerRecord record;
+    record.as_of = usage_.as_of();
+    for (const auto& [key, cpu_seconds] : usage_.entries()) {
+        record.entries.push_back({key.first, key.second, cpu_seconds});
+    }
+    writer_.write({StateChange{std::move(record)}}, [](const Status& status) {
+        if (!status) {
+            spdlog::error("fair-share usage not stored: {}", status.message());
+        }
+    });
+}
+
+void Controller::refresh_priorities(int64_t now) {
+    std::set<sched::UsageLedger::Key> users;
+    int64_t cluster_cpus = 0;
+    for (const auto& node : nodes_) {
+        cluster_cpus += node.info.resources.cpus;
+    }
+    for (const auto& [id, job] : jobs_) {
+        users.emplace(job.user_name, priority_.charged_account(job.spec));
+    }
+    priority_.refresh(usage_, users, cluster_cpus);
+    for (auto& [id, job] : jobs_) {
+        if (job.state == JobState::kPending) {
+            job.priority = priority_.factors(job, now).priority;
+        }
+    }
+}
+
+void Controller::handle_priority(const ConnectionPtr& conn,
+        const protocol::PriorityQueryRequest& request) {
+    const int64_t now = unix_now();
+    for (uint64_t id : request.job_ids) {
+        auto it = jobs_.find(id);
+        if (it == jobs_.end()) {
+            conn->send_error(Status::not_found("job " + std::to_string(id)
+                    + ": no such unfinished job"));
+            return;
+        }
+        if (it->second.state != JobState::kPending) {
+            conn->send_error(Status::invalid("job " + std::to_string(id) + ": "
+                    + std::string(job_state_name(it->second.state))
+                    + ", not pending (priority only orders pending jobs)"));
+            return;
+        }
+    }
+    refresh_priorities(now);
+    const sched::PriorityWeights& w = priority_.weights();
+    protocol::PriorityListReply reply;
+    for (const auto& [id, job] : jobs_) {
+        if (job.state != JobState::kPending || uncommitted_.count(id) != 0
+                || (!request.job_ids.empty()
+                        && std::find(request.job_ids.begin(), request.job_ids.end(), id)
+                                == request.job_ids.end())) {
+            continue;
+        }
+        const sched::PriorityFactors f = priority_.factors(job, now);
+        protocol::JobPriority entry;
+        entry.job_id = id;
+        entry.display_id = job.display_id();
+        entry.user = job.user_name;
+        entry.account = job.spec.account;
+        entry.partition = job.partition;
+        entry.qos = job.spec.qos;
+        entry.priority = f.priority;
+        entry.age = f.age;
+        entry.fairshare = f.fairshare;
+        entry.job_size = f.job_size;
+        entry.partition_factor = f.partition;
+        entry.qos_factor = f.qos;
+        entry.weight_age = w.age;
+        entry.weight_fairshare = w.fairshare;
+        entry.weight_job_size = w.job_size;
+        entry.weight_partition = w.partition;
+        entry.weight_qos = w.qos;
+        entry.nice = job.spec.nice;
+        reply.jobs.push_back(std::move(entry));
+    }
+    conn->send(reply);
+}
+
+}  // namespace cohort::ctld

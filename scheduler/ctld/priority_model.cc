@@ -1,0 +1,106 @@
+// Multifactor priority and fair-share as the controller computes them.
+#include "scheduler/ctld/priority_model.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "scheduler/priority/fairshare.h"
+
+namespace cohort::ctld {
+
+int64_t requested_cpus(const protocol::JobSpec& spec) {
+    const int64_t tasks = spec.ntasks != 0 ? spec.ntasks
+            : spec.ntasks_per_node != 0    ? int64_t{spec.ntasks_per_node} * std::max(spec.nodes_min, 1u)
+                                           : std::max(spec.nodes_min, 1u);
+    return tasks * std::max<int64_t>(spec.cpus_per_task, 1);
+}
+
+PriorityModel::PriorityModel(const ClusterConfig& config) : config_(config) {
+    const PriorityConfig& p = config.policy.priority;
+    weights_.age = p.weight_age;
+    weights_.fairshare = p.weight_fairshare;
+    weights_.job_size = p.weight_job_size;
+    weights_.partition = p.weight_partition;
+    weights_.qos = p.weight_qos;
+    weights_.max_age_s = p.max_age_s;
+    weights_.favor_small = p.favor_small;
+    for (const auto& partition : config.partitions) {
+        max_partition_tier_ = std::max(max_partition_tier_, partition.priority_tier);
+    }
+    for (const auto& qos : config.policy.qos) {
+        max_qos_priority_ = std::max(max_qos_priority_, qos.priority);
+    }
+}
+
+void PriorityModel::refresh(const sched::UsageLedger& ledger,
+        const std::set<sched::UsageLedger::Key>& users, int64_t cluster_cpus) {
+    cluster_cpus_ = std::max<int64_t>(cluster_cpus, 1);
+    std::vector<sched::Association> tree = {{kRootAccount, -1, 1, 0, false}};
+    std::map<int, sched::UsageLedger::Key> leaf_of;  // tree index of a user -> its key
+    auto add_user = [&](const std::string& user, const std::string& account, int parent,
+                            int64_t shares) {
+        leaf_of[static_cast<int>(tree.size())] = {user, account};
+        tree.push_back({user, parent, shares, ledger.usage(user, account), true});
+    };
+    if (config_.policy.accounts.empty()) {
+        std::set<std::string> names;
+        for (const auto& [key, usage] : ledger.entries()) {
+            names.insert(key.first);
+        }
+        for (const auto& key : users) {
+            names.insert(key.first);
+        }
+        for (const auto& name : names) {
+            add_user(name, kRootAccount, 0, 1);
+        }
+    } else {
+        std::map<std::string, int> account_index = {{kRootAccount, 0}};
+        for (const auto& account : config_.policy.accounts) {
+            account_index[account.name] = static_cast<int>(tree.size());
+            tree.push_back({account.name, account_index.at(account.parent), account.shares, 0,
+                    false});
+        }
+        // Users after every account keeps parents before children.
+        for (const auto& account : config_.policy.accounts) {
+            for (const auto& user : account.users) {
+                add_user(user.name, account.name, account_index.at(account.name), user.shares);
+            }
+        }
+    }
+    const std::vector<sched::UserFactor> factors = config_.policy.priority.fairshare == "fair_tree"
+            ? sched::fair_tree(tree)
+            : sched::classic_fairshare(tree);
+    fairshare_.clear();
+    for (const auto& factor : factors) {
+        fairshare_[leaf_of.at(factor.association)] = factor.factor;
+    }
+}
+
+std::string PriorityModel::charged_account(const protocol::JobSpec& spec) const {
+    return config_.policy.accounts.empty() ? kRootAccount : spec.account;
+}
+
+double PriorityModel::fairshare(const std::string& user, const std::string& account) const {
+    auto it = fairshare_.find({user, account});
+    return it == fairshare_.end() ? 1.0 : it->second;  // no usage yet: the best standing
+}
+
+sched::PriorityFactors PriorityModel::factors(const protocol::JobRecord& job, int64_t now) const {
+    sched::PriorityInputs in;
+    in.eligible_s = std::max<int64_t>(0, now - std::max(job.submit_time, job.spec.begin_time));
+    in.fairshare = fairshare(job.user_name, charged_account(job.spec));
+    in.cpus = requested_cpus(job.spec);
+    in.cluster_cpus = cluster_cpus_;
+    if (const PartitionConfig* partition = config_.find_partition(job.partition)) {
+        in.partition_tier = partition->priority_tier;
+    }
+    in.max_partition_tier = max_partition_tier_;
+    if (const QosConfig* qos = config_.policy.find_qos(job.spec.qos)) {
+        in.qos_priority = qos->priority;
+    }
+    in.max_qos_priority = max_qos_priority_;
+    in.nice = job.spec.nice;
+    return sched::multifactor_priority(in, weights_);
+}
+
+}  // namespace cohort::ctld
