@@ -24,7 +24,7 @@ FilteredTrace pyss_filter(const SwfTrace& trace, int64_t max_procs) {
             out.skipped["submit time < 0"]++;
         } else {
             out.jobs.push_back({job.id, job.submit, std::min(job.run, job.requested_time), size,
-                    job.requested_time});
+                    job.requested_time, job.user});
         }
     }
     std::stable_sort(out.jobs.begin(), out.jobs.end(),
