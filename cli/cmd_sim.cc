@@ -7,6 +7,7 @@
 #include "cli/client_context.h"
 #include "cli/commands.h"
 #include "scheduler/sim/metrics.h"
+#include "scheduler/sim/node_sim.h"
 #include "scheduler/sim/pyss_compat.h"
 #include "scheduler/sim/rlscheduler_compat.h"
 
@@ -49,31 +50,141 @@ int run_rlscheduler(const sim::SwfTrace& trace, const std::string& order, bool b
     return 0;
 }
 
+// Cohort's own node-level model: the trace through sched::plan() on a virtual clock.
+int run_nodes(const sim::SwfTrace& trace, const sim::NodeSimOptions& options,
+        const std::string& label, bool json) {
+    sim::FilteredTrace filtered = sim::pyss_filter(trace, options.machine.procs());
+    sim::NodeSimResult result = sim::simulate_nodes(filtered.jobs, options);
+    sim::Metrics m = sim::compute_metrics(result.as_sim_result(), options.machine.procs());
+    int64_t skipped = 0;
+    nlohmann::json reasons = nlohmann::json::object();
+    for (const auto& [reason, count] : filtered.skipped) {
+        skipped += count;
+        reasons[reason] = count;
+    }
+    if (json) {
+        std::cout << nlohmann::json{{"trace", trace.path}, {"policy", label},
+                             {"nodes", options.machine.nodes},
+                             {"cpus_per_node", options.machine.cpus_per_node}, {"jobs", m.jobs},
+                             {"skipped", skipped}, {"skipped_reasons", reasons},
+                             {"utilization", m.utilization}, {"mean_wait_s", m.mean_wait_s},
+                             {"median_wait_s", m.median_wait_s}, {"mean_bsld", m.mean_bsld},
+                             {"max_wait_s", m.max_wait_s}, {"makespan_s", m.makespan_s},
+                             {"passes", result.pass_ms.size()},
+                             {"passes_skipped", result.passes_skipped},
+                             {"estimate_overruns", result.estimate_overruns},
+                             {"mean_pass_ms", m.mean_pass_ms}, {"max_pass_ms", m.max_pass_ms}}
+                             .dump(2)
+                  << "\n";
+        return 0;
+    }
+    std::printf("trace %s: %lld jobs on %lld nodes x %lld CPUs, %lld skipped, policy %s\n",
+            trace.path.c_str(), static_cast<long long>(m.jobs),
+            static_cast<long long>(options.machine.nodes),
+            static_cast<long long>(options.machine.cpus_per_node),
+            static_cast<long long>(skipped), label.c_str());
+    for (const auto& [reason, count] : filtered.skipped) {
+        std::printf("  skipped %lld: %s\n", static_cast<long long>(count), reason.c_str());
+    }
+    std::printf("utilization %.4f\nmean wait %.1f s, median %.0f s, max %lld s\n"
+                "mean bounded slowdown (tau 10 s) %.2f\nmakespan %lld s\n"
+                "%zu scheduling passes: mean %.4f ms, max %.4f ms\n",
+            m.utilization, m.mean_wait_s, m.median_wait_s, static_cast<long long>(m.max_wait_s),
+            m.mean_bsld, static_cast<long long>(m.makespan_s), result.pass_ms.size(),
+            m.mean_pass_ms, m.max_pass_ms);
+    return 0;
+}
+
 }  // namespace
 
 int cmd_sim(const Args& args) {
     CLI::App app{"Replay an SWF trace: cohort sim --trace FILE.swf[.gz] --compat pyss"};
-    std::string trace_path, backfill = "easy", compat, order = "fcfs";
-    int64_t procs = 0;
+    std::string trace_path, backfill, compat, order, estimates, policy;
+    int64_t procs = 0, nodes = 0;
     size_t reservations = std::numeric_limits<size_t>::max();
     bool json = false;
     app.add_option("--trace", trace_path, "SWF trace, plain or gzip")->required();
     app.add_option("--procs", procs, "machine size in processors (default: MaxProcs)");
+    app.add_option("--nodes", nodes, "machine size in nodes of MaxProcs/MaxNodes CPUs");
+    app.add_option("--estimates", estimates,
+            "requested, actual or predicted (EASY++: the user's last two run times)");
+    app.add_option("--policy", policy,
+            "cohort (default), easy (FCFS + EASY + requested) or easy++");
     app.add_option("--backfill", backfill, "none, easy or conservative");
     app.add_option("--reservations", reservations,
             "conservative: how many waiting jobs get a reservation (default: all)");
     app.add_option("--order", order,
-            "queue order: fcfs, sjf (shortest estimate first) or f1 (rlscheduler only)");
+            "queue order: fcfs, sjf (shortest estimate first), f1 or priority (multifactor)");
     app.add_option("--compat", compat,
             "reproduce another simulator exactly: pyss or rlscheduler");
     app.add_flag("--json", json, "print one JSON object");
     if (int rc = parse_args(app, "sim", args); rc >= 0) {
         return rc;
     }
+    if (compat.empty()) {
+        sim::NamedPolicy named{"custom", sim::NodeOrder::kFcfs, {}, sim::Estimates::kRequested};
+        const bool custom = !order.empty() || !backfill.empty() || !estimates.empty();
+        auto base = sim::policy_by_name(policy.empty() ? (custom ? "easy" : "cohort") : policy);
+        if (!base) {
+            return report_error("sim", base.status());
+        }
+        named = *base;
+        if (custom) {
+            named.name = policy.empty() ? "custom" : policy + "+options";
+        }
+        if (order == "fcfs") {
+            named.order = sim::NodeOrder::kFcfs;
+        } else if (order == "sjf") {
+            named.order = sim::NodeOrder::kSjf;
+        } else if (order == "f1") {
+            named.order = sim::NodeOrder::kF1;
+        } else if (order == "priority") {
+            named.order = sim::NodeOrder::kPriority;
+        } else if (!order.empty()) {
+            return report_error("sim", Status::invalid("--order: invalid value '" + order
+                    + "' (accepted: fcfs, sjf, f1, priority)"));
+        }
+        if (backfill == "none") {
+            named.backfill.policy = sched::BackfillPolicy::kNone;
+        } else if (backfill == "easy") {
+            named.backfill.policy = sched::BackfillPolicy::kEasy;
+        } else if (backfill == "conservative") {
+            named.backfill.policy = sched::BackfillPolicy::kConservative;
+            named.backfill.reservations = reservations;
+        } else if (!backfill.empty()) {
+            return report_error("sim", Status::invalid("--backfill: invalid value '" + backfill
+                    + "' (accepted: none, easy, conservative)"));
+        }
+        if (estimates == "requested") {
+            named.estimates = sim::Estimates::kRequested;
+        } else if (estimates == "actual") {
+            named.estimates = sim::Estimates::kActual;
+        } else if (estimates == "predicted") {
+            named.estimates = sim::Estimates::kPredicted;
+        } else if (!estimates.empty()) {
+            return report_error("sim", Status::invalid("--estimates: invalid value '"
+                    + estimates + "' (accepted: requested, actual, predicted)"));
+        }
+        auto trace = sim::read_swf(trace_path);
+        if (!trace) {
+            return report_error("sim", trace.status());
+        }
+        auto machine = sim::node_machine(*trace, nodes, procs);
+        if (!machine) {
+            return report_error("sim", machine.status());
+        }
+        return run_nodes(*trace, {*machine, named.order, named.backfill, named.estimates},
+                named.name, json);
+    }
     if (compat != "pyss" && compat != "rlscheduler") {
         return report_error("sim", Status::invalid("--compat: invalid value '" + compat
-                + "' (accepted: pyss, rlscheduler; Cohort's own node-level model is not built "
-                  "yet)"));
+                + "' (accepted: pyss, rlscheduler; or none for Cohort's node-level model)"));
+    }
+    if (backfill.empty()) {
+        backfill = "easy";
+    }
+    if (order.empty()) {
+        order = "fcfs";
     }
     sched::BackfillOptions options;
     if (backfill == "none") {
