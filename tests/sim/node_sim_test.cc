@@ -1,0 +1,109 @@
+// The node-level model (`cohort sim` without --compat): on a real trace every run keeps the
+// simulator's invariants, and Cohort's default policy beats FCFS + EASY on bounded slowdown.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+
+#include "scheduler/sim/metrics.h"
+#include "scheduler/sim/node_sim.h"
+
+namespace cohort::sim {
+namespace {
+
+const std::string kTrace = "../shared/data/traces/KTH-SP2-1996-2.swf.gz";
+
+class NodeSimTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (!std::filesystem::exists(kTrace)) {
+            GTEST_SKIP() << "shared/data/traces not found (" << kTrace
+                         << "); the node-level tests replay the shared KTH-SP2 trace";
+        }
+        auto swf = read_swf(kTrace);
+        ASSERT_TRUE(swf) << swf.status().message();
+        auto machine = node_machine(*swf, 0, 0);
+        ASSERT_TRUE(machine) << machine.status().message();
+        machine_ = *machine;
+        FilteredTrace filtered = pyss_filter(*swf, machine_.procs());
+        jobs_.assign(filtered.jobs.begin(),
+                filtered.jobs.begin() + std::min<size_t>(filtered.jobs.size(), 5000));
+    }
+
+    NodeSimResult run(const std::string& policy) {
+        auto named = policy_by_name(policy);
+        EXPECT_TRUE(named);
+        return simulate_nodes(jobs_, {machine_, named->order, named->backfill, named->estimates});
+    }
+
+    NodeMachine machine_;
+    std::vector<SimJob> jobs_;
+};
+
+// Every job runs once for its run time, never before its submit, on nodes that are never
+// over-allocated, and the busy-CPU integral equals the work.
+TEST_F(NodeSimTest, KeepsInvariants) {
+    for (const char* policy : {"easy", "cohort"}) {
+        NodeSimResult result = run(policy);
+        ASSERT_EQ(result.jobs.size(), jobs_.size());
+        std::map<int64_t, std::map<int, int64_t>> delta;  // time -> node -> change in busy CPUs
+        double work = 0;
+        for (size_t i = 0; i < result.jobs.size(); ++i) {
+            const NodeOutcome& job = result.jobs[i];
+            ASSERT_GE(job.start, job.submit) << policy << " job " << job.id;
+            ASSERT_EQ(job.run, jobs_[i].run);
+            int64_t held = 0;
+            for (size_t n = 0; n < job.nodes.size(); ++n) {
+                ASSERT_GE(job.nodes[n], 0);
+                ASSERT_LT(job.nodes[n], machine_.nodes);
+                held += job.cpus_per_node[n];
+                delta[job.start][job.nodes[n]] += job.cpus_per_node[n];
+                delta[job.start + job.run][job.nodes[n]] -= job.cpus_per_node[n];
+            }
+            ASSERT_EQ(held, job.procs) << policy << " job " << job.id;
+            work += static_cast<double>(job.run * job.procs);
+        }
+        std::vector<int64_t> busy(static_cast<size_t>(machine_.nodes), 0);
+        int64_t busy_total = 0;
+        int64_t last = delta.begin()->first;
+        double integral = 0;
+        for (const auto& [time, changes] : delta) {
+            integral += static_cast<double>(busy_total * (time - last));
+            last = time;
+            for (const auto& [node, change] : changes) {
+                busy[static_cast<size_t>(node)] += change;
+                busy_total += change;
+                ASSERT_LE(busy[static_cast<size_t>(node)], machine_.cpus_per_node)
+                        << policy << " node " << node << " at " << time;
+                ASSERT_GE(busy[static_cast<size_t>(node)], 0);
+            }
+        }
+        EXPECT_EQ(busy_total, 0) << policy << ": every job finishes";
+        EXPECT_DOUBLE_EQ(integral, work) << policy << ": node-seconds conserved";
+    }
+}
+
+TEST_F(NodeSimTest, DefaultPolicyBeatsEasyOnBoundedSlowdown) {
+    Metrics easy = compute_metrics(run("easy").as_sim_result(), machine_.procs());
+    Metrics cohort = compute_metrics(run("cohort").as_sim_result(), machine_.procs());
+    EXPECT_LT(cohort.mean_bsld, easy.mean_bsld);
+    EXPECT_GE(cohort.utilization, easy.utilization - 1e-9);
+}
+
+TEST(NodeSimOptions, BadValuesNameTheOption) {
+    auto policy = policy_by_name("fast");
+    ASSERT_FALSE(policy);
+    EXPECT_NE(policy.status().message().find("--policy: invalid value 'fast'"), std::string::npos);
+    SwfTrace trace;
+    trace.max_procs = 100;
+    trace.max_nodes = 100;
+    EXPECT_FALSE(node_machine(trace, -1, 0));
+    EXPECT_FALSE(node_machine(trace, 10, 10));
+    auto machine = node_machine(trace, 0, 64);
+    ASSERT_TRUE(machine);
+    EXPECT_EQ(machine->nodes, 64);
+    EXPECT_EQ(machine->cpus_per_node, 1);
+}
+
+}  // namespace
+}  // namespace cohort::sim
