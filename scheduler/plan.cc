@@ -70,6 +70,18 @@ public:
         for (const UsageLimit& limit : snapshot_.limits) {
             limit_used_.push_back(limit.used);
         }
+        free_now_.resize(snapshot_.nodes.size());
+        node_partitions_.resize(snapshot_.nodes.size());
+        for (size_t i = 0; i < snapshot_.nodes.size(); ++i) {
+            free_now_[i] = snapshot_.nodes[i].up ? timelines_[i].cpus.min_free(now, 1) : 0;
+        }
+        partition_free_now_.assign(snapshot_.partitions.size(), 0);
+        for (size_t p = 0; p < snapshot_.partitions.size(); ++p) {
+            for (int node : snapshot_.partitions[p]) {
+                node_partitions_[static_cast<size_t>(node)].push_back(static_cast<int>(p));
+                partition_free_now_[p] += free_now_[static_cast<size_t>(node)];
+            }
+        }
         order_.reserve(snapshot_.pending.size());
         for (size_t i = 0; i < snapshot_.pending.size(); ++i) {
             order_.push_back(i);
@@ -148,6 +160,12 @@ private:
     }
 
     std::optional<Placement> start_now(const PendingJob& job, int64_t duration) {
+        // Fewer CPUs free in the whole partition than the job needs: no node scan can help.
+        if (job.reservation < 0
+                && job_cpus_lower_bound(job)
+                        > partition_free_now_[static_cast<size_t>(job.partition)]) {
+            return std::nullopt;
+        }
         const Shape shape = shape_of(job);
         if (auto failed = failed_for_.find(shape);
                 failed != failed_for_.end() && duration >= failed->second) {
@@ -206,7 +224,14 @@ private:
 
     void hold(const Placement& placement, int64_t start, int64_t duration) {
         for (size_t i = 0; i < placement.nodes.size(); ++i) {
-            NodeTimeline& timeline = timelines_[static_cast<size_t>(placement.nodes[i])];
+            const auto node = static_cast<size_t>(placement.nodes[i]);
+            if (start == snapshot_.now) {
+                free_now_[node] -= placement.cpus_per_node[i];
+                for (int p : node_partitions_[node]) {
+                    partition_free_now_[static_cast<size_t>(p)] -= placement.cpus_per_node[i];
+                }
+            }
+            NodeTimeline& timeline = timelines_[node];
             take(timeline.cpus, start, duration, placement.cpus_per_node[i]);
             take(timeline.memory, start, duration, placement.memory_mib_per_node);
             take(timeline.gpus, start, duration, placement.gpus_per_node);
@@ -337,6 +362,11 @@ private:
     size_t reservation_attempts_ = 0;
     bool blocked_ = false;  // a higher-priority job waits for resources
     std::map<Shape, int64_t> failed_for_;  // shortest duration that did not start now
+    // CPUs free at `now` per node and summed per partition: an upper bound on what a job
+    // could get now, kept as jobs start.
+    std::vector<int64_t> free_now_;
+    std::vector<int64_t> partition_free_now_;
+    std::vector<std::vector<int>> node_partitions_;
 };
 
 PlanPass::PlanPass(Snapshot snapshot, const BackfillOptions& options)
