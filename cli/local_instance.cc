@@ -54,11 +54,39 @@ Status write_key(const std::string& path) {
     return written == sizeof(key) ? Status::ok() : Status::io_error("short write to " + path);
 }
 
-uint16_t free_port() {
+// The kernel hands out ports in this range to every bind(0) and outgoing connection.
+std::pair<int, int> ephemeral_port_range() {
+    std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+    int low = 32768;
+    int high = 60999;
+    in >> low >> high;
+    return {low, high};
+}
+
+// A free port for the controller, chosen outside the ephemeral range: a port the kernel
+// picks for an agent's listener or a client's connection could otherwise take it between
+// this check and the controller's bind.
+uint16_t pick_controller_port() {
+    auto [low, high] = ephemeral_port_range();
+    const bool below = low - 10000 >= 2000;  // enough room under the range
+    const int first = below ? 10000 : high + 1;
+    const int last = below ? low - 1 : 65535;
     boost::asio::io_context io;
-    boost::asio::ip::tcp::acceptor acceptor(io,
-            boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
-    return acceptor.local_endpoint().port();
+    uint32_t seed = 0;
+    RAND_bytes(reinterpret_cast<unsigned char*>(&seed), sizeof(seed));
+    const int span = last - first + 1;
+    for (int attempt = 0; attempt < 64 && span > 0; ++attempt) {
+        const auto port = static_cast<uint16_t>(first + (seed + attempt * 7919u) % span);
+        boost::system::error_code ec;
+        boost::asio::ip::tcp::acceptor probe(io);
+        probe.open(boost::asio::ip::tcp::v4(), ec);
+        probe.set_option(boost::asio::socket_base::reuse_address(true), ec);
+        probe.bind({boost::asio::ip::make_address("127.0.0.1"), port}, ec);
+        if (!ec) {
+            return port;
+        }
+    }
+    return 0;
 }
 
 // Starts a daemon detached from the terminal, its output in `log`.
@@ -125,6 +153,39 @@ Status wait_for_nodes(const ClusterConfig& config, const std::string& key, size_
             + " (see the logs in " + config.state_dir + ")");
 }
 
+// Starts cohortctld on a fresh port and waits until it answers, before any agent starts.
+// Another instance starting beside this one may take the port between the check and the
+// bind; the controller then exits at once, and a new port is tried.
+Result<pid_t> start_controller(ClusterConfig& config, const std::string& config_path,
+        const std::string& key, const std::string& ctld_binary, const std::string& pid_file) {
+    constexpr int kAttempts = 3;
+    Status last = Status::unavailable("no free port for cohortctld");
+    for (int attempt = 0; attempt < kAttempts; ++attempt) {
+        config.controller_port = pick_controller_port();
+        if (config.controller_port == 0) {
+            break;
+        }
+        if (Status saved = save_config(config, config_path); !saved) {
+            return saved;
+        }
+        auto ctld = spawn_daemon({ctld_binary, "--config", config_path, "--pid-file", pid_file},
+                config.state_dir + "/cohortctld.log");
+        if (!ctld) {
+            return ctld.status();
+        }
+        last = wait_for_nodes(config, key, 0, {*ctld});
+        if (last) {
+            return *ctld;
+        }
+        if (alive(*ctld)) {  // up but not answering: not a port race, do not retry
+            kill(*ctld, SIGKILL);
+            waitpid(*ctld, nullptr, 0);
+            return last;
+        }
+    }
+    return last;
+}
+
 }  // namespace
 
 Result<std::string> start_instance(const InstanceOptions& options) {
@@ -167,23 +228,16 @@ Result<std::string> start_instance(const InstanceOptions& options) {
         config.node_timeout_ms = 10000;
         config.kill_wait_s = options.kill_wait_s;
     }
-    config.controller_port = free_port();
-    if (Status saved = save_config(config, config_path); !saved) {
-        return saved;
-    }
     auto key = load_key(config.key_file);
     if (!key) {
         return key.status();
     }
     const std::string bin = self_dir();
-    std::vector<pid_t> pids;
-    auto ctld = spawn_daemon({bin + "/cohortctld", "--config", config_path, "--pid-file",
-                                     ctld_pid_file},
-            dir + "/cohortctld.log");
+    auto ctld = start_controller(config, config_path, *key, bin + "/cohortctld", ctld_pid_file);
     if (!ctld) {
         return ctld.status();
     }
-    pids.push_back(*ctld);
+    std::vector<pid_t> pids{*ctld};
     for (const auto& name : config.nodes) {
         std::vector<std::string> argv{bin + "/cohortd", "--config", config_path, "--name", name,
                 "--pid-file", dir + "/cohortd-" + name + ".pid"};
