@@ -128,9 +128,13 @@ Result<protocol::StepLayout> allocate(const ClientContext& context, asio::io_con
 int cmd_run(const Args& args) {
     JobOptions options;
     bool label = false;
+    // Like srun: the flag, else SLURM_MPI_TYPE, else PMIx.
+    const char* mpi_env = std::getenv("SLURM_MPI_TYPE");
+    std::string mpi = mpi_env != nullptr && *mpi_env != '\0' ? mpi_env : "pmix";
     CLI::App app{"Run a parallel step: cohort run [options] CMD [ARGS...]"};
     add_job_options(app, options, JobCommand::kRun);
     app.add_flag("-l,--label", label, "prefix each output line with its task rank");
+    app.add_option("--mpi", mpi, "how ranks wire up: pmix (default), pmix_v4, none");
     app.prefix_command();
     if (int rc = parse_args(app, "run", args); rc >= 0) {
         return rc;
@@ -143,6 +147,14 @@ int cmd_run(const Args& args) {
                 + request.argv.front() + "' (see cohort run --help)"));
     }
     request.label = label;
+    if (mpi == "pmix_v4" || mpi == "pmix_v3") {
+        mpi = "pmix";
+    }
+    if (mpi != "pmix" && mpi != "none") {
+        return report_error("run", Status::invalid("--mpi: invalid value '" + mpi
+                + "' (accepted: pmix, pmix_v4, none)"));
+    }
+    request.mpi = mpi;
     if (request.argv.empty()) {
         return report_error("run", Status::invalid("command: missing (accepted: cohort run "
                 "[options] CMD [ARGS...])"));

@@ -19,6 +19,7 @@ StepResult StepClient::run(const protocol::StepLayout& layout, const StepRequest
     request_ = request;
     label_width_ = std::to_string(std::max<uint32_t>(layout.ntasks(), 1) - 1).size();
     node_done_.assign(layout.nodes.size(), false);
+    peer_ports_.assign(layout.nodes.size(), 0);
     for (size_t i = 0; i < layout.nodes.size(); ++i) {
         auto socket = transport::connect_to(io_, layout.addresses[i], layout.ports[i]);
         if (!socket) {
@@ -79,6 +80,7 @@ protocol::LaunchStepRequest StepClient::launch_request(size_t node) const {
     launch.env = request_.env;
     launch.label = request_.label;
     launch.master_port = master_port_;  // 0 for node 0, which picks it
+    launch.mpi = request_.mpi;
     return launch;
 }
 
@@ -92,9 +94,15 @@ void StepClient::on_message(size_t node, protocol::Envelope envelope) {
     switch (static_cast<MessageType>(envelope.type)) {
         case MessageType::kStepLaunched: {
             auto launched = protocol::decode_message<protocol::StepLaunchedReply>(envelope);
-            if (launched && node == 0) {
-                master_port_ = launched->master_port;
-                launch_rest();
+            if (launched) {
+                on_launched(node, *launched);
+            }
+            return;
+        }
+        case MessageType::kStepAbort: {
+            auto abort = protocol::decode_message<protocol::StepAbortMessage>(envelope);
+            if (abort) {
+                on_abort(*abort);
             }
             return;
         }
@@ -111,7 +119,7 @@ void StepClient::on_message(size_t node, protocol::Envelope envelope) {
                 return;
             }
             int code = exit->exit_signal != 0 ? 128 + exit->exit_signal : exit->exit_code;
-            if (code > result_.exit_code) {
+            if (code > result_.exit_code && !aborted_) {
                 result_.exit_code = code;
             }
             if (exit->exit_signal != 0 && result_.exit_signal == 0) {
@@ -139,6 +147,39 @@ void StepClient::on_message(size_t node, protocol::Envelope envelope) {
             fail("unexpected " + std::string(protocol::message_type_name(envelope.type))
                     + " from " + layout_.nodes[node]);
     }
+}
+
+void StepClient::on_launched(size_t node, const protocol::StepLaunchedReply& launched) {
+    peer_ports_[node] = launched.peer_port;
+    if (node == 0) {
+        master_port_ = launched.master_port;
+        launch_rest();
+    }
+    if (++nodes_launched_ < agents_.size() || request_.mpi == "none") {
+        return;
+    }
+    // Every step manager listens now: tell each where its peers are.
+    protocol::StepPeersMessage peers{layout_.job_id, layout_.step_id, layout_.addresses,
+            peer_ports_};
+    for (auto& agent : agents_) {
+        agent->send(peers);
+    }
+}
+
+void StepClient::on_abort(const protocol::StepAbortMessage& abort) {
+    if (aborted_) {
+        return;
+    }
+    aborted_ = true;
+    std::cerr << "cohort run: error: step " << layout_.job_id << "." << layout_.step_id
+              << (abort.rank >= 0 ? " aborted by rank " + std::to_string(abort.rank)
+                                  : std::string(" failed"))
+              << " with status " << abort.status << ": " << abort.message << "\n";
+    result_.exit_code = abort.status != 0 ? abort.status : 1;
+    if (result_.error.empty()) {
+        result_.error = abort.message;
+    }
+    signal_all(SIGKILL);
 }
 
 void StepClient::write_output(const protocol::TaskOutputMessage& output) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/protocol/messages.h"
+#include "common/protocol/step_messages.h"
 #include "common/transport/connection.h"
 
 namespace cohort::cli {
@@ -18,6 +19,7 @@ struct StepRequest {
     std::string cwd;
     std::vector<std::pair<std::string, std::string>> env;
     bool label = false;
+    std::string mpi = "pmix";
 };
 
 struct StepResult {
@@ -37,6 +39,8 @@ private:
     void on_message(size_t node, protocol::Envelope envelope);
     protocol::LaunchStepRequest launch_request(size_t node) const;
     void launch_rest();
+    void on_launched(size_t node, const protocol::StepLaunchedReply& launched);
+    void on_abort(const protocol::StepAbortMessage& abort);
     void write_output(const protocol::TaskOutputMessage& output);
     void flush_partial_lines();
     void signal_all(int signal);
@@ -55,6 +59,9 @@ private:
     StepResult result_;
     bool finished_ = false;
     uint16_t master_port_ = 0;
+    std::vector<uint16_t> peer_ports_;  // each node's step manager
+    size_t nodes_launched_ = 0;
+    bool aborted_ = false;  // a rank's abort status is the step's exit code
     int interrupts_ = 0;
     std::chrono::steady_clock::time_point last_interrupt_;
 };

@@ -228,14 +228,28 @@ void Agent::on_client_message(const ConnectionPtr& conn, protocol::Envelope enve
             signal_step(*request);
             return;
         }
+        case MessageType::kStepPeers: {
+            auto peers = protocol::decode_message<protocol::StepPeersMessage>(envelope);
+            if (!peers) {
+                conn->close(peers.status());
+                return;
+            }
+            forward_step_peers(*peers);
+            return;
+        }
         default:
-            conn->close(Status::corrupt(std::string("unexpected message ")
-                    + protocol::message_type_name(envelope.type) + " for a node agent"));
+            on_step_manager_message(conn, std::move(envelope));
     }
 }
 
 void Agent::on_client_closed(const ConnectionPtr& conn) {
     clients_.erase(conn);
+    for (auto& [key, step] : managed_steps_) {
+        if (step.connection == conn && !step.launched) {
+            fail_managed_step(key, "the step manager closed its connection");
+            break;
+        }
+    }
     // A client that goes away mid-step takes its tasks with it (as srun's do).
     for (auto& [pid, task] : tasks_) {
         if (task.session && task.session->client == conn && !task.exited) {

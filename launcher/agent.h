@@ -13,6 +13,7 @@
 
 #include "common/config.h"
 #include "common/transport/connection.h"
+#include "common/protocol/step_messages.h"
 #include "launcher/process.h"
 
 namespace cohort::agent {
@@ -26,6 +27,7 @@ struct AgentOptions {
     std::string address = "127.0.0.1";
     uint16_t port = 0;  // 0: any free port, reported at registration
     std::string spool_dir;
+    std::string stepd_binary;  // cohort-stepd, started for each MPI step
 };
 
 class Agent {
@@ -45,6 +47,20 @@ private:
         uint32_t step_id = 0;
         size_t tasks_left = 0;
         std::vector<pid_t> pids;
+        ConnectionPtr step_manager;  // null for --mpi=none
+    };
+    using StepKey = std::pair<uint64_t, uint32_t>;  // job, step
+    // A step whose step manager is starting or serving it.
+    struct ManagedStep {
+        ConnectionPtr client;
+        protocol::LaunchStepRequest request;
+        UserIdentity user;
+        bool switch_user = false;
+        pid_t pid = -1;
+        ConnectionPtr connection;  // the step manager's, once it said hello
+        uint16_t peer_port = 0;
+        bool launched = false;
+        std::shared_ptr<asio::steady_timer> start_timer;
     };
     struct Task {
         uint64_t job_id = 0;
@@ -85,6 +101,20 @@ private:
     void launch_batch(const protocol::LaunchBatchRequest& request);
     void launch_step(const ConnectionPtr& conn, const protocol::Credential& cred,
             const protocol::LaunchStepRequest& request);
+
+    // --- steps and their step managers (agent_steps.cc)
+    void start_step_manager(const ConnectionPtr& client, const UserIdentity& user,
+            bool switch_user, const protocol::LaunchStepRequest& request);
+    void on_step_manager_message(const ConnectionPtr& conn, protocol::Envelope envelope);
+    void on_step_manager_ready(ManagedStep& step, const protocol::StepdReadyMessage& ready);
+    void fail_managed_step(StepKey key, const std::string& error);
+    void on_step_manager_exit(pid_t pid);
+    void forward_step_peers(const protocol::StepPeersMessage& peers);
+    void start_step_tasks(const ConnectionPtr& client, const UserIdentity& user,
+            bool switch_user, const protocol::LaunchStepRequest& request,
+            const std::vector<std::vector<std::pair<std::string, std::string>>>& rank_env,
+            uint16_t peer_port, ConnectionPtr step_manager);
+    void end_step_session(StepSession& session);
     void signal_step(const protocol::SignalStepRequest& request);
     void terminate_job(uint64_t job_id, int signal);
     void arm_time_limit(uint64_t job_id, int64_t end_time);
@@ -119,6 +149,7 @@ private:
     std::set<uint64_t> ended_jobs_;
     std::deque<uint64_t> ended_order_;
     std::set<ConnectionPtr> clients_;
+    std::map<StepKey, ManagedStep> managed_steps_;
 };
 
 }  // namespace cohort::agent

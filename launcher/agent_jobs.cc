@@ -29,16 +29,6 @@ std::string absolute(const std::string& path, const std::string& cwd) {
     return (cwd.empty() ? std::string(".") : cwd) + "/" + path;
 }
 
-// A port nobody listens on right now, for MASTER_PORT (rank 0 binds it moments later).
-uint16_t pick_free_port(asio::io_context& io, const std::string& address) {
-    boost::system::error_code ec;
-    asio::ip::tcp::acceptor probe(io);
-    asio::ip::tcp::endpoint endpoint(asio::ip::make_address(address, ec), 0);
-    probe.open(endpoint.protocol(), ec);
-    probe.bind(endpoint, ec);
-    return ec ? 0 : probe.local_endpoint().port();
-}
-
 }  // namespace
 
 Result<UserIdentity> Agent::job_user(uint32_t uid, uint32_t gid) const {
@@ -128,105 +118,6 @@ void Agent::launch_batch(const protocol::LaunchBatchRequest& request) {
         arm_time_limit(job.job_id, job.start_time + job.time_limit_s);
     }
     spdlog::info("job {}: batch script started as pid {}", job.job_id, spawned->pid);
-}
-
-void Agent::launch_step(const ConnectionPtr& conn, const protocol::Credential& cred,
-        const protocol::LaunchStepRequest& request) {
-    const protocol::StepLayout& layout = request.layout;
-    if (ended_jobs_.count(layout.job_id) != 0) {
-        conn->send_error(Status::unavailable("job " + std::to_string(layout.job_id)
-                + " has ended on " + options_.name));
-        return;
-    }
-    if (request.node_index >= layout.tasks_per_node.size()) {
-        conn->send_error(Status::invalid("node index " + std::to_string(request.node_index)
-                + " is outside the step layout"));
-        return;
-    }
-    auto user = job_user(cred.uid, cred.gid);
-    if (!user) {
-        conn->send_error(user.status());
-        return;
-    }
-    protocol::StepLaunchedReply reply;
-    reply.master_port = request.master_port;
-    if (request.node_index == 0 && reply.master_port == 0) {
-        reply.master_port = pick_free_port(io_, options_.address);
-    }
-    auto session = std::make_shared<StepSession>();
-    session->client = conn;
-    session->job_id = layout.job_id;
-    session->step_id = layout.step_id;
-    const EnvMap base = env_from_pairs(request.env);
-    const bool torch_env = base.count("COHORT_TORCH_ENV") == 0
-            || base.at("COHORT_TORCH_ENV") != "0";
-    const uint32_t local_tasks = layout.tasks_per_node[request.node_index];
-    const uint32_t first_rank = first_rank_on(layout, request.node_index);
-    LocalJob& job = jobs_[layout.job_id];
-    if (layout.job_end_time != 0 && !job.limit_timer) {
-        arm_time_limit(layout.job_id, layout.job_end_time);
-    }
-    std::vector<protocol::TaskExitMessage> failures;
-    for (uint32_t local = 0; local < local_tasks; ++local) {
-        const uint32_t rank = first_rank + local;
-        TaskContext context{request.node_index, local, rank, reply.master_port, options_.name,
-                torch_env};
-        int out[2];
-        int err[2];
-        if (pipe2(out, O_CLOEXEC) != 0) {
-            failures.push_back({rank, 127, 0, "cannot create output pipes"});
-            continue;
-        }
-        if (pipe2(err, O_CLOEXEC) != 0) {
-            close(out[0]);
-            close(out[1]);
-            failures.push_back({rank, 127, 0, "cannot create output pipes"});
-            continue;
-        }
-        SpawnSpec spec;
-        spec.argv = request.argv;
-        spec.env = env_to_strings(task_environment(layout, context, base));
-        spec.cwd = request.cwd;
-        spec.user = *user;
-        spec.switch_user = self_.uid == 0 && cred.uid != 0;
-        spec.stdout_fd = out[1];
-        spec.stderr_fd = err[1];
-        auto spawned = spawn_process(spec);
-        close(out[1]);
-        close(err[1]);
-        if (!spawned) {
-            close(out[0]);
-            close(err[0]);
-            failures.push_back({rank, 127, 0,
-                    "rank " + std::to_string(rank) + " on " + options_.name + ": "
-                            + spawned.status().message()});
-            continue;
-        }
-        Task task;
-        task.job_id = layout.job_id;
-        task.rank = rank;
-        task.session = session;
-        task.open_streams = 2;
-        tasks_[spawned->pid] = std::move(task);
-        job.pids.insert(spawned->pid);
-        session->pids.push_back(spawned->pid);
-        session->tasks_left++;
-        reply.ranks.push_back(rank);
-        watch_output(spawned->pid, out[0], rank, 1, session);
-        watch_output(spawned->pid, err[0], rank, 2, session);
-    }
-    conn->send(reply);
-    for (const auto& failure : failures) {
-        conn->send(failure);
-    }
-    if (!failures.empty()) {
-        for (pid_t pid : session->pids) {
-            killpg(pid, SIGKILL);  // a step with a rank that cannot start cannot run
-        }
-    }
-    if (session->tasks_left == 0) {
-        conn->send(protocol::StepDoneMessage{layout.job_id, layout.step_id});
-    }
 }
 
 void Agent::watch_output(pid_t pid, int fd, uint32_t rank, uint8_t stream,
@@ -342,7 +233,8 @@ void Agent::reap_children() {
 void Agent::on_task_exit(pid_t pid, int wait_status) {
     auto it = tasks_.find(pid);
     if (it == tasks_.end()) {
-        return;  // a child that failed before exec; already reported
+        on_step_manager_exit(pid);  // or a child that failed before exec: already reported
+        return;
     }
     Task& task = it->second;
     task.exited = true;
@@ -381,7 +273,7 @@ void Agent::maybe_finish_task(pid_t pid) {
         session.client->send(protocol::TaskExitMessage{task.rank, task.exit_code,
                 task.exit_signal, ""});
         if (--session.tasks_left == 0) {
-            session.client->send(protocol::StepDoneMessage{session.job_id, session.step_id});
+            end_step_session(session);
         }
     }
     forget_pid(task.job_id, pid);

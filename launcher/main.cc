@@ -77,6 +77,8 @@ int main(int argc, char** argv) {
         }
         resources.memory_mib = *mib;
     }
+    options.stepd_binary = (std::filesystem::read_symlink("/proc/self/exe").parent_path()
+            / "cohort-stepd").string();
     if (options.spool_dir.empty()) {
         options.spool_dir = config->state_dir + "/nodes/" + options.name;
     }

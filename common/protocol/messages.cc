@@ -41,6 +41,14 @@ const char* message_type_name(uint16_t type) {
         case MessageType::kTaskExit: return "TaskExit";
         case MessageType::kSignalStep: return "SignalStep";
         case MessageType::kStepDone: return "StepDone";
+        case MessageType::kStepPeers: return "StepPeers";
+        case MessageType::kStepAbort: return "StepAbort";
+        case MessageType::kStepdHello: return "StepdHello";
+        case MessageType::kStepdSetup: return "StepdSetup";
+        case MessageType::kStepdReady: return "StepdReady";
+        case MessageType::kCollective: return "Collective";
+        case MessageType::kDirectModexRequest: return "DirectModexRequest";
+        case MessageType::kDirectModexReply: return "DirectModexReply";
     }
     return "Unknown";
 }

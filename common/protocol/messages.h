@@ -51,6 +51,15 @@ enum class MessageType : uint16_t {
     kTaskExit = 63,
     kSignalStep = 64,
     kStepDone = 65,
+    kStepPeers = 66,
+    kStepAbort = 67,
+    // Node agent <-> its step managers (cohort-stepd), and step manager <-> step manager.
+    kStepdHello = 80,
+    kStepdSetup = 81,
+    kStepdReady = 82,
+    kCollective = 83,
+    kDirectModexRequest = 84,
+    kDirectModexReply = 85,
 };
 
 struct ErrorReply {
@@ -350,10 +359,11 @@ struct LaunchStepRequest {
     std::vector<std::pair<std::string, std::string>> env;
     uint16_t master_port = 0;  // 0 on node 0: the agent picks a free one
     bool label = false;
+    std::string mpi = "pmix";  // pmix, pmi1, pmi2 (a step manager serves it) or none
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & layout & node_index & argv & cwd & env & master_port & label;
+        ar & layout & node_index & argv & cwd & env & master_port & label & mpi;
     }
 };
 
@@ -361,10 +371,11 @@ struct StepLaunchedReply {
     static constexpr MessageType kType = MessageType::kStepLaunched;
     uint16_t master_port = 0;
     std::vector<uint32_t> ranks;
+    uint16_t peer_port = 0;  // the step manager's port for its peers; 0 without one
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & master_port & ranks;
+        ar & master_port & ranks & peer_port;
     }
 };
 

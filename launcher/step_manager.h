@@ -1,0 +1,94 @@
+// cohort-stepd's service: the step manager of one step on one node. The node agent starts
+// it for every MPI step; it embeds the step's OpenPMIx server, hands the agent the variables
+// each local rank is started with, and runs the step's collectives (fence, direct modex)
+// with the other nodes' step managers over TCP. The agent keeps forking, watching and
+// signalling the ranks; a rank's PMIx calls come here.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/asio.h"
+#include "common/protocol/step_messages.h"
+#include "common/transport/connection.h"
+#include "pmix/server.h"
+#include "pmix/tree_collective.h"
+
+namespace cohort::stepd {
+
+namespace asio = boost::asio;
+using ConnectionPtr = std::shared_ptr<transport::Connection>;
+
+struct StepManagerOptions {
+    std::string agent_host;
+    uint16_t agent_port = 0;
+    uint64_t job_id = 0;
+    uint32_t step_id = 0;
+    uint32_t fanout = 32;
+    std::chrono::seconds fence_timeout{300};
+};
+
+class StepManager : public pmix::ServerHost {
+public:
+    StepManager(asio::io_context& io, std::string key, StepManagerOptions options);
+    ~StepManager() override;
+
+    // Listens for peers and says hello to the agent; the agent's setup message follows.
+    Status start();
+
+    // pmix::ServerHost
+    void on_connected(uint32_t rank) override;
+    void on_finalized(uint32_t rank) override;
+    void on_abort(uint32_t rank, int status, const std::string& message) override;
+    void on_fence(const std::string& nspace, std::vector<uint32_t> ranks, bool collect,
+            std::string data, pmix::Completion done) override;
+    void on_direct_modex(const std::string& nspace, uint32_t rank,
+            pmix::Completion done) override;
+    void on_log(uint32_t rank, const std::string& text) override;
+
+private:
+    struct PendingFence {
+        pmix::Completion done;
+        std::shared_ptr<asio::steady_timer> timer;
+    };
+
+    void on_agent_message(protocol::Envelope envelope);
+    void set_up(const protocol::StepdSetupMessage& setup);
+    Result<protocol::StepdReadyMessage> prepare_ranks();
+    void accept_peers();
+    void on_peer_message(protocol::Envelope envelope);
+    void apply(pmix::TreeCollectives::Actions actions);
+    void fence_timed_out(const std::string& collective, uint64_t sequence);
+    template <typename Message>
+    void send_to_node(uint32_t node, const Message& message);
+    void abort_step(int32_t rank, int32_t status, const std::string& message);
+    uint32_t node_of(uint32_t rank) const;
+    void shut_down();
+
+    asio::io_context& io_;
+    std::string key_;
+    StepManagerOptions options_;
+    protocol::Credential self_;
+    asio::ip::tcp::acceptor peer_acceptor_;
+    ConnectionPtr agent_;
+    std::set<ConnectionPtr> incoming_;
+    std::map<uint32_t, ConnectionPtr> outgoing_;
+    std::vector<std::function<void()>> waiting_for_peers_;
+    bool have_peers_ = false;
+    protocol::StepPeersMessage peers_;
+
+    protocol::StepdSetupMessage setup_;
+    std::string tmpdir_;
+    std::string nspace_;
+    std::unique_ptr<pmix::Server> server_;
+    std::unique_ptr<pmix::TreeCollectives> collectives_;
+    std::map<std::pair<std::string, uint64_t>, PendingFence> fences_;
+    std::map<uint64_t, pmix::Completion> modex_requests_;
+    uint64_t next_modex_request_ = 1;
+    std::set<uint32_t> connected_;
+};
+
+}  // namespace cohort::stepd
