@@ -1,0 +1,118 @@
+// Real ranks through the PMIx-native launch path on a 2-node local instance: Open MPI,
+// mpi4py and PyTorch (gloo) bootstrap with no wrapper, MPI_Abort ends the step with its
+// status, and a rank that never joins the PMIx wire-up fails the step in bounded time.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <sstream>
+
+#include "tests/fixtures/local_cluster.h"
+
+namespace cohort::testing {
+namespace {
+
+const std::string kPrograms = COHORT_MPI_PROGRAMS;      // built by tests/mpi
+const std::string kScripts = COHORT_MPI_SOURCES;        // the Python programs
+const std::string kPython = "/usr/bin/python3";         // Debian's, with mpi4py and torch
+
+std::vector<std::string> sorted_lines(const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        lines.push_back(line);
+    }
+    std::sort(lines.begin(), lines.end());
+    return lines;
+}
+
+class MpiLaunchTest : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() { cluster_ = new LocalCluster(2); }
+    static void TearDownTestSuite() {
+        delete cluster_;
+        cluster_ = nullptr;
+    }
+    void SetUp() override { ASSERT_TRUE(cluster_->up()) << "the local instance did not start"; }
+    void TearDown() override {
+        if (HasFailure()) {
+            cluster_->dump_logs();
+        }
+    }
+    static CommandResult run(const std::vector<std::string>& args) {
+        return cluster_->cohort(args, std::chrono::seconds(120));
+    }
+
+    static LocalCluster* cluster_;
+};
+
+LocalCluster* MpiLaunchTest::cluster_ = nullptr;
+
+TEST_F(MpiLaunchTest, OpenMpiRanksOnOneNodeAllreduce) {
+    CommandResult result = run({"run", "-N1", "-n2", kPrograms + "/allreduce_ompi"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(sorted_lines(result.out),
+            (std::vector<std::string>{"rank 0 of 2 sum 1", "rank 1 of 2 sum 1"}));
+}
+
+TEST_F(MpiLaunchTest, OpenMpiRanksOverTwoNodesAllreduce) {
+    CommandResult result = run({"run", "-N2", "-n4", kPrograms + "/allreduce_ompi"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(sorted_lines(result.out),
+            (std::vector<std::string>{"rank 0 of 4 sum 6", "rank 1 of 4 sum 6",
+                    "rank 2 of 4 sum 6", "rank 3 of 4 sum 6"}));
+}
+
+TEST_F(MpiLaunchTest, MpiAbortEndsTheStepWithItsStatusOnEveryNode) {
+    // Rank 1 aborts with 7 once every rank has passed the barrier.
+    CommandResult result = run({"run", "-N2", "-n4", kPrograms + "/allreduce_ompi", "1"});
+    EXPECT_EQ(result.exit_code, 7) << result.err;
+    EXPECT_NE(result.err.find("aborted by rank 1 with status 7"), std::string::npos)
+            << result.err;
+    // Open MPI's own explanation arrives through the PMIx log call.
+    EXPECT_NE(result.err.find("MPI_ABORT was invoked on rank 1"), std::string::npos)
+            << result.err;
+}
+
+TEST_F(MpiLaunchTest, Mpi4pyAllreduce) {
+    CommandResult result = run({"run", "-N2", "-n4", kPython, kScripts + "/mpi4py_allreduce.py"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(sorted_lines(result.out),
+            (std::vector<std::string>{"mpi4py rank 0 of 4 sum 6", "mpi4py rank 1 of 4 sum 6",
+                    "mpi4py rank 2 of 4 sum 6", "mpi4py rank 3 of 4 sum 6"}));
+}
+
+TEST_F(MpiLaunchTest, PyTorchDistributedDataParallelOverGloo) {
+    CommandResult result = run({"run", "-N2", "-n4", kPython, kScripts + "/torch_ddp.py"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(sorted_lines(result.out),
+            (std::vector<std::string>{"torch rank 0 of 4 local 0 sum 6",
+                    "torch rank 1 of 4 local 1 sum 6", "torch rank 2 of 4 local 0 sum 6",
+                    "torch rank 3 of 4 local 1 sum 6"}));
+}
+
+TEST_F(MpiLaunchTest, ARankThatNeverJoinsFailsTheStepInBoundedTime) {
+    // Rank 1 is no PMIx client at all: rank 0 waits in the wire-up fence for node 2.
+    const auto started = std::chrono::steady_clock::now();
+    CommandResult result = run({"run", "-N2", "-n2", "--export=ALL,COHORT_PMIX_TIMEOUT=3", "sh",
+            "-c", "if [ \"$SLURM_PROCID\" = 1 ]; then sleep 60; else exec " + kPrograms
+                    + "/allreduce_ompi; fi"});
+    const auto took = std::chrono::steady_clock::now() - started;
+    EXPECT_NE(result.exit_code, 0);
+    EXPECT_LT(took, std::chrono::seconds(30));
+    EXPECT_NE(result.err.find("timed out after 3 s: no contribution from node2"),
+            std::string::npos)
+            << result.err;
+    EXPECT_NE(result.err.find("try --mpi=pmi1 for MPICH, or --mpi=none"), std::string::npos)
+            << result.err;
+}
+
+TEST_F(MpiLaunchTest, UnknownMpiTypeIsRejected) {
+    CommandResult result = run({"run", "--mpi=lam", "true"});
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_NE(result.err.find("--mpi: invalid value 'lam'"), std::string::npos) << result.err;
+}
+
+}  // namespace
+}  // namespace cohort::testing
