@@ -134,7 +134,7 @@ int cmd_run(const Args& args) {
     CLI::App app{"Run a parallel step: cohort run [options] CMD [ARGS...]"};
     add_job_options(app, options, JobCommand::kRun);
     app.add_flag("-l,--label", label, "prefix each output line with its task rank");
-    app.add_option("--mpi", mpi, "how ranks wire up: pmix (default), pmix_v4, none");
+    app.add_option("--mpi", mpi, "how ranks wire up: pmix (default), pmix_v4, pmi1 (MPICH), none");
     app.prefix_command();
     if (int rc = parse_args(app, "run", args); rc >= 0) {
         return rc;
@@ -150,9 +150,9 @@ int cmd_run(const Args& args) {
     if (mpi == "pmix_v4" || mpi == "pmix_v3") {
         mpi = "pmix";
     }
-    if (mpi != "pmix" && mpi != "none") {
+    if (mpi != "pmix" && mpi != "pmi1" && mpi != "none") {
         return report_error("run", Status::invalid("--mpi: invalid value '" + mpi
-                + "' (accepted: pmix, pmix_v4, none)"));
+                + "' (accepted: pmix, pmix_v4, pmi1, none)"));
     }
     request.mpi = mpi;
     if (request.argv.empty()) {

@@ -182,32 +182,38 @@ void StepClient::on_abort(const protocol::StepAbortMessage& abort) {
     signal_all(SIGKILL);
 }
 
+// Whole lines per task, as srun does by default: ranks writing at once never mix within a
+// line, labelled or not.
 void StepClient::write_output(const protocol::TaskOutputMessage& output) {
     std::ostream& out = output.stream == 2 ? std::cerr : std::cout;
-    if (!request_.label) {
-        out << output.data;
-        out.flush();
-        return;
-    }
     std::string& partial = partial_lines_[{output.rank, output.stream}];
     partial += output.data;
     size_t start = 0;
-    std::string label = std::to_string(output.rank);
-    label = std::string(label_width_ > label.size() ? label_width_ - label.size() : 0, ' ')
-            + label + ": ";
+    const std::string label = label_of(output.rank);
     for (size_t nl = partial.find('\n'); nl != std::string::npos;
             nl = partial.find('\n', start)) {
-        out << label << partial.substr(start, nl - start + 1);
+        out << label << std::string_view(partial).substr(start, nl - start + 1);
         start = nl + 1;
     }
     partial.erase(0, start);
     out.flush();
 }
 
+std::string StepClient::label_of(uint32_t rank) const {
+    if (!request_.label) {
+        return "";
+    }
+    std::string label = std::to_string(rank);
+    return std::string(label_width_ > label.size() ? label_width_ - label.size() : 0, ' ')
+            + label + ": ";
+}
+
 void StepClient::flush_partial_lines() {
     for (auto& [key, partial] : partial_lines_) {
         if (!partial.empty()) {
-            (key.second == 2 ? std::cerr : std::cout) << key.first << ": " << partial << "\n";
+            // A last line without its newline: as written, but a labelled one is closed.
+            (key.second == 2 ? std::cerr : std::cout) << label_of(key.first) << partial
+                                                       << (request_.label ? "\n" : "");
             partial.clear();
         }
     }

@@ -43,6 +43,7 @@ private:
     void on_abort(const protocol::StepAbortMessage& abort);
     void write_output(const protocol::TaskOutputMessage& output);
     void flush_partial_lines();
+    std::string label_of(uint32_t rank) const;
     void signal_all(int signal);
     void fail(const std::string& error);
     void finish_if_done();

@@ -26,7 +26,8 @@ StepManager::StepManager(asio::io_context& io, std::string key, StepManagerOptio
       key_(std::move(key)),
       options_(std::move(options)),
       self_{static_cast<uint32_t>(getuid()), static_cast<uint32_t>(getgid())},
-      peer_acceptor_(io) {}
+      peer_acceptor_(io),
+      pmi_acceptor_(io) {}
 
 StepManager::~StepManager() {
     server_.reset();  // deregisters and finalizes before the directories go
@@ -58,6 +59,7 @@ Status StepManager::start() {
 void StepManager::shut_down() {
     boost::system::error_code ignored;
     peer_acceptor_.close(ignored);
+    pmi_acceptor_.close(ignored);
     io_.stop();
 }
 
@@ -132,7 +134,18 @@ Result<protocol::StepdReadyMessage> StepManager::prepare_ranks() {
         }
     }
     collectives_ = std::make_unique<pmix::TreeCollectives>(launch.node_index, options_.fanout);
+    nspace_ = "cohort." + step;
+    if (launch.mpi == "pmi1") {
+        return prepare_pmi_ranks();
+    }
+    return prepare_pmix_ranks(session_dir, other_user);
+}
 
+Result<protocol::StepdReadyMessage> StepManager::prepare_pmix_ranks(
+        const std::string& session_dir, bool other_user) {
+    const protocol::LaunchStepRequest& launch = setup_.launch;
+    const protocol::StepLayout& layout = launch.layout;
+    const std::string step = std::to_string(layout.job_id) + "." + std::to_string(layout.step_id);
     pmix::ServerOptions server_options;
     server_options.tmpdir = tmpdir_;
     server_options.node_name = setup_.node_name;
@@ -146,7 +159,6 @@ Result<protocol::StepdReadyMessage> StepManager::prepare_ranks() {
     }
     server_ = std::move(*server);
 
-    nspace_ = "cohort." + step;
     pmix::NamespaceLayout ns;
     ns.nspace = nspace_;
     ns.job_id = step;
@@ -295,12 +307,7 @@ void StepManager::on_fence(const std::string& nspace, std::vector<uint32_t> rank
     std::vector<uint32_t> nodes;
     std::string collective = nspace + ":";
     if (ranks.empty()) {
-        const auto& counts = setup_.launch.layout.tasks_per_node;
-        for (uint32_t node = 0; node < counts.size(); ++node) {
-            if (counts[node] > 0) {
-                nodes.push_back(node);
-            }
-        }
+        nodes = all_nodes();
         collective += "*";
     } else {
         std::sort(ranks.begin(), ranks.end());
@@ -311,6 +318,22 @@ void StepManager::on_fence(const std::string& nspace, std::vector<uint32_t> rank
         std::sort(nodes.begin(), nodes.end());
         nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
     }
+    start_collective(collective, nodes, std::move(data), std::move(done));
+}
+
+std::vector<uint32_t> StepManager::all_nodes() const {
+    std::vector<uint32_t> nodes;
+    const auto& counts = setup_.launch.layout.tasks_per_node;
+    for (uint32_t node = 0; node < counts.size(); ++node) {
+        if (counts[node] > 0) {
+            nodes.push_back(node);
+        }
+    }
+    return nodes;
+}
+
+void StepManager::start_collective(const std::string& collective,
+        const std::vector<uint32_t>& nodes, std::string data, pmix::Completion done) {
     const uint64_t sequence = collectives_->next_sequence(collective);
     auto timer = std::make_shared<asio::steady_timer>(io_, options_.fence_timeout);
     timer->async_wait([this, collective, sequence](boost::system::error_code ec) {
@@ -328,7 +351,7 @@ void StepManager::fence_timed_out(const std::string& collective, uint64_t sequen
     for (uint32_t node : collectives_->waiting_for(collective, sequence)) {
         missing.push_back(layout.nodes.at(node));
     }
-    std::string message = "PMIx fence " + collective + " #" + std::to_string(sequence)
+    std::string message = "fence " + collective + " #" + std::to_string(sequence)
             + " timed out after " + std::to_string(options_.fence_timeout.count()) + " s";
     if (!missing.empty()) {
         std::string names;

@@ -14,6 +14,7 @@
 #include "common/asio.h"
 #include "common/protocol/step_messages.h"
 #include "common/transport/connection.h"
+#include "pmix/pmi_simple.h"
 #include "pmix/server.h"
 #include "pmix/tree_collective.h"
 
@@ -56,6 +57,18 @@ private:
     };
 
     void on_agent_message(protocol::Envelope envelope);
+    // A tree collective over `nodes`; `done` gets every node's data, or fails on timeout.
+    void start_collective(const std::string& collective, const std::vector<uint32_t>& nodes,
+            std::string data, pmix::Completion done);
+    std::vector<uint32_t> all_nodes() const;
+    Result<protocol::StepdReadyMessage> prepare_pmix_ranks(const std::string& session_dir,
+            bool other_user);
+
+    // --- PMI-1 for MPICH-family MPIs (step_manager_pmi.cc)
+    Result<protocol::StepdReadyMessage> prepare_pmi_ranks();
+    void accept_pmi_clients();
+    void read_pmi_line(uint64_t client);
+    void apply_pmi(pmix::PmiSimpleServer::Output output, uint64_t from);
     void set_up(const protocol::StepdSetupMessage& setup);
     Result<protocol::StepdReadyMessage> prepare_ranks();
     void accept_peers();
@@ -89,6 +102,15 @@ private:
     std::map<uint64_t, pmix::Completion> modex_requests_;
     uint64_t next_modex_request_ = 1;
     std::set<uint32_t> connected_;
+
+    struct PmiClient {
+        std::shared_ptr<asio::ip::tcp::socket> socket;
+        std::shared_ptr<asio::streambuf> input;
+    };
+    std::unique_ptr<pmix::PmiSimpleServer> pmi_;
+    asio::ip::tcp::acceptor pmi_acceptor_;
+    std::map<uint64_t, PmiClient> pmi_clients_;
+    uint64_t next_pmi_client_ = 1;
 };
 
 }  // namespace cohort::stepd

@@ -92,6 +92,23 @@ TEST_F(MpiLaunchTest, PyTorchDistributedDataParallelOverGloo) {
                     "torch rank 3 of 4 local 1 sum 6"}));
 }
 
+TEST_F(MpiLaunchTest, MpichRanksOverPmi1) {
+    CommandResult result = run({"run", "-N2", "-n4", "--mpi=pmi1",
+            kPrograms + "/allreduce_mpich"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(sorted_lines(result.out),
+            (std::vector<std::string>{"rank 0 of 4 sum 6", "rank 1 of 4 sum 6",
+                    "rank 2 of 4 sum 6", "rank 3 of 4 sum 6"}));
+}
+
+TEST_F(MpiLaunchTest, MpichAbortOverPmi1EndsTheStepWithItsStatus) {
+    CommandResult result = run({"run", "-N2", "-n4", "--mpi=pmi1",
+            kPrograms + "/allreduce_mpich", "2"});
+    EXPECT_EQ(result.exit_code, 7) << result.err;
+    EXPECT_NE(result.err.find("aborted by rank 2 with status 7"), std::string::npos)
+            << result.err;
+}
+
 TEST_F(MpiLaunchTest, ARankThatNeverJoinsFailsTheStepInBoundedTime) {
     // Rank 1 is no PMIx client at all: rank 0 waits in the wire-up fence for node 2.
     const auto started = std::chrono::steady_clock::now();
