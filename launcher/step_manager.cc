@@ -31,9 +31,11 @@ StepManager::StepManager(asio::io_context& io, std::string key, StepManagerOptio
 
 StepManager::~StepManager() {
     server_.reset();  // deregisters and finalizes before the directories go
-    if (!tmpdir_.empty()) {
-        std::error_code ignored;
-        fs::remove_all(tmpdir_, ignored);
+    std::error_code ignored;
+    for (const auto& dir : {tmpdir_, shm_dir_}) {
+        if (!dir.empty()) {
+            fs::remove_all(dir, ignored);
+        }
     }
 }
 
@@ -158,6 +160,17 @@ Result<protocol::StepdReadyMessage> StepManager::prepare_pmix_ranks(
         return server.status();
     }
     server_ = std::move(*server);
+    // Shared-memory segments belong in memory: /dev/shm where there is one.
+    std::string shm_pattern = (fs::is_directory("/dev/shm") ? "/dev/shm" : tmpdir_)
+            + "/cohort-" + step + "-XXXXXX";
+    if (mkdtemp(shm_pattern.data()) == nullptr) {
+        return Status::io_error("cannot create the shared-memory directory " + shm_pattern);
+    }
+    shm_dir_ = shm_pattern;
+    if (other_user && chown(shm_dir_.c_str(), setup_.uid, setup_.gid) != 0) {
+        return Status::io_error("cannot hand " + shm_dir_ + " to uid "
+                + std::to_string(setup_.uid));
+    }
 
     pmix::NamespaceLayout ns;
     ns.nspace = nspace_;
@@ -184,7 +197,7 @@ Result<protocol::StepdReadyMessage> StepManager::prepare_pmix_ranks(
         // Open MPI keeps shared-memory segments per (host, job, local rank): two virtual
         // nodes on one host would collide without a directory of their own.
         if (!has_var(launch, "OMPI_MCA_btl_vader_backing_directory")) {
-            vars->emplace_back("OMPI_MCA_btl_vader_backing_directory", session_dir);
+            vars->emplace_back("OMPI_MCA_btl_vader_backing_directory", shm_dir_);
         }
         ready.rank_env.push_back(std::move(*vars));
     }

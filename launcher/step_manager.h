@@ -95,6 +95,7 @@ private:
 
     protocol::StepdSetupMessage setup_;
     std::string tmpdir_;
+    std::string shm_dir_;  // Open MPI's shared-memory backing files
     std::string nspace_;
     std::unique_ptr<pmix::Server> server_;
     std::unique_ptr<pmix::TreeCollectives> collectives_;
