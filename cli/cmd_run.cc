@@ -135,6 +135,11 @@ int cmd_run(const Args& args) {
     add_job_options(app, options, JobCommand::kRun);
     app.add_flag("-l,--label", label, "prefix each output line with its task rank");
     app.add_option("--mpi", mpi, "how ranks wire up: pmix (default), pmix_v4, pmi1 (MPICH), none");
+    const char* transport_env = std::getenv("COHORT_PMIX_TRANSPORT");
+    std::string transport = transport_env != nullptr && *transport_env != '\0' ? transport_env
+                                                                               : "tcp";
+    app.add_option("--pmix-transport", transport,
+            "how the nodes' step managers exchange fence data: tcp (default) or ucx");
     app.prefix_command();
     if (int rc = parse_args(app, "run", args); rc >= 0) {
         return rc;
@@ -155,6 +160,11 @@ int cmd_run(const Args& args) {
                 + "' (accepted: pmix, pmix_v4, pmi1, none)"));
     }
     request.mpi = mpi;
+    if (transport != "tcp" && transport != "ucx") {
+        return report_error("run", Status::invalid("--pmix-transport: invalid value '"
+                + transport + "' (accepted: tcp, ucx)"));
+    }
+    request.pmix_transport = transport;
     if (request.argv.empty()) {
         return report_error("run", Status::invalid("command: missing (accepted: cohort run "
                 "[options] CMD [ARGS...])"));

@@ -19,7 +19,7 @@ StepResult StepClient::run(const protocol::StepLayout& layout, const StepRequest
     request_ = request;
     label_width_ = std::to_string(std::max<uint32_t>(layout.ntasks(), 1) - 1).size();
     node_done_.assign(layout.nodes.size(), false);
-    peer_ports_.assign(layout.nodes.size(), 0);
+    peer_addresses_.assign(layout.nodes.size(), "");
     for (size_t i = 0; i < layout.nodes.size(); ++i) {
         auto socket = transport::connect_to(io_, layout.addresses[i], layout.ports[i]);
         if (!socket) {
@@ -81,6 +81,7 @@ protocol::LaunchStepRequest StepClient::launch_request(size_t node) const {
     launch.label = request_.label;
     launch.master_port = master_port_;  // 0 for node 0, which picks it
     launch.mpi = request_.mpi;
+    launch.pmix_transport = request_.pmix_transport;
     return launch;
 }
 
@@ -150,7 +151,7 @@ void StepClient::on_message(size_t node, protocol::Envelope envelope) {
 }
 
 void StepClient::on_launched(size_t node, const protocol::StepLaunchedReply& launched) {
-    peer_ports_[node] = launched.peer_port;
+    peer_addresses_[node] = launched.peer_address;
     if (node == 0) {
         master_port_ = launched.master_port;
         launch_rest();
@@ -159,8 +160,7 @@ void StepClient::on_launched(size_t node, const protocol::StepLaunchedReply& lau
         return;
     }
     // Every step manager listens now: tell each where its peers are.
-    protocol::StepPeersMessage peers{layout_.job_id, layout_.step_id, layout_.addresses,
-            peer_ports_};
+    protocol::StepPeersMessage peers{layout_.job_id, layout_.step_id, peer_addresses_};
     for (auto& agent : agents_) {
         agent->send(peers);
     }

@@ -20,6 +20,7 @@ struct StepRequest {
     std::vector<std::pair<std::string, std::string>> env;
     bool label = false;
     std::string mpi = "pmix";
+    std::string pmix_transport = "tcp";
 };
 
 struct StepResult {
@@ -60,7 +61,7 @@ private:
     StepResult result_;
     bool finished_ = false;
     uint16_t master_port_ = 0;
-    std::vector<uint16_t> peer_ports_;  // each node's step manager
+    std::vector<std::string> peer_addresses_;  // each node's step manager
     size_t nodes_launched_ = 0;
     bool aborted_ = false;  // a rank's abort status is the step's exit code
     int interrupts_ = 0;

@@ -58,7 +58,7 @@ private:
         bool switch_user = false;
         pid_t pid = -1;
         ConnectionPtr connection;  // the step manager's, once it said hello
-        uint16_t peer_port = 0;
+        std::string peer_address;
         bool launched = false;
         std::shared_ptr<asio::steady_timer> start_timer;
     };
@@ -113,7 +113,7 @@ private:
     void start_step_tasks(const ConnectionPtr& client, const UserIdentity& user,
             bool switch_user, const protocol::LaunchStepRequest& request,
             const std::vector<std::vector<std::pair<std::string, std::string>>>& rank_env,
-            uint16_t peer_port, ConnectionPtr step_manager);
+            const std::string& peer_address, ConnectionPtr step_manager);
     void end_step_session(StepSession& session);
     void signal_step(const protocol::SignalStepRequest& request);
     void terminate_job(uint64_t job_id, int signal);

@@ -55,7 +55,7 @@ void Agent::launch_step(const ConnectionPtr& conn, const protocol::Credential& c
     }
     const bool switch_user = self_.uid == 0 && cred.uid != 0;
     if (request.mpi == "none") {
-        start_step_tasks(conn, *user, switch_user, request, {}, 0, nullptr);
+        start_step_tasks(conn, *user, switch_user, request, {}, "", nullptr);
         return;
     }
     start_step_manager(conn, *user, switch_user, request);
@@ -71,7 +71,8 @@ void Agent::start_step_manager(const ConnectionPtr& client, const UserIdentity& 
     }
     const std::vector<std::string> argv{options_.stepd_binary, "--key-file", config_.key_file,
             "--agent-host", options_.address, "--agent-port", std::to_string(options_.port),
-            "--job", std::to_string(key.first), "--step", std::to_string(key.second)};
+            "--job", std::to_string(key.first), "--step", std::to_string(key.second),
+            "--transport", request.pmix_transport};
     std::vector<char*> args;
     for (const auto& arg : argv) {
         args.push_back(const_cast<char*>(arg.c_str()));
@@ -120,7 +121,7 @@ void Agent::on_step_manager_message(const ConnectionPtr& conn, protocol::Envelop
         }
         ManagedStep& step = it->second;
         step.connection = conn;
-        step.peer_port = hello->peer_port;
+        step.peer_address = hello->peer_address;
         conn->send(protocol::StepdSetupMessage{step.request, step.user.uid, step.user.gid,
                 options_.name});
         return;
@@ -171,7 +172,7 @@ void Agent::on_step_manager_ready(ManagedStep& step, const protocol::StepdReadyM
     step.launched = true;
     step.start_timer->cancel();
     start_step_tasks(step.client, step.user, step.switch_user, step.request, ready.rank_env,
-            step.peer_port, step.connection);
+            step.peer_address, step.connection);
 }
 
 void Agent::fail_managed_step(StepKey key, const std::string& error) {
@@ -217,11 +218,11 @@ void Agent::forward_step_peers(const protocol::StepPeersMessage& peers) {
 void Agent::start_step_tasks(const ConnectionPtr& conn, const UserIdentity& user,
         bool switch_user, const protocol::LaunchStepRequest& request,
         const std::vector<std::vector<std::pair<std::string, std::string>>>& rank_env,
-        uint16_t peer_port, ConnectionPtr step_manager) {
+        const std::string& peer_address, ConnectionPtr step_manager) {
     const protocol::StepLayout& layout = request.layout;
     protocol::StepLaunchedReply reply;
     reply.master_port = request.master_port;
-    reply.peer_port = peer_port;
+    reply.peer_address = peer_address;
     if (request.node_index == 0 && reply.master_port == 0) {
         reply.master_port = pick_free_port(io_, options_.address);
     }

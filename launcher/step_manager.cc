@@ -26,7 +26,6 @@ StepManager::StepManager(asio::io_context& io, std::string key, StepManagerOptio
       key_(std::move(key)),
       options_(std::move(options)),
       self_{static_cast<uint32_t>(getuid()), static_cast<uint32_t>(getgid())},
-      peer_acceptor_(io),
       pmi_acceptor_(io) {}
 
 StepManager::~StepManager() {
@@ -40,10 +39,19 @@ StepManager::~StepManager() {
 }
 
 Status StepManager::start() {
-    if (Status listening = transport::listen_on(peer_acceptor_, options_.agent_host, 0);
-            !listening) {
-        return listening;
+    pmix::TransportHandlers handlers{
+            [this](protocol::Envelope envelope) { on_peer_message(std::move(envelope)); },
+            [this](uint32_t node, const std::string& why) {
+                abort_step(-1, 1, "the step manager on "
+                        + setup_.launch.layout.nodes.at(node) + " cannot be reached: " + why);
+            }};
+    auto peers = options_.transport == "ucx"
+            ? pmix::make_ucx_transport(io_, key_, std::move(handlers))
+            : pmix::make_tcp_transport(io_, key_, options_.agent_host, std::move(handlers));
+    if (!peers) {
+        return peers.status();
     }
+    peers_ = std::move(*peers);
     auto socket = transport::connect_to(io_, options_.agent_host, options_.agent_port);
     if (!socket) {
         return socket.status().with_context("cannot reach the node agent");
@@ -53,14 +61,12 @@ Status StepManager::start() {
                           protocol::Envelope envelope) { on_agent_message(std::move(envelope)); },
             [this](const ConnectionPtr&, const Status&) { shut_down(); });
     agent_->send(protocol::StepdHelloMessage{options_.job_id, options_.step_id,
-            peer_acceptor_.local_endpoint().port()});
-    accept_peers();
+            peers_->local_address()});
     return Status::ok();
 }
 
 void StepManager::shut_down() {
     boost::system::error_code ignored;
-    peer_acceptor_.close(ignored);
     pmi_acceptor_.close(ignored);
     io_.stop();
 }
@@ -79,11 +85,11 @@ void StepManager::on_agent_message(protocol::Envelope envelope) {
             if (!peers || have_peers_) {
                 return;
             }
-            peers_ = *peers;
+            peers_->set_peers(peers->peers);
             have_peers_ = true;
             auto waiting = std::move(waiting_for_peers_);
-            for (auto& send : waiting) {
-                send();
+            for (auto& [node, frame] : waiting) {
+                peers_->send(node, std::move(frame));
             }
             return;
         }
@@ -206,20 +212,6 @@ Result<protocol::StepdReadyMessage> StepManager::prepare_pmix_ranks(
     return ready;
 }
 
-void StepManager::accept_peers() {
-    peer_acceptor_.async_accept([this](boost::system::error_code ec, asio::ip::tcp::socket s) {
-        if (ec) {
-            return;
-        }
-        auto conn = transport::Connection::create(std::move(s), key_, self_);
-        incoming_.insert(conn);
-        conn->start([this](const ConnectionPtr&,
-                            protocol::Envelope envelope) { on_peer_message(std::move(envelope)); },
-                [this](const ConnectionPtr& c, const Status&) { incoming_.erase(c); });
-        accept_peers();
-    });
-}
-
 void StepManager::on_peer_message(protocol::Envelope envelope) {
     switch (static_cast<protocol::MessageType>(envelope.type)) {
         case protocol::MessageType::kCollective: {
@@ -264,27 +256,12 @@ void StepManager::on_peer_message(protocol::Envelope envelope) {
 
 template <typename Message>
 void StepManager::send_to_node(uint32_t node, const Message& message) {
-    if (!have_peers_) {
-        waiting_for_peers_.push_back([this, node, message] { send_to_node(node, message); });
+    std::string frame = protocol::encode_message(message, self_, key_);
+    if (!have_peers_) {  // a fast node fenced before the client sent the peer table
+        waiting_for_peers_.emplace_back(node, std::move(frame));
         return;
     }
-    ConnectionPtr& conn = outgoing_[node];
-    if (!conn) {
-        if (node >= peers_.ports.size()) {
-            return;
-        }
-        auto socket = transport::connect_to(io_, peers_.addresses[node], peers_.ports[node]);
-        if (!socket) {
-            abort_step(-1, 1, "the step manager on " + setup_.launch.layout.nodes[node]
-                    + " cannot be reached: " + socket.status().message());
-            outgoing_.erase(node);
-            return;
-        }
-        conn = transport::Connection::create(std::move(*socket), key_, self_);
-        conn->start([](const ConnectionPtr&, protocol::Envelope) {},
-                [this, node](const ConnectionPtr&, const Status&) { outgoing_.erase(node); });
-    }
-    conn->send(message);
+    peers_->send(node, std::move(frame));
 }
 
 void StepManager::apply(pmix::TreeCollectives::Actions actions) {

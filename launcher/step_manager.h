@@ -14,6 +14,7 @@
 #include "common/asio.h"
 #include "common/protocol/step_messages.h"
 #include "common/transport/connection.h"
+#include "pmix/peer_transport.h"
 #include "pmix/pmi_simple.h"
 #include "pmix/server.h"
 #include "pmix/tree_collective.h"
@@ -29,6 +30,7 @@ struct StepManagerOptions {
     uint64_t job_id = 0;
     uint32_t step_id = 0;
     uint32_t fanout = 32;
+    std::string transport = "tcp";
     std::chrono::seconds fence_timeout{300};
 };
 
@@ -71,7 +73,6 @@ private:
     void apply_pmi(pmix::PmiSimpleServer::Output output, uint64_t from);
     void set_up(const protocol::StepdSetupMessage& setup);
     Result<protocol::StepdReadyMessage> prepare_ranks();
-    void accept_peers();
     void on_peer_message(protocol::Envelope envelope);
     void apply(pmix::TreeCollectives::Actions actions);
     void fence_timed_out(const std::string& collective, uint64_t sequence);
@@ -85,13 +86,10 @@ private:
     std::string key_;
     StepManagerOptions options_;
     protocol::Credential self_;
-    asio::ip::tcp::acceptor peer_acceptor_;
     ConnectionPtr agent_;
-    std::set<ConnectionPtr> incoming_;
-    std::map<uint32_t, ConnectionPtr> outgoing_;
-    std::vector<std::function<void()>> waiting_for_peers_;
+    std::unique_ptr<pmix::PeerTransport> peers_;
+    std::vector<std::pair<uint32_t, std::string>> waiting_for_peers_;  // frames to send
     bool have_peers_ = false;
-    protocol::StepPeersMessage peers_;
 
     protocol::StepdSetupMessage setup_;
     std::string tmpdir_;

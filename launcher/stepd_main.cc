@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
     app.add_option("--job", options.job_id, "job id")->required();
     app.add_option("--step", options.step_id, "step id")->required();
     app.add_option("--fanout", options.fanout, "children per node in collective trees");
+    app.add_option("--transport", options.transport, "tcp or ucx, to reach the other nodes")
+            ->check(CLI::IsMember({"tcp", "ucx"}));
     app.add_option("--fence-timeout", timeout_s, "seconds a fence may wait for other nodes");
     CLI11_PARSE(app, argc, argv);
     options.fence_timeout = std::chrono::seconds(timeout_s);

@@ -54,10 +54,9 @@ done
 
 echo "launcher,nodes,ranks,transport,fence_us,collect_us" > "${CSV%.csv}-fence.csv"
 printf '\n%-8s %5s %-10s %10s %12s\n' ranks nodes transport fence_us collect_us
-for transport in ${COHORT_BENCH_TRANSPORTS:-tcp}; do
+for transport in tcp ucx; do
     for k in 2 4 8 16; do
-        line=$(COHORT_PMIX_TRANSPORT=$transport "$BIN/cohort" run -N2 -n"$k" \
-            --export=ALL,COHORT_PMIX_TRANSPORT="$transport" "$FENCE" 100)
+        line=$("$BIN/cohort" run -N2 -n"$k" --pmix-transport="$transport" "$FENCE" 100)
         fence=$(echo "$line" | sed -n 's/.*fence_us=\([0-9.]*\).*/\1/p')
         collect=$(echo "$line" | sed -n 's/.*collect_us=\([0-9.]*\).*/\1/p')
         echo "cohort,2,$k,$transport,$fence,$collect" >> "${CSV%.csv}-fence.csv"

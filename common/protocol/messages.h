@@ -359,11 +359,13 @@ struct LaunchStepRequest {
     std::vector<std::pair<std::string, std::string>> env;
     uint16_t master_port = 0;  // 0 on node 0: the agent picks a free one
     bool label = false;
-    std::string mpi = "pmix";  // pmix, pmi1, pmi2 (a step manager serves it) or none
+    std::string mpi = "pmix";  // pmix or pmi1 (a step manager serves it), or none
+    std::string pmix_transport = "tcp";  // how step managers reach each other: tcp or ucx
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & layout & node_index & argv & cwd & env & master_port & label & mpi;
+        ar & layout & node_index & argv & cwd & env & master_port & label & mpi
+                & pmix_transport;
     }
 };
 
@@ -371,11 +373,11 @@ struct StepLaunchedReply {
     static constexpr MessageType kType = MessageType::kStepLaunched;
     uint16_t master_port = 0;
     std::vector<uint32_t> ranks;
-    uint16_t peer_port = 0;  // the step manager's port for its peers; 0 without one
+    std::string peer_address;  // where the step manager's peers reach it; empty without one
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & master_port & ranks & peer_port;
+        ar & master_port & ranks & peer_address;
     }
 };
 

@@ -7,18 +7,17 @@
 
 namespace cohort::protocol {
 
-// Client -> each agent -> its step manager, once every node has launched: where each
-// node's step manager listens for its peers, in node order.
+// Client -> each agent -> its step manager, once every node has launched: how to reach
+// each node's step manager ("tcp://host:port" or "ucx:<worker address>"), in node order.
 struct StepPeersMessage {
     static constexpr MessageType kType = MessageType::kStepPeers;
     uint64_t job_id = 0;
     uint32_t step_id = 0;
-    std::vector<std::string> addresses;
-    std::vector<uint16_t> ports;
+    std::vector<std::string> peers;
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & job_id & step_id & addresses & ports;
+        ar & job_id & step_id & peers;
     }
 };
 
@@ -43,11 +42,11 @@ struct StepdHelloMessage {
     static constexpr MessageType kType = MessageType::kStepdHello;
     uint64_t job_id = 0;
     uint32_t step_id = 0;
-    uint16_t peer_port = 0;
+    std::string peer_address;
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & job_id & step_id & peer_port;
+        ar & job_id & step_id & peer_address;
     }
 };
 

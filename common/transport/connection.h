@@ -38,6 +38,9 @@ public:
 
     void send_error(const Status& status) { send(protocol::error_from_status(status)); }
 
+    // Sends a frame already encoded with this connection's key (a relayed message).
+    void send_encoded(std::string frame) { send_frame(std::move(frame)); }
+
     // Closes after the queued frames are written.
     void close_after_writes();
     // Closes now, reporting `reason` to the close handler.

@@ -64,6 +64,16 @@ TEST_F(MpiLaunchTest, OpenMpiRanksOverTwoNodesAllreduce) {
                     "rank 2 of 4 sum 6", "rank 3 of 4 sum 6"}));
 }
 
+TEST_F(MpiLaunchTest, OpenMpiRanksFenceOverUcx) {
+    // The step managers exchange the modex over UCX (its TCP and shared-memory transports).
+    CommandResult result = run({"run", "-N2", "-n4", "--pmix-transport=ucx",
+            kPrograms + "/allreduce_ompi"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(sorted_lines(result.out),
+            (std::vector<std::string>{"rank 0 of 4 sum 6", "rank 1 of 4 sum 6",
+                    "rank 2 of 4 sum 6", "rank 3 of 4 sum 6"}));
+}
+
 TEST_F(MpiLaunchTest, MpiAbortEndsTheStepWithItsStatusOnEveryNode) {
     // Rank 1 aborts with 7 once every rank has passed the barrier.
     CommandResult result = run({"run", "-N2", "-n4", kPrograms + "/allreduce_ompi", "1"});
@@ -101,6 +111,13 @@ TEST_F(MpiLaunchTest, MpichRanksOverPmi1) {
                     "rank 2 of 4 sum 6", "rank 3 of 4 sum 6"}));
 }
 
+TEST_F(MpiLaunchTest, MpichRanksOverPmi1WithUcxBarriers) {
+    CommandResult result = run({"run", "-N2", "-n4", "--mpi=pmi1", "--pmix-transport=ucx",
+            kPrograms + "/allreduce_mpich"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(sorted_lines(result.out).size(), 4u);
+}
+
 TEST_F(MpiLaunchTest, MpichAbortOverPmi1EndsTheStepWithItsStatus) {
     CommandResult result = run({"run", "-N2", "-n4", "--mpi=pmi1",
             kPrograms + "/allreduce_mpich", "2"});
@@ -125,10 +142,15 @@ TEST_F(MpiLaunchTest, ARankThatNeverJoinsFailsTheStepInBoundedTime) {
             << result.err;
 }
 
-TEST_F(MpiLaunchTest, UnknownMpiTypeIsRejected) {
+TEST_F(MpiLaunchTest, UnknownMpiTypeOrTransportIsRejected) {
     CommandResult result = run({"run", "--mpi=lam", "true"});
     EXPECT_EQ(result.exit_code, 1);
     EXPECT_NE(result.err.find("--mpi: invalid value 'lam'"), std::string::npos) << result.err;
+    result = run({"run", "--pmix-transport=ib", "true"});
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_NE(result.err.find("--pmix-transport: invalid value 'ib' (accepted: tcp, ucx)"),
+            std::string::npos)
+            << result.err;
 }
 
 }  // namespace

@@ -1,0 +1,132 @@
+// Step manager to step manager over TCP: one outgoing connection per peer, opened on first
+// use; frames from any peer arrive on the connections it opened to us.
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <map>
+#include <set>
+
+#include "common/transport/connection.h"
+#include "pmix/peer_transport.h"
+
+namespace cohort::pmix {
+
+namespace {
+
+using transport::Connection;
+using ConnectionPtr = std::shared_ptr<Connection>;
+
+class TcpPeerTransport : public PeerTransport {
+public:
+    TcpPeerTransport(boost::asio::io_context& io, std::string key, TransportHandlers handlers)
+        : io_(io),
+          key_(std::move(key)),
+          handlers_(std::move(handlers)),
+          self_{static_cast<uint32_t>(getuid()), static_cast<uint32_t>(getgid())},
+          acceptor_(io) {}
+
+    ~TcpPeerTransport() override {
+        boost::system::error_code ignored;
+        acceptor_.close(ignored);
+        for (auto& [node, conn] : outgoing_) {
+            conn->close(Status::ok());
+        }
+        for (const auto& conn : incoming_) {
+            conn->close(Status::ok());
+        }
+    }
+
+    Status listen(const std::string& host) {
+        if (Status listening = transport::listen_on(acceptor_, host, 0); !listening) {
+            return listening;
+        }
+        address_ = "tcp://" + host + ":" + std::to_string(acceptor_.local_endpoint().port());
+        accept();
+        return Status::ok();
+    }
+
+    std::string local_address() const override { return address_; }
+
+    void set_peers(std::vector<std::string> addresses) override { peers_ = std::move(addresses); }
+
+    void send(uint32_t node, std::string frame) override {
+        ConnectionPtr& conn = outgoing_[node];
+        if (!conn) {
+            auto opened = open(node);
+            if (!opened) {
+                outgoing_.erase(node);
+                handlers_.on_failure(node, opened.status().message());
+                return;
+            }
+            conn = *opened;
+        }
+        conn->send_encoded(std::move(frame));
+    }
+
+private:
+    Result<ConnectionPtr> open(uint32_t node) {
+        if (node >= peers_.size() || peers_[node].rfind("tcp://", 0) != 0) {
+            return Status::invalid("no TCP address for node " + std::to_string(node));
+        }
+        const std::string hostport = peers_[node].substr(6);
+        const size_t colon = hostport.rfind(':');
+        const auto port = static_cast<uint16_t>(std::atoi(hostport.c_str() + colon + 1));
+        auto socket = transport::connect_to(io_, hostport.substr(0, colon), port);
+        if (!socket) {
+            return socket.status();
+        }
+        auto conn = Connection::create(std::move(*socket), key_, self_);
+        conn->start([](const ConnectionPtr&, protocol::Envelope) {},
+                [this, node](const ConnectionPtr& closed, const Status&) {
+                    auto it = outgoing_.find(node);
+                    if (it != outgoing_.end() && it->second == closed) {
+                        outgoing_.erase(it);
+                    }
+                });
+        return conn;
+    }
+
+    void accept() {
+        acceptor_.async_accept([this](boost::system::error_code ec,
+                                       boost::asio::ip::tcp::socket socket) {
+            if (ec) {
+                return;
+            }
+            auto conn = Connection::create(std::move(socket), key_, self_);
+            incoming_.insert(conn);
+            conn->start([this](const ConnectionPtr&,
+                                protocol::Envelope envelope) { handlers_.on_frame(std::move(envelope)); },
+                    [this](const ConnectionPtr& closed, const Status& why) {
+                        if (!why.is_ok()) {
+                            spdlog::warn("step manager: peer {}: {}", closed->peer(), why.message());
+                        }
+                        incoming_.erase(closed);
+                    });
+            accept();
+        });
+    }
+
+    boost::asio::io_context& io_;
+    std::string key_;
+    TransportHandlers handlers_;
+    protocol::Credential self_;
+    boost::asio::ip::tcp::acceptor acceptor_;
+    std::string address_;
+    std::vector<std::string> peers_;
+    std::map<uint32_t, ConnectionPtr> outgoing_;
+    std::set<ConnectionPtr> incoming_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<PeerTransport>> make_tcp_transport(boost::asio::io_context& io,
+        const std::string& key, const std::string& host, TransportHandlers handlers) {
+    auto tcp = std::make_unique<TcpPeerTransport>(io, key, std::move(handlers));
+    if (Status listening = tcp->listen(host); !listening) {
+        return listening;
+    }
+    return std::unique_ptr<PeerTransport>(std::move(tcp));
+}
+
+}  // namespace cohort::pmix
