@@ -17,8 +17,9 @@ std::vector<int> greedy_cliques(const std::vector<std::vector<GpuLink>>& m) {
     std::vector<int> clique(n, -1);
     for (size_t g = 0; g < n; ++g) {
         for (size_t c = 0; c < groups.size() && clique[g] < 0; ++c) {
-            if (std::all_of(groups[c].begin(), groups[c].end(),
-                        [&](int member) { return linked(m[g][static_cast<size_t>(member)]); })) {
+            if (std::all_of(groups[c].begin(), groups[c].end(), [&](int member) {
+                    return linked(m[g][static_cast<size_t>(member)]);
+                })) {
                 groups[c].push_back(static_cast<int>(g));
                 clique[g] = static_cast<int>(c);
             }
@@ -45,7 +46,7 @@ std::vector<int> greedy_cliques(const std::vector<std::vector<GpuLink>>& m) {
 }  // namespace
 
 GpuLinkMatrix gpu_link_matrix(const std::vector<std::vector<LinkClass>>& pci,
-        const std::vector<FabricLink>& fabric) {
+                              const std::vector<FabricLink>& fabric) {
     const size_t n = pci.size();
     std::vector<std::vector<int>> direct(n, std::vector<int>(n, 0));
     std::vector<int> to_switches(n, 0);

@@ -28,7 +28,7 @@ struct GpuLinkMatrix {
 // that all link to each other, grown greedily in index order, so a partial mesh (DGX-1)
 // splits into its fully connected groups.
 GpuLinkMatrix gpu_link_matrix(const std::vector<std::vector<LinkClass>>& pci,
-        const std::vector<FabricLink>& fabric);
+                              const std::vector<FabricLink>& fabric);
 
 // "X", "NV12", "XGMI", "PIX", "PXB", "PHB", "NODE" or "SYS".
 std::string link_label(const GpuLink& link);

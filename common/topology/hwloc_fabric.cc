@@ -36,10 +36,10 @@ std::string bus_id(hwloc_obj_t pci) {
 }
 
 void read_matrix(hwloc_topology_t topo,
-        const char* name,
-        LinkClass kind,
-        const std::map<hwloc_obj_t, int>& gpu_of,
-        std::vector<FabricLink>& out) {
+                 const char* name,
+                 LinkClass kind,
+                 const std::map<hwloc_obj_t, int>& gpu_of,
+                 std::vector<FabricLink>& out) {
     unsigned nr = 1;
     hwloc_distances_s* d = nullptr;
     if (hwloc_distances_get_by_name(topo, name, &nr, &d, 0) != 0 || nr == 0) {
@@ -57,7 +57,7 @@ void read_matrix(hwloc_topology_t topo,
                 continue;
             }
             FabricLink link{from->second, -1, "",
-                    kind == LinkClass::kNvLink ? nvlinks_in(bandwidth) : 1, kind};
+                            kind == LinkClass::kNvLink ? nvlinks_in(bandwidth) : 1, kind};
             hwloc_obj_t peer = d->objs[j];
             if (auto to = gpu_of.find(peer); to != gpu_of.end()) {
                 link.peer_gpu = to->second;
@@ -75,7 +75,7 @@ void read_matrix(hwloc_topology_t topo,
 }  // namespace
 
 std::vector<FabricLink> hwloc_fabric_links(hwloc_topology_t topo,
-        const std::map<hwloc_obj_t, int>& gpu_of) {
+                                           const std::map<hwloc_obj_t, int>& gpu_of) {
     std::vector<FabricLink> out;
     read_matrix(topo, "NVLinkBandwidth", LinkClass::kNvLink, gpu_of, out);
     read_matrix(topo, "XGMIBandwidth", LinkClass::kXgmi, gpu_of, out);

@@ -16,6 +16,6 @@ namespace cohort::topology {
 // links, and links to CPUs (POWER8's NVLink to its package) are left out. Empty when hwloc
 // recorded neither matrix, as Debian's hwloc never does on a live machine.
 std::vector<FabricLink> hwloc_fabric_links(hwloc_topology_t topo,
-        const std::map<hwloc_obj_t, int>& gpu_of);
+                                           const std::map<hwloc_obj_t, int>& gpu_of);
 
 }  // namespace cohort::topology

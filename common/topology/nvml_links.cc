@@ -2,12 +2,12 @@
 // that no NVML header or library is needed to build.
 #include "common/topology/nvml_links.h"
 
-#include <dlfcn.h>
-
 #include <cstdio>
 #include <map>
 #include <memory>
 #include <string>
+
+#include <dlfcn.h>
 
 namespace cohort::topology {
 namespace {
@@ -55,7 +55,8 @@ bool bind(void* lib, const char* name, Fn& fn) {
 std::string bus_id_of(const NvmlPciInfo& pci) {
     std::string full = pci.bus_id;
     const size_t dot = full.rfind('.');
-    const unsigned function = dot == std::string::npos ? 0 : std::stoul(full.substr(dot + 1), nullptr, 16);
+    const unsigned function =
+            dot == std::string::npos ? 0 : std::stoul(full.substr(dot + 1), nullptr, 16);
     char buf[32];
     std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.%x", pci.domain, pci.bus, pci.device, function);
     return buf;
@@ -63,8 +64,8 @@ std::string bus_id_of(const NvmlPciInfo& pci) {
 
 // The links of one GPU, counted per far end.
 std::optional<std::vector<FabricLink>> links_of(const Nvml& nvml,
-        const Gpu& gpu,
-        const std::map<std::string, int>& gpu_by_bus) {
+                                                const Gpu& gpu,
+                                                const std::map<std::string, int>& gpu_by_bus) {
     NvmlDevice dev = nullptr;
     if (nvml.handle_by_bus_id(gpu.pci_bus_id.c_str(), &dev) != kNvmlSuccess) {
         return std::nullopt;

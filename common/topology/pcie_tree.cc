@@ -92,7 +92,7 @@ private:
         auto [it, added] = switch_ids_.emplace(bridge, static_cast<int>(switches_.size()));
         if (added) {
             switches_.push_back({it->second, bus_id_of(bridge),
-                    above.path.empty() ? -1 : above.path.back(), above.host_bridge});
+                                 above.path.empty() ? -1 : above.path.back(), above.host_bridge});
         }
         return it->second;
     }
@@ -106,8 +106,8 @@ private:
 }  // namespace
 
 PcieLayout pcie_layout(hwloc_topology_t topo,
-        const std::vector<hwloc_obj_t>& gpus,
-        const std::vector<hwloc_obj_t>& nics) {
+                       const std::vector<hwloc_obj_t>& gpus,
+                       const std::vector<hwloc_obj_t>& nics) {
     LayoutBuilder builder(topo);
     // A partitioned GPU appears once per partition but is one PCI function.
     std::set<hwloc_obj_t> counted;
@@ -157,7 +157,7 @@ LinkClass pci_link_class(hwloc_obj_t a, hwloc_obj_t b, bool same_numa) {
 }
 
 std::vector<std::vector<LinkClass>> pci_link_classes(const std::vector<hwloc_obj_t>& gpus,
-        const std::vector<int>& numa) {
+                                                     const std::vector<int>& numa) {
     std::vector<std::vector<LinkClass>> out;
     for (size_t i = 0; i < gpus.size(); ++i) {
         std::vector<LinkClass>& row = out.emplace_back();

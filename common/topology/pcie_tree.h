@@ -27,8 +27,8 @@ struct PcieLayout {
 // to the same devices is one level and a GPU's private bridges (MI50) are none. A null entry
 // (a NIC without a PCI function) gets an empty place.
 PcieLayout pcie_layout(hwloc_topology_t topo,
-        const std::vector<hwloc_obj_t>& gpus,
-        const std::vector<hwloc_obj_t>& nics);
+                       const std::vector<hwloc_obj_t>& gpus,
+                       const std::vector<hwloc_obj_t>& nics);
 
 // The nvidia-smi class of the PCIe path between two PCI functions; `same_numa` decides NODE
 // against SYS when they hang off different host bridges.
@@ -36,6 +36,6 @@ LinkClass pci_link_class(hwloc_obj_t a, hwloc_obj_t b, bool same_numa);
 
 // pci_link_class for every pair of `gpus` (PCI functions), `numa` giving each one's node.
 std::vector<std::vector<LinkClass>> pci_link_classes(const std::vector<hwloc_obj_t>& gpus,
-        const std::vector<int>& numa);
+                                                     const std::vector<int>& numa);
 
 }  // namespace cohort::topology

@@ -93,7 +93,8 @@ std::string topology_text(const NodeTopology& t) {
     if (!t.gpus.empty()) {
         out << "\nGPU links (from " << source_name(t.link_source) << "):\n";
         write_matrix(out, t);
-        out << "\n" << padded("GPU", 5) << padded("Bus id", 14) << padded("Socket", 8)
+        out << "\n"
+            << padded("GPU", 5) << padded("Bus id", 14) << padded("Socket", 8)
             << padded("Clique", 8) << padded("PCIe switches", 30) << "Model\n";
         for (const Gpu& g : t.gpus) {
             out << padded(std::to_string(g.index), 5) << padded(g.pci_bus_id, 14)
@@ -103,7 +104,8 @@ std::string topology_text(const NodeTopology& t) {
         }
     }
     if (!t.nics.empty()) {
-        out << "\n" << padded("NIC", 14) << padded("Bus id", 14) << padded("NUMA", 6)
+        out << "\n"
+            << padded("NIC", 14) << padded("Bus id", 14) << padded("NUMA", 6)
             << padded("Compute", 9) << "PCIe switches\n";
         for (const Nic& n : t.nics) {
             out << padded(n.name, 14) << padded(n.pci_bus_id.empty() ? "-" : n.pci_bus_id, 14)
@@ -127,8 +129,8 @@ std::string topology_json(const NodeTopology& t) {
     j["memory_mib"] = t.memory_mib;
     j["numa_nodes"] = nlohmann::json::array();
     for (const NumaNode& n : t.numa_nodes) {
-        j["numa_nodes"].push_back({{"os_index", n.os_index}, {"cpus", n.cpus},
-                {"memory_mib", n.memory_mib}});
+        j["numa_nodes"].push_back(
+                {{"os_index", n.os_index}, {"cpus", n.cpus}, {"memory_mib", n.memory_mib}});
     }
     j["gpus"] = nlohmann::json::array();
     for (const Gpu& g : t.gpus) {
@@ -136,25 +138,35 @@ std::string topology_json(const NodeTopology& t) {
         for (int s : g.pcie_path) {
             switches.push_back(t.pcie_switches[static_cast<size_t>(s)].pci_bus_id);
         }
-        j["gpus"].push_back({{"index", g.index}, {"pci_bus_id", g.pci_bus_id},
-                {"vendor", g.vendor}, {"model", g.model}, {"numa", g.numa},
-                {"socket", g.socket},
-                {"closest_nic", g.closest_nic < 0 ? nlohmann::json(nullptr)
-                                                  : nlohmann::json(nic_name(t, g.closest_nic))},
-                {"local_cpus", g.local_cpus},
-                {"nvlink_clique", g.nvlink_clique < 0 ? nlohmann::json(nullptr)
-                                                      : nlohmann::json(g.nvlink_clique)},
-                {"pcie_switches", switches}, {"host_bridge", g.host_bridge}});
+        j["gpus"].push_back(
+                {{"index", g.index},
+                 {"pci_bus_id", g.pci_bus_id},
+                 {"vendor", g.vendor},
+                 {"model", g.model},
+                 {"numa", g.numa},
+                 {"socket", g.socket},
+                 {"closest_nic", g.closest_nic < 0 ? nlohmann::json(nullptr)
+                                                   : nlohmann::json(nic_name(t, g.closest_nic))},
+                 {"local_cpus", g.local_cpus},
+                 {"nvlink_clique",
+                  g.nvlink_clique < 0 ? nlohmann::json(nullptr) : nlohmann::json(g.nvlink_clique)},
+                 {"pcie_switches", switches},
+                 {"host_bridge", g.host_bridge}});
     }
     j["nics"] = nlohmann::json::array();
     for (const Nic& n : t.nics) {
-        j["nics"].push_back({{"name", n.name}, {"numa", n.numa}, {"socket", n.socket},
-                {"pci_bus_id", n.pci_bus_id}, {"compute", n.compute}});
+        j["nics"].push_back({{"name", n.name},
+                             {"numa", n.numa},
+                             {"socket", n.socket},
+                             {"pci_bus_id", n.pci_bus_id},
+                             {"compute", n.compute}});
     }
     j["pcie_switches"] = nlohmann::json::array();
     for (const PcieSwitch& s : t.pcie_switches) {
-        j["pcie_switches"].push_back({{"id", s.id}, {"pci_bus_id", s.pci_bus_id},
-                {"parent", s.parent}, {"host_bridge", s.host_bridge}});
+        j["pcie_switches"].push_back({{"id", s.id},
+                                      {"pci_bus_id", s.pci_bus_id},
+                                      {"parent", s.parent},
+                                      {"host_bridge", s.host_bridge}});
     }
     j["gpu_links"] = nlohmann::json::array();
     for (const std::vector<GpuLink>& row : t.gpu_links) {

@@ -13,7 +13,7 @@ struct GpuLocality {
     int clique = -1;            // NVLink/XGMI clique; -1: linked to no other GPU
     std::vector<int> switches;  // PCIe switch ids, outermost first; empty: none shared
     int host_bridge = -1;
-    int numa = -1;              // NUMA node with CPUs nearest the GPU
+    int numa = -1;  // NUMA node with CPUs nearest the GPU
     int socket = -1;
     std::vector<int> local_cpus;  // CPU ids local to the GPU (its NUMA node's, usually)
     int nic = -1;                 // index into NodeGpuLayout::nics; -1: none

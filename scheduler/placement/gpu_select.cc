@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <utility>
 
 namespace cohort::sched {
@@ -39,7 +40,8 @@ struct Level {
     }
 
     bool holds(uint64_t set) const {
-        return std::any_of(masks.begin(), masks.end(), [set](uint64_t m) { return (m & set) == set; });
+        return std::any_of(masks.begin(), masks.end(),
+                           [set](uint64_t m) { return (m & set) == set; });
     }
 
     // Domains the set touches; a GPU outside every domain counts as its own.
@@ -53,7 +55,13 @@ struct Level {
 };
 
 // The order in which locality is compared.
-enum LevelIndex : size_t { kClique, kSwitch, kNuma, kSocket, kPrimaryLevels };
+enum LevelIndex : size_t {
+    kClique,
+    kSwitch,
+    kNuma,
+    kSocket,
+    kPrimaryLevels
+};
 
 struct Domains {
     std::array<Level, kPrimaryLevels> primary;  // kSwitch holds the outermost switch only
@@ -89,7 +97,7 @@ Domains domains_of(const NodeGpuLayout& layout) {
         d.host_bridges.add(g.host_bridge, gpu);
     }
     for (const Level* l : {&d.primary[kClique], &d.switches, &d.host_bridges, &d.primary[kNuma],
-                 &d.primary[kSocket]}) {
+                           &d.primary[kSocket]}) {
         d.every.insert(d.every.end(), l->masks.begin(), l->masks.end());
     }
     return d;
@@ -114,8 +122,12 @@ Detail detail(const Domains& d, uint64_t set) {
             depth += (m & set) == set ? 1 : 0;
         }
     }
-    return {depth, -d.primary[kClique].span(set), -d.primary[kSwitch].span(set),
-            -d.host_bridges.span(set), -d.primary[kNuma].span(set), -d.primary[kSocket].span(set)};
+    return {depth,
+            -d.primary[kClique].span(set),
+            -d.primary[kSwitch].span(set),
+            -d.host_bridges.span(set),
+            -d.primary[kNuma].span(set),
+            -d.primary[kSocket].span(set)};
 }
 
 // Higher when the GPUs left free sit in fewer, fuller domains.
@@ -134,8 +146,10 @@ GpuSetLocality pattern_locality(unsigned pattern) {
 
 // Free GPUs grouped by their domains at the levels a locality pattern requires; a set inside
 // one group reaches that pattern. Groups too small for `k` are dropped.
-std::vector<uint64_t> groups_for(const NodeGpuLayout& layout, uint64_t free, unsigned pattern,
-        int k) {
+std::vector<uint64_t> groups_for(const NodeGpuLayout& layout,
+                                 uint64_t free,
+                                 unsigned pattern,
+                                 int k) {
     std::vector<std::pair<std::array<int, kPrimaryLevels>, uint64_t>> groups;
     for (uint64_t rest = free; rest != 0; rest &= rest - 1) {
         const int gpu = std::countr_zero(rest);
@@ -153,7 +167,7 @@ std::vector<uint64_t> groups_for(const NodeGpuLayout& layout, uint64_t free, uns
             continue;
         }
         auto at = std::find_if(groups.begin(), groups.end(),
-                [&key](const auto& g) { return g.first == key; });
+                               [&key](const auto& g) { return g.first == key; });
         if (at == groups.end()) {
             groups.emplace_back(key, bit(gpu));
         } else {
@@ -171,8 +185,8 @@ std::vector<uint64_t> groups_for(const NodeGpuLayout& layout, uint64_t free, uns
 
 // The groups of the best locality pattern reachable with k of the free GPUs.
 std::pair<GpuSetLocality, std::vector<uint64_t>> best_groups(const NodeGpuLayout& layout,
-        uint64_t free,
-        int k) {
+                                                             uint64_t free,
+                                                             int k) {
     if (k == 1) {
         return {pattern_locality(15), {free}};
     }
@@ -235,9 +249,9 @@ uint64_t mask_of(const std::vector<int>& gpus, size_t n) {
 // Splits the chosen GPUs and CPUs over the tasks: GPUs in order, each task's CPUs from its
 // GPUs' local CPUs first, then from any free CPU.
 Result<std::vector<TaskBinding>> bind_tasks(const NodeGpuLayout& layout,
-        const std::vector<int>& gpus,
-        const std::vector<int>& free_cpus,
-        const GpuRequest& request) {
+                                            const std::vector<int>& gpus,
+                                            const std::vector<int>& free_cpus,
+                                            const GpuRequest& request) {
     const int k = static_cast<int>(gpus.size());
     const int tasks = request.tasks > 0 ? request.tasks : k;
     const int cpus_wanted = request.cpus_per_gpu * k;
@@ -256,7 +270,8 @@ Result<std::vector<TaskBinding>> bind_tasks(const NodeGpuLayout& layout,
         is_free[static_cast<size_t>(c)] = 1;
     }
     auto take = [&is_free](int cpu, std::vector<int>& into) {
-        if (cpu >= 0 && static_cast<size_t>(cpu) < is_free.size() && is_free[static_cast<size_t>(cpu)]) {
+        if (cpu >= 0 && static_cast<size_t>(cpu) < is_free.size()
+            && is_free[static_cast<size_t>(cpu)]) {
             is_free[static_cast<size_t>(cpu)] = 0;
             into.push_back(cpu);
         }
@@ -288,6 +303,12 @@ Result<std::vector<TaskBinding>> bind_tasks(const NodeGpuLayout& layout,
     return out;
 }
 
+// One NVLink clique matters most to a job's collectives, so it comes first; then the best
+// fit, which keeps whole nodes whole; then the rest of the locality.
+std::tuple<bool, int64_t, GpuSetLocality> rank(const GpuSelection& s, size_t free_gpus) {
+    return {s.locality.one_clique, -static_cast<int64_t>(free_gpus), s.locality};
+}
+
 }  // namespace
 
 GpuSetLocality locality_of(const NodeGpuLayout& layout, const std::vector<int>& gpus) {
@@ -295,8 +316,8 @@ GpuSetLocality locality_of(const NodeGpuLayout& layout, const std::vector<int>& 
 }
 
 std::optional<GpuSetLocality> best_locality(const NodeGpuLayout& layout,
-        const std::vector<int>& free_gpus,
-        int k) {
+                                            const std::vector<int>& free_gpus,
+                                            int k) {
     const uint64_t free = mask_of(free_gpus, std::min(layout.gpus.size(), kMaxGpus));
     if (k < 1 || std::popcount(free) < k) {
         return std::nullopt;
@@ -305,13 +326,13 @@ std::optional<GpuSetLocality> best_locality(const NodeGpuLayout& layout,
 }
 
 Result<GpuSelection> select_gpus(const NodeGpuLayout& layout,
-        const NodeFree& free,
-        const GpuRequest& request) {
+                                 const NodeFree& free,
+                                 const GpuRequest& request) {
     const int k = request.gpus;
     if (k < 1 || layout.gpus.size() > kMaxGpus) {
         return Status::invalid("GPU selection needs 1 to " + std::to_string(kMaxGpus)
-                               + " GPUs on a node of at most that many; asked "
-                               + std::to_string(k) + " of " + std::to_string(layout.gpus.size()));
+                               + " GPUs on a node of at most that many; asked " + std::to_string(k)
+                               + " of " + std::to_string(layout.gpus.size()));
     }
     if (static_cast<size_t>(k) > layout.gpus.size()) {
         return Status::infeasible("asked for " + std::to_string(k) + " GPUs; the node has "
@@ -359,8 +380,7 @@ Result<NodeChoice> choose_node(const std::vector<NodeCandidate>& nodes, const Gp
             continue;
         }
         const size_t free_gpus = nodes[i].free.gpus.size();
-        if (!best || s->locality > best->selection.locality
-            || (s->locality == best->selection.locality && free_gpus < best_free)) {
+        if (!best || rank(*s, free_gpus) > rank(best->selection, best_free)) {
             best = NodeChoice{static_cast<int>(i), std::move(*s)};
             best_free = free_gpus;
         }

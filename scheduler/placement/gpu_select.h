@@ -51,8 +51,8 @@ GpuSetLocality locality_of(const NodeGpuLayout& layout, const std::vector<int>& 
 
 // The best locality that `k` of the free GPUs can reach; nullopt when fewer are free.
 std::optional<GpuSetLocality> best_locality(const NodeGpuLayout& layout,
-        const std::vector<int>& free_gpus,
-        int k);
+                                            const std::vector<int>& free_gpus,
+                                            int k);
 
 // Picks `request.gpus` of the free GPUs with the best locality; among equally local sets the
 // one leaving the free GPUs concentrated in the fewest domains (sum over every domain of the
@@ -62,8 +62,8 @@ std::optional<GpuSetLocality> best_locality(const NodeGpuLayout& layout,
 // kUnavailable when too few GPUs or CPUs are free now. Microseconds on 8-16 GPU nodes: only
 // sets inside the smallest domains that reach the best locality are compared.
 Result<GpuSelection> select_gpus(const NodeGpuLayout& layout,
-        const NodeFree& free,
-        const GpuRequest& request);
+                                 const NodeFree& free,
+                                 const GpuRequest& request);
 
 struct NodeCandidate {
     const NodeGpuLayout* layout = nullptr;
@@ -75,9 +75,10 @@ struct NodeChoice {
     GpuSelection selection;
 };
 
-// For a single-node GPU job: the node with the best locality for it, then the best fit (the
-// fewest free GPUs, so whole nodes stay whole for whole-node jobs), then the first. Fails
-// with kInfeasible when no candidate could ever hold it, else kUnavailable.
+// For a single-node GPU job: a node where its GPUs can share one NVLink clique, then the
+// best fit (the fewest free GPUs, so whole nodes stay whole for whole-node jobs), then the
+// best remaining locality (switch, NUMA, socket), then the first. Fails with kInfeasible
+// when no candidate could ever hold it, else kUnavailable.
 Result<NodeChoice> choose_node(const std::vector<NodeCandidate>& nodes, const GpuRequest& request);
 
 }  // namespace cohort::sched

@@ -31,8 +31,9 @@ std::vector<int> all_cpus(int n) {
 }
 
 std::vector<int> without(std::vector<int> from, const std::vector<int>& taken) {
-    from.erase(std::remove_if(from.begin(), from.end(),
-                       [&](int x) { return std::count(taken.begin(), taken.end(), x) != 0; }),
+    from.erase(
+            std::remove_if(from.begin(), from.end(),
+                           [&](int x) { return std::count(taken.begin(), taken.end(), x) != 0; }),
             from.end());
     return from;
 }
@@ -119,8 +120,8 @@ TEST(GpuSelect, CoresComeFromTheGpusNumaNodeFirstThenAnywhere) {
     const std::vector<int>& cpus = s->tasks[0].cpus;
     ASSERT_EQ(cpus.size(), 6U);
     EXPECT_EQ(std::count_if(cpus.begin(), cpus.end(),
-                      [&](int c) { return std::count(local.begin(), local.end(), c) != 0; }),
-            4);
+                            [&](int c) { return std::count(local.begin(), local.end(), c) != 0; }),
+              4);
 }
 
 TEST(GpuSelect, TasksShareOrSplitTheChosenGpus) {
@@ -155,7 +156,7 @@ TEST(GpuSelect, ErrorsSayNeverOrNotNow) {
     ASSERT_FALSE(cpus);
     EXPECT_EQ(cpus.status().code(), StatusCode::kUnavailable);
     EXPECT_EQ(cpus.status().message(),
-            "GPU request needs 16 CPUs (--cpus-per-gpu=8 x 2 GPUs); 10 are free");
+              "GPU request needs 16 CPUs (--cpus-per-gpu=8 x 2 GPUs); 10 are free");
 
     Result<GpuSelection> none = select_gpus(xe, {{0}, {}}, {0, 0, 0});
     ASSERT_FALSE(none);

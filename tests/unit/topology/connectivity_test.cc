@@ -106,7 +106,8 @@ TEST(Connectivity, Xe8640IsAnNvLinkMeshWithANicBehindThreeGpusSwitches) {
 }
 
 TEST(Connectivity, SingleRootBoxPairsEachSwitchWithItsOwnHca) {
-    Result<NodeTopology> t = load_topology_xml(kLocalDir + "/hwloc-linux-32intel64-2p8co2t+8ve.xml");
+    Result<NodeTopology> t =
+            load_topology_xml(kLocalDir + "/hwloc-linux-32intel64-2p8co2t+8ve.xml");
     ASSERT_TRUE(t) << t.status().message();
     expect_well_formed_matrix(*t);
     EXPECT_EQ(t->link_source, LinkSource::kPci);
@@ -204,7 +205,7 @@ TEST(Connectivity, JsonHasTheKeysToolsReadAndTextShowsTheMatrix) {
 
     const std::string text = topology_text(*t);
     EXPECT_NE(text.find("GPU0    X      NV6    NV6    NV6    mlx5_0    3     42-55,154-167"),
-            std::string::npos)
+              std::string::npos)
             << text;
     EXPECT_EQ(cpu_list({5, 0, 1, 2, 7, 8}), "0-2,5,7-8");
 }
@@ -234,8 +235,8 @@ TEST_F(SharedConnectivity, EveryRecordedXmlHasAConsistentMatrixAndNicPairing) {
         Result<NodeTopology> t = load_topology_xml(e.path().string());
         ASSERT_TRUE(t) << t.status().message();
         expect_well_formed_matrix(*t);
-        const bool any_compute_nic = std::any_of(t->nics.begin(), t->nics.end(),
-                [](const Nic& n) { return n.compute; });
+        const bool any_compute_nic =
+                std::any_of(t->nics.begin(), t->nics.end(), [](const Nic& n) { return n.compute; });
         for (const Gpu& g : t->gpus) {
             EXPECT_EQ(g.closest_nic >= 0, any_compute_nic);
             if (g.closest_nic >= 0) {
@@ -259,7 +260,8 @@ TEST_F(SharedConnectivity, Power8LinksGpuPairsAndNotTheCpus) {
 }
 
 TEST_F(SharedConnectivity, AmdNodesLinkEveryGcdOverXgmiWithANicPerNumaNode) {
-    for (const char* file : {"mpibind-eas-tioga.xml", "fluxcore-tuo-SPX.xml", "fluxcore-tuo-CPX.xml"}) {
+    for (const char* file :
+         {"mpibind-eas-tioga.xml", "fluxcore-tuo-SPX.xml", "fluxcore-tuo-CPX.xml"}) {
         SCOPED_TRACE(file);
         Result<NodeTopology> t = load(file);
         ASSERT_TRUE(t) << t.status().message();
