@@ -4,12 +4,14 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 
 #include "common/config.h"
 #include "common/daemon.h"
 #include "common/size_spec.h"
 #include "common/topology/discover.h"
+#include "common/topology/topology_report.h"
 #include "launcher/agent.h"
 
 namespace {
@@ -40,6 +42,7 @@ int main(int argc, char** argv) {
     options.name = host_name();
     std::string topology_xml, memory, pid_file, log_level = "info";
     int cpus = 0;
+    bool show_topology = false, json = false;
     app.add_option("--config", config_path, "cluster configuration file");
     app.add_option("--name", options.name, "this node's name in the cluster configuration");
     app.add_option("--address", options.address, "address step clients connect to");
@@ -50,19 +53,28 @@ int main(int argc, char** argv) {
     app.add_option("--spool-dir", options.spool_dir, "where batch scripts are kept");
     app.add_option("--pid-file", pid_file, "write the daemon's pid here");
     app.add_option("--log-level", log_level, "trace, debug, info, warn, error");
+    app.add_flag("--show-topology", show_topology,
+            "print what this node would register and exit without registering");
+    app.add_flag("--json", json, "with --show-topology: print JSON");
     CLI11_PARSE(app, argc, argv);
     spdlog::set_level(spdlog::level::from_str(log_level));
+
+    auto topology = topology_xml.empty() ? cohort::topology::discover_local_topology()
+                                         : cohort::topology::load_topology_xml(topology_xml);
+    if (!topology) {
+        spdlog::error("{}", topology.status().message());
+        return 1;
+    }
+    if (show_topology) {
+        std::fputs((json ? cohort::topology::topology_json(*topology)
+                         : cohort::topology::topology_text(*topology)).c_str(), stdout);
+        return 0;
+    }
 
     auto config = cohort::load_config(config_path);
     auto key = config ? cohort::load_key(config->key_file) : cohort::Result<std::string>("");
     if (!config || !key) {
         spdlog::error("{}", (!config ? config.status() : key.status()).message());
-        return 1;
-    }
-    auto topology = topology_xml.empty() ? cohort::topology::discover_local_topology()
-                                         : cohort::topology::load_topology_xml(topology_xml);
-    if (!topology) {
-        spdlog::error("{}", topology.status().message());
         return 1;
     }
     auto resources = resources_of(*topology);

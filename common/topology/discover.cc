@@ -8,12 +8,19 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <system_error>
 #include <vector>
 
 #include <hwloc.h>
+
+#include "common/topology/closest_nic.h"
+#include "common/topology/gpu_links.h"
+#include "common/topology/hwloc_fabric.h"
+#include "common/topology/nvml_links.h"
+#include "common/topology/pcie_tree.h"
 
 namespace cohort::topology {
 namespace {
@@ -157,41 +164,121 @@ std::string model_of(hwloc_obj_t pci) {
     return buf;
 }
 
-std::vector<Gpu> gpus_of(hwloc_topology_t topo, const std::set<int>& cpu_nodes) {
+// GPUs with the hwloc objects they came from, which the PCIe and link analysis need.
+struct FoundGpus {
     std::vector<Gpu> gpus;
+    std::vector<hwloc_obj_t> pci;           // parallel to gpus
+    std::map<hwloc_obj_t, int> of_osdev;    // GPU OS device (nvml0, rsmi3) -> GPU index
+};
+
+// The OS devices of one PCI function that stand for its `partition`-th GPU: with one
+// partition all of them, else the partition-th device of each API (rsmi0..5 -> 0..5).
+std::vector<hwloc_obj_t> osdevs_of(hwloc_obj_t pci, int partition, int partitions) {
+    std::map<std::string, int> seen;
+    std::vector<hwloc_obj_t> out;
+    for (hwloc_obj_t c = pci->io_first_child; c != nullptr; c = c->next_sibling) {
+        if (!is_gpu_osdev(c) || c->name == nullptr) {
+            continue;
+        }
+        std::string api = c->name;
+        api.erase(api.find_last_not_of("0123456789") + 1);
+        if (partitions == 1 || seen[api]++ == partition) {
+            out.push_back(c);
+        }
+    }
+    return out;
+}
+
+FoundGpus gpus_of(hwloc_topology_t topo, const std::set<int>& cpu_nodes) {
+    struct Entry {
+        Gpu gpu;
+        hwloc_obj_t pci;
+        int partition;
+        int partitions;
+    };
+    std::vector<Entry> entries;
     for (hwloc_obj_t pci = nullptr; (pci = hwloc_get_next_pcidev(topo, pci)) != nullptr;) {
         std::string vendor = accelerator_vendor(pci->attr->pcidev);
         if (vendor.empty()) {
             continue;
         }
         Locality where = locality_of(topo, cpu_nodes, pci);
-        Gpu gpu{-1, pci_bus_id(pci), vendor, model_of(pci), where.numa, where.socket, where.cpus};
-        for (int p = partitions_of(pci); p > 0; --p) {
-            gpus.push_back(gpu);
+        Gpu gpu;
+        gpu.pci_bus_id = pci_bus_id(pci);
+        gpu.vendor = vendor;
+        gpu.model = model_of(pci);
+        gpu.numa = where.numa;
+        gpu.socket = where.socket;
+        gpu.local_cpus = where.cpus;
+        const int partitions = partitions_of(pci);
+        for (int p = 0; p < partitions; ++p) {
+            entries.push_back({gpu, pci, p, partitions});
         }
     }
     // Fixed-width lowercase hex sorts as the bus numbers do; stable keeps partitions in order.
-    std::stable_sort(gpus.begin(), gpus.end(),
-                     [](const Gpu& a, const Gpu& b) { return a.pci_bus_id < b.pci_bus_id; });
-    for (size_t i = 0; i < gpus.size(); ++i) {
-        gpus[i].index = static_cast<int>(i);
+    std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+        return a.gpu.pci_bus_id < b.gpu.pci_bus_id;
+    });
+    FoundGpus out;
+    for (Entry& e : entries) {
+        const int index = static_cast<int>(out.gpus.size());
+        e.gpu.index = index;
+        for (hwloc_obj_t os : osdevs_of(e.pci, e.partition, e.partitions)) {
+            out.of_osdev.emplace(os, index);
+        }
+        out.gpus.push_back(std::move(e.gpu));
+        out.pci.push_back(e.pci);
     }
-    return gpus;
+    return out;
 }
 
-bool has_openfabrics_child(hwloc_obj_t pci) {
+bool has_osdev_child(hwloc_obj_t pci, hwloc_obj_osdev_type_e type) {
     for (hwloc_obj_t c = pci->io_first_child; c != nullptr; c = c->next_sibling) {
-        if (c->type == HWLOC_OBJ_OS_DEVICE && c->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS) {
+        if (c->type == HWLOC_OBJ_OS_DEVICE && c->attr->osdev.type == type) {
             return true;
         }
     }
     return false;
 }
 
-// RDMA devices, plus netdevs of ports that have none (Slingshot hsiN, Ethernet); the netdev
-// of an RDMA port (ib0 beside mlx5_0) would only name the same port twice.
-std::vector<Nic> nics_of(hwloc_topology_t topo, const std::set<int>& cpu_nodes) {
+constexpr unsigned kClassInfiniband = 0x0207;
+constexpr unsigned kVendorCrayCassini = 0x17db;  // HPE Slingshot NICs
+
+struct FoundNics {
     std::vector<Nic> nics;
+    std::vector<hwloc_obj_t> pci;  // parallel to nics; null for a port without a PCI function
+};
+
+// An InfiniBand function (even without OFED loaded), or a Slingshot one by its vendor.
+bool is_rdma_function(hwloc_obj_t pci) {
+    return pci->attr->pcidev.class_id == kClassInfiniband
+           || pci->attr->pcidev.vendor_id == kVendorCrayCassini;
+}
+
+// RDMA devices, plus netdevs of ports that have none (Slingshot hsiN, Ethernet); the netdev
+// of an RDMA port (ib0 beside mlx5_0) would only name the same port twice. An RDMA function
+// whose driver is not loaded (no OS device at all) still locates the node's fabric port, so
+// it is listed under its PCI bus id.
+FoundNics nics_of(hwloc_topology_t topo, const std::set<int>& cpu_nodes) {
+    struct Entry {
+        Nic nic;
+        hwloc_obj_t pci;
+    };
+    std::vector<Entry> entries;
+    for (hwloc_obj_t pci = nullptr; (pci = hwloc_get_next_pcidev(topo, pci)) != nullptr;) {
+        if (!is_rdma_function(pci) || has_osdev_child(pci, HWLOC_OBJ_OSDEV_OPENFABRICS)
+            || has_osdev_child(pci, HWLOC_OBJ_OSDEV_NETWORK)) {
+            continue;
+        }
+        const Locality where = locality_of(topo, cpu_nodes, pci);
+        Nic nic;
+        nic.name = pci_bus_id(pci);
+        nic.numa = where.numa;
+        nic.pci_bus_id = nic.name;
+        nic.compute = true;
+        nic.socket = where.socket;
+        entries.push_back({std::move(nic), pci});
+    }
     for (hwloc_obj_t os = nullptr; (os = hwloc_get_next_osdev(topo, os)) != nullptr;) {
         const auto type = os->attr->osdev.type;
         if (type != HWLOC_OBJ_OSDEV_OPENFABRICS && type != HWLOC_OBJ_OSDEV_NETWORK) {
@@ -199,15 +286,27 @@ std::vector<Nic> nics_of(hwloc_topology_t topo, const std::set<int>& cpu_nodes) 
         }
         hwloc_obj_t parent = os->parent;
         const bool on_pci = parent != nullptr && parent->type == HWLOC_OBJ_PCI_DEVICE;
-        if (type == HWLOC_OBJ_OSDEV_NETWORK && on_pci && has_openfabrics_child(parent)) {
+        if (type == HWLOC_OBJ_OSDEV_NETWORK && on_pci && has_osdev_child(parent, HWLOC_OBJ_OSDEV_OPENFABRICS)) {
             continue;
         }
-        nics.push_back({os->name != nullptr ? os->name : "", locality_of(topo, cpu_nodes, os).numa,
-                        on_pci ? pci_bus_id(parent) : ""});
+        const Locality where = locality_of(topo, cpu_nodes, os);
+        Nic nic;
+        nic.name = os->name != nullptr ? os->name : "";
+        nic.numa = where.numa;
+        nic.pci_bus_id = on_pci ? pci_bus_id(parent) : "";
+        nic.compute = type == HWLOC_OBJ_OSDEV_OPENFABRICS || (on_pci && is_rdma_function(parent));
+        nic.socket = where.socket;
+        entries.push_back({std::move(nic), on_pci ? parent : nullptr});
     }
-    std::stable_sort(nics.begin(), nics.end(),
-                     [](const Nic& a, const Nic& b) { return a.pci_bus_id < b.pci_bus_id; });
-    return nics;
+    std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+        return a.nic.pci_bus_id < b.nic.pci_bus_id;
+    });
+    FoundNics out;
+    for (Entry& e : entries) {
+        out.nics.push_back(std::move(e.nic));
+        out.pci.push_back(e.pci);
+    }
+    return out;
 }
 
 // hwloc gives a NUMA node without CPUs (HBM, MCDRAM, GPU memory) the cpuset of its CPU-side
@@ -246,7 +345,49 @@ int64_t host_memory_mib(hwloc_topology_t topo) {
     return static_cast<int64_t>(bytes / kBytesPerMib);
 }
 
-NodeTopology convert(hwloc_topology_t topo) {
+// Adds the PCIe switch levels, the GPU link matrix and cliques, and each GPU's closest NIC.
+// NVML is asked only about the machine this process runs on (`live`), never about an XML.
+NodeTopology with_connectivity(hwloc_topology_t topo,
+        const FoundGpus& gpus,
+        const FoundNics& nics,
+        bool live,
+        NodeTopology out) {
+    PcieLayout layout = pcie_layout(topo, gpus.pci, nics.pci);
+    out.pcie_switches = std::move(layout.switches);
+    for (size_t i = 0; i < out.gpus.size(); ++i) {
+        out.gpus[i].pcie_path = layout.gpus[i].path;
+        out.gpus[i].host_bridge = layout.gpus[i].host_bridge;
+    }
+    for (size_t i = 0; i < out.nics.size(); ++i) {
+        out.nics[i].pcie_path = layout.nics[i].path;
+        out.nics[i].host_bridge = layout.nics[i].host_bridge;
+    }
+    std::vector<int> numa;
+    for (const Gpu& g : out.gpus) {
+        numa.push_back(g.numa);
+    }
+    const std::vector<std::vector<LinkClass>> pci = pci_link_classes(gpus.pci, numa);
+    std::vector<FabricLink> fabric;
+    if (auto from_nvml = live ? nvml_fabric_links(out.gpus) : std::nullopt; from_nvml) {
+        fabric = std::move(*from_nvml);
+        out.link_source = LinkSource::kNvml;
+    } else {
+        fabric = hwloc_fabric_links(topo, gpus.of_osdev);
+        out.link_source = fabric.empty() ? LinkSource::kPci : LinkSource::kHwloc;
+    }
+    GpuLinkMatrix matrix = gpu_link_matrix(pci, fabric);
+    out.gpu_links = std::move(matrix.links);
+    for (size_t i = 0; i < out.gpus.size(); ++i) {
+        out.gpus[i].nvlink_clique = matrix.cliques[i];
+    }
+    const std::vector<int> nic_of = closest_nics(out);
+    for (size_t i = 0; i < out.gpus.size(); ++i) {
+        out.gpus[i].closest_nic = nic_of[i];
+    }
+    return out;
+}
+
+NodeTopology convert(hwloc_topology_t topo, bool live) {
     NodeTopology out;
     out.sockets = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
     out.cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
@@ -267,9 +408,11 @@ NodeTopology convert(hwloc_topology_t topo) {
             cpu_nodes.insert(n.os_index);
         }
     }
-    out.gpus = gpus_of(topo, cpu_nodes);
-    out.nics = nics_of(topo, cpu_nodes);
-    return out;
+    FoundGpus gpus = gpus_of(topo, cpu_nodes);
+    FoundNics nics = nics_of(topo, cpu_nodes);
+    out.gpus = gpus.gpus;
+    out.nics = nics.nics;
+    return with_connectivity(topo, gpus, nics, live, std::move(out));
 }
 
 // A topology that keeps the PCI tree and every OS device, since GPUs and NICs live there.
@@ -333,7 +476,7 @@ Result<NodeTopology> discover_local_topology() {
     if (hwloc_topology_load(topo->get()) != 0) {
         return Status::internal("hwloc cannot discover this machine: " + errno_text(errno));
     }
-    return convert(topo->get());
+    return convert(topo->get(), true);
 }
 
 Result<NodeTopology> load_topology_xml(const std::string& path) {
@@ -353,7 +496,7 @@ Result<NodeTopology> load_topology_xml(const std::string& path) {
         return Status::corrupt("cannot load topology '" + path
                                + "': " + rejection_reason(*xml, err));
     }
-    return convert(topo->get());
+    return convert(topo->get(), false);
 }
 
 }  // namespace cohort::topology
