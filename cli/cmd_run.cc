@@ -140,6 +140,15 @@ int cmd_run(const Args& args) {
                                                                                : "tcp";
     app.add_option("--pmix-transport", transport,
             "how the nodes' step managers exchange fence data: tcp (default) or ucx");
+    std::string nodelist;
+    app.add_option("-w,--nodelist", nodelist, "run on these nodes of the allocation");
+    bool kill_on_bad_exit = false;
+    app.add_flag("-K,--kill-on-bad-exit", kill_on_bad_exit,
+            "end the step when a task exits with a non-zero code");
+    std::string torch_env = "yes";
+    app.add_option("--export-torch-env", torch_env,
+               "set RANK, WORLD_SIZE, MASTER_ADDR, ... for PyTorch (yes, no)")
+            ->check(CLI::IsMember({"yes", "no"}));
     app.prefix_command();
     if (int rc = parse_args(app, "run", args); rc >= 0) {
         return rc;
@@ -165,6 +174,7 @@ int cmd_run(const Args& args) {
                 + transport + "' (accepted: tcp, ucx)"));
     }
     request.pmix_transport = transport;
+    request.kill_on_bad_exit = kill_on_bad_exit;
     if (request.argv.empty()) {
         return report_error("run", Status::invalid("command: missing (accepted: cohort run "
                 "[options] CMD [ARGS...])"));
@@ -175,6 +185,9 @@ int cmd_run(const Args& args) {
     }
     request.cwd = spec->cwd;
     request.env = spec->env;
+    if (torch_env == "no") {  // for tools such as submitit that refuse preset torch variables
+        request.env.emplace_back("COHORT_TORCH_ENV", "0");
+    }
     auto context = load_client_context();
     if (!context) {
         return report_error("run", context.status());
@@ -190,13 +203,18 @@ int cmd_run(const Args& args) {
         }
         protocol::StepCreateRequest create{job_id, request.argv.front(), spec->nodes_min,
                 spec->ntasks, spec->ntasks_per_node,
-                spec->cpus_per_task_set ? spec->cpus_per_task : 0};
+                spec->cpus_per_task_set ? spec->cpus_per_task : 0, nodelist};
         auto created = client->call<protocol::StepCreatedReply>(create);
         if (!created) {
             return report_error("run", created.status().with_context("step creation failed"));
         }
         layout = created->layout;
     } else {
+        if (!nodelist.empty()) {
+            return report_error("run", Status::invalid("--nodelist: '" + nodelist
+                    + "' names nodes of an allocation; outside one, ask for a node count "
+                      "with -N (accepted: inside cohort batch/alloc)"));
+        }
         if (spec->name.empty()) {
             spec->name = request.argv.front().substr(request.argv.front().find_last_of('/') + 1);
         }

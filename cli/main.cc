@@ -33,6 +33,7 @@ const char* kUsage = R"(usage: cohort COMMAND [options]
 
   start    start a local multi-node instance      stop     stop it
   batch    submit a batch script (sbatch)         run      run a parallel step (srun)
+  mpirun   run an mpirun command line as a step
   queue    list pending and running jobs (squeue) nodes    list nodes (sinfo)
   show     show a job (scontrol show job)         acct     finished jobs and steps (sacct)
   cancel   cancel jobs (scancel)                  hold / release   hold or release pending jobs
@@ -45,6 +46,7 @@ int dispatch(const std::string& command, const Args& args) {
     using namespace cohort::cli;  // NOLINT(google-build-using-namespace): a dispatch table
     static const std::map<std::string, int (*)(const Args&)> kCommands = {
             {"batch", cmd_batch}, {"sbatch", cmd_batch}, {"run", cmd_run}, {"srun", cmd_run},
+            {"mpirun", cmd_mpirun},
             {"queue", cmd_queue}, {"squeue", cmd_queue}, {"nodes", cmd_nodes},
             {"sinfo", cmd_nodes}, {"show", cmd_show}, {"cancel", cmd_cancel},
             {"scancel", cmd_cancel}, {"acct", cmd_acct}, {"sacct", cmd_acct},

@@ -126,6 +126,13 @@ void StepClient::on_message(size_t node, protocol::Envelope envelope) {
             if (exit->exit_signal != 0 && result_.exit_signal == 0) {
                 result_.exit_signal = exit->exit_signal;
             }
+            if (request_.kill_on_bad_exit && code != 0 && !aborted_ && !killing_) {
+                std::cerr << "cohort run: error: task " << exit->rank << " exited with "
+                          << code << ": ending step " << layout_.job_id << "."
+                          << layout_.step_id << " (--kill-on-bad-exit)\n";
+                killing_ = true;
+                signal_all(SIGKILL);
+            }
             if (!exit->error.empty()) {
                 std::cerr << "cohort run: error: " << exit->error << "\n";
                 if (result_.error.empty()) {

@@ -21,6 +21,7 @@ struct StepRequest {
     bool label = false;
     std::string mpi = "pmix";
     std::string pmix_transport = "tcp";
+    bool kill_on_bad_exit = false;
 };
 
 struct StepResult {
@@ -64,6 +65,7 @@ private:
     std::vector<std::string> peer_addresses_;  // each node's step manager
     size_t nodes_launched_ = 0;
     bool aborted_ = false;  // a rank's abort status is the step's exit code
+    bool killing_ = false;  // --kill-on-bad-exit has ended the step
     int interrupts_ = 0;
     std::chrono::steady_clock::time_point last_interrupt_;
 };

@@ -192,10 +192,11 @@ struct StepCreateRequest {
     uint32_t ntasks = 0;           // 0: one per node
     uint32_t ntasks_per_node = 0;  // 0: not given
     uint32_t cpus_per_task = 0;    // 0: the job's
+    std::string nodelist;          // hostlist of the job's nodes to use; empty: the first ones
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & job_id & name & nodes & ntasks & ntasks_per_node & cpus_per_task;
+        ar & job_id & name & nodes & ntasks & ntasks_per_node & cpus_per_task & nodelist;
     }
 };
 

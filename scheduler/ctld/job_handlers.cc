@@ -30,6 +30,35 @@ bool wanted_state(const std::vector<JobState>& states, JobState state) {
     return std::find(states.begin(), states.end(), state) != states.end();
 }
 
+// Which of the job's nodes a step uses: those named by `nodelist`, in the job's order, or
+// all of them (the layout takes the first ones it needs).
+Result<std::vector<size_t>> step_nodes(const protocol::JobRecord& job,
+        const std::string& nodelist) {
+    std::vector<size_t> chosen;
+    if (nodelist.empty()) {
+        for (size_t i = 0; i < job.nodes.size(); ++i) {
+            chosen.push_back(i);
+        }
+        return chosen;
+    }
+    auto named = expand_hostlist(nodelist);
+    if (!named) {
+        return named.status().with_context("--nodelist");
+    }
+    for (const auto& name : *named) {
+        auto it = std::find(job.nodes.begin(), job.nodes.end(), name);
+        if (it == job.nodes.end()) {
+            return Status::invalid("--nodelist: node '" + name + "' is not in the allocation of job "
+                    + std::to_string(job.job_id) + " (accepted: "
+                    + compress_hostlist(job.nodes) + ")");
+        }
+        chosen.push_back(static_cast<size_t>(it - job.nodes.begin()));
+    }
+    std::sort(chosen.begin(), chosen.end());
+    chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
+    return chosen;
+}
+
 }  // namespace
 
 void Controller::handle_submit(const ConnectionPtr& conn, const protocol::Credential& cred,
@@ -255,6 +284,18 @@ Result<protocol::StepLayout> Controller::make_layout(protocol::JobRecord& job,
                 + " nodes requested but the allocation of job " + std::to_string(job.job_id)
                 + " has " + std::to_string(job_nodes));
     }
+    auto chosen = step_nodes(job, request.nodelist);
+    if (!chosen) {
+        return chosen.status();
+    }
+    if (!request.nodelist.empty()) {
+        if (nodes != 0 && nodes != chosen->size()) {
+            return Status::invalid("--nodes: " + std::to_string(nodes) + " does not match the "
+                    + std::to_string(chosen->size()) + " nodes of --nodelist '"
+                    + request.nodelist + "'");
+        }
+        nodes = static_cast<uint32_t>(chosen->size());
+    }
     uint32_t cpt = request.cpus_per_task != 0 ? request.cpus_per_task
                                               : std::max<uint32_t>(job.spec.cpus_per_task, 1);
     std::vector<uint32_t> tasks;
@@ -277,18 +318,19 @@ Result<protocol::StepLayout> Controller::make_layout(protocol::JobRecord& job,
     }
     protocol::StepLayout layout;
     for (size_t i = 0; i < tasks.size(); ++i) {
-        uint32_t cpus_alloc = i < job.cpus_per_node.size() ? job.cpus_per_node[i] : 0;
+        const size_t at = (*chosen)[i];  // index into the job's nodes
+        uint32_t cpus_alloc = at < job.cpus_per_node.size() ? job.cpus_per_node[at] : 0;
         if (static_cast<uint64_t>(tasks[i]) * cpt > cpus_alloc) {
             return Status::invalid("--ntasks: " + std::to_string(tasks[i]) + " tasks x "
-                    + std::to_string(cpt) + " CPUs on " + job.nodes[i] + " exceed the "
+                    + std::to_string(cpt) + " CPUs on " + job.nodes[at] + " exceed the "
                     + std::to_string(cpus_alloc) + " CPUs job " + std::to_string(job.job_id)
                     + " holds there");
         }
-        NodeEntry* node = find_node(job.nodes[i]);
+        NodeEntry* node = find_node(job.nodes[at]);
         if (node == nullptr || !node->responding) {
-            return Status::unavailable("node " + job.nodes[i] + " is not responding");
+            return Status::unavailable("node " + job.nodes[at] + " is not responding");
         }
-        layout.nodes.push_back(job.nodes[i]);
+        layout.nodes.push_back(job.nodes[at]);
         layout.addresses.push_back(node->info.address);
         layout.ports.push_back(node->info.port);
     }

@@ -363,7 +363,10 @@ void Controller::launch(uint64_t job_id) {
             return;
         }
         ConnectionPtr conn = client->second;
-        open_step(job, protocol::StepCreateRequest{job_id, job.spec.name},
+        protocol::StepCreateRequest whole_job;  // the step of `cohort run` without a job
+        whole_job.job_id = job_id;
+        whole_job.name = job.spec.name;
+        open_step(job, whole_job,
                 [this, conn, job_id](const Result<protocol::StepLayout>& layout) {
                     if (!layout) {
                         conn->send_error(layout.status());

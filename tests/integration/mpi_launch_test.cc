@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "tests/fixtures/local_cluster.h"
@@ -140,6 +141,50 @@ TEST_F(MpiLaunchTest, ARankThatNeverJoinsFailsTheStepInBoundedTime) {
             << result.err;
     EXPECT_NE(result.err.find("try --mpi=pmi1 for MPICH, or --mpi=none"), std::string::npos)
             << result.err;
+}
+
+TEST_F(MpiLaunchTest, MpirunCommandLinesRunAsSteps) {
+    CommandResult result = run({"mpirun", "--oversubscribe", "-np", "4", "--map-by",
+            "ppr:2:node", kPrograms + "/allreduce_ompi"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(sorted_lines(result.out).size(), 4u);
+    EXPECT_EQ(sorted_lines(result.out).front(), "rank 0 of 4 sum 6");
+    // Inside a batch job, -H picks nodes of the allocation; -x exports a variable.
+    const std::string script = "#!/bin/sh\n" + cohort_binary()
+            + " mpirun -np 2 -H node2:2 -x GREETING=hi sh -c "
+              "'echo $SLURMD_NODENAME $GREETING $SLURM_NTASKS'\n";
+    std::ofstream(cluster_->work_dir() + "/mpirun.sh") << script;
+    CommandResult batch = run({"batch", "--parsable", "-N2", "--ntasks-per-node=2", "-o",
+            "mpirun.out", "mpirun.sh"});
+    ASSERT_EQ(batch.exit_code, 0) << batch.err;
+    const uint64_t id = std::strtoull(batch.out.c_str(), nullptr, 10);
+    ASSERT_EQ(cluster_->wait_final_state(id, std::chrono::seconds(60)), "COMPLETED");
+    std::ifstream out(cluster_->work_dir() + "/mpirun.out");
+    std::stringstream text;
+    text << out.rdbuf();
+    EXPECT_EQ(sorted_lines(text.str()),
+            (std::vector<std::string>{"node2 hi 2", "node2 hi 2"}));
+    result = run({"mpirun", "--bind-to", "core", "true"});
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_NE(result.err.find("mpirun option '--bind-to' is not supported"), std::string::npos)
+            << result.err;
+}
+
+TEST_F(MpiLaunchTest, KillOnBadExitEndsTheOtherTasks) {
+    const auto started = std::chrono::steady_clock::now();
+    CommandResult result = run({"run", "-N2", "-n2", "-K", "--mpi=none", "sh", "-c",
+            "if [ \"$SLURM_PROCID\" = 1 ]; then exit 3; else sleep 60; fi"});
+    EXPECT_NE(result.exit_code, 0);
+    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(30));
+    EXPECT_NE(result.err.find("task 1 exited with 3"), std::string::npos) << result.err;
+}
+
+TEST_F(MpiLaunchTest, TorchVariablesCanBeSwitchedOff) {
+    CommandResult on = run({"run", "-n1", "sh", "-c", "echo ${RANK:-unset} ${MASTER_PORT:+set}"});
+    EXPECT_EQ(on.out, "0 set\n") << on.err;
+    CommandResult off = run({"run", "-n1", "--export-torch-env=no", "sh", "-c",
+            "echo ${RANK:-unset} ${MASTER_ADDR:-unset} $SLURM_PROCID"});
+    EXPECT_EQ(off.out, "unset unset 0\n") << off.err;
 }
 
 TEST_F(MpiLaunchTest, UnknownMpiTypeOrTransportIsRejected) {
