@@ -59,6 +59,9 @@ int cmd_start(const Args& args) {
     app.add_option("--topology", options.topology_xml, "recorded hwloc XML for every agent");
     app.add_option("--cpus", options.cpus_per_node, "CPUs each agent offers (default: probed)");
     app.add_option("--kill-wait", options.kill_wait_s, "seconds from SIGTERM to SIGKILL");
+    app.add_option("--launch-fanout", options.launch_fanout,
+               "children per agent when a step launch fans out (default 8)")
+            ->check(CLI::PositiveNumber);
     app.prefix_command();
     if (int rc = parse_args(app, "start", args); rc >= 0) {
         return rc;

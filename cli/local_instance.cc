@@ -227,6 +227,7 @@ Result<std::string> start_instance(const InstanceOptions& options) {
         config.heartbeat_interval_ms = 1000;
         config.node_timeout_ms = 10000;
         config.kill_wait_s = options.kill_wait_s;
+        config.launch_fanout = options.launch_fanout;
     }
     auto key = load_key(config.key_file);
     if (!key) {

@@ -15,6 +15,7 @@ struct InstanceOptions {
     std::string topology_xml;
     int cpus_per_node = 0;  // 0: what each agent discovers
     int64_t kill_wait_s = 5;
+    int64_t launch_fanout = 8;  // children per agent when a step launch fans out
 };
 
 // Starts the daemons (or resumes a state dir that holds state) and waits until every node

@@ -1,9 +1,11 @@
-// Step client: launch on node 0 first (it picks MASTER_PORT), then on the others.
+// Step client: sends the launch to node 0, which passes it down a tree of agents; every
+// agent calls back with its part of the step (output, exits, aborts).
 #include "cli/step_client.h"
 
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <iostream>
 
 namespace cohort::cli {
@@ -12,7 +14,7 @@ namespace asio = boost::asio;
 using protocol::MessageType;
 
 StepClient::StepClient(asio::io_context& io, std::string key, protocol::Credential cred)
-    : io_(io), key_(std::move(key)), cred_(cred) {}
+    : io_(io), key_(std::move(key)), cred_(cred), callbacks_(io) {}
 
 StepResult StepClient::run(const protocol::StepLayout& layout, const StepRequest& request) {
     layout_ = layout;
@@ -20,27 +22,40 @@ StepResult StepClient::run(const protocol::StepLayout& layout, const StepRequest
     label_width_ = std::to_string(std::max<uint32_t>(layout.ntasks(), 1) - 1).size();
     node_done_.assign(layout.nodes.size(), false);
     peer_addresses_.assign(layout.nodes.size(), "");
-    for (size_t i = 0; i < layout.nodes.size(); ++i) {
-        auto socket = transport::connect_to(io_, layout.addresses[i], layout.ports[i]);
-        if (!socket) {
-            return {1, 0, "node " + layout.nodes[i] + ": " + socket.status().message()};
-        }
-        auto conn = transport::Connection::create(std::move(*socket), key_, cred_);
-        conn->start(
-                [this, i](const std::shared_ptr<transport::Connection>&,
-                        protocol::Envelope envelope) { on_message(i, std::move(envelope)); },
-                [this, i](const std::shared_ptr<transport::Connection>&, const Status& why) {
-                    if (!finished_ && !node_done_[i]) {
-                        fail("lost the connection to " + layout_.nodes[i]
-                                + (why.is_ok() ? "" : ": " + why.message()));
-                    }
-                });
-        agents_.push_back(conn);
+    agents_.assign(layout.nodes.size(), nullptr);
+    if (layout.nodes.empty()) {
+        return {1, 0, "the step has no nodes"};
     }
+    // The launch goes to node 0 only; every agent calls back on the address that reaches it.
+    auto socket = transport::connect_to(io_, layout.addresses[0], layout.ports[0]);
+    if (!socket) {
+        return {1, 0, "node " + layout.nodes[0] + ": " + socket.status().message()};
+    }
+    boost::system::error_code ec;
+    const std::string host = socket->local_endpoint(ec).address().to_string();
+    if (Status listening = transport::listen_on(callbacks_, host, 0); !listening) {
+        return {1, 0, listening.message()};
+    }
+    accept_agents();
+    auto launcher = transport::Connection::create(std::move(*socket), key_, cred_);
+    launcher->start([](const std::shared_ptr<transport::Connection>&, protocol::Envelope) {},
+            [](const std::shared_ptr<transport::Connection>&, const Status&) {});
+    launcher->send(launch_request(host, callbacks_.local_endpoint().port()));
+    launcher->close_after_writes();
+
+    if (const char* limit = std::getenv("COHORT_LAUNCH_TIMEOUT"); limit != nullptr) {
+        attach_limit_ = std::chrono::seconds(std::max(1L, std::strtol(limit, nullptr, 10)));
+    }
+    asio::steady_timer attach_deadline(io_, attach_limit_);
+    attach_deadline.async_wait([this](const boost::system::error_code& timer_ec) {
+        if (!timer_ec) {
+            report_missing_nodes();
+        }
+    });
     asio::signal_set interrupts(io_, SIGINT, SIGTERM);
     std::function<void(const boost::system::error_code&, int)> on_signal =
-            [&](const boost::system::error_code& ec, int signal) {
-                if (ec) {
+            [&](const boost::system::error_code& signal_ec, int signal) {
+                if (signal_ec) {
                     return;
                 }
                 auto now = std::chrono::steady_clock::now();
@@ -59,36 +74,94 @@ StepResult StepClient::run(const protocol::StepLayout& layout, const StepRequest
             };
     interrupts.async_wait(on_signal);
 
-    agents_[0]->send(launch_request(0));
     while (!finished_ && io_.run_one() > 0) {
     }
     interrupts.cancel();
+    attach_deadline.cancel();
+    callbacks_.close(ec);
     for (auto& agent : agents_) {
-        agent->close(Status::ok());
+        if (agent) {
+            agent->close(Status::ok());
+        }
     }
     io_.poll();
     flush_partial_lines();
     return result_;
 }
 
-protocol::LaunchStepRequest StepClient::launch_request(size_t node) const {
+void StepClient::accept_agents() {
+    callbacks_.async_accept([this](boost::system::error_code ec, asio::ip::tcp::socket socket) {
+        if (ec) {
+            return;
+        }
+        auto conn = transport::Connection::create(std::move(socket), key_, cred_);
+        auto node = std::make_shared<int64_t>(-1);  // known once the agent says which it is
+        conn->start(
+                [this, node](const std::shared_ptr<transport::Connection>& c,
+                        protocol::Envelope envelope) {
+                    if (*node >= 0) {
+                        on_message(static_cast<size_t>(*node), std::move(envelope));
+                        return;
+                    }
+                    auto attach = protocol::decode_message<protocol::StepAttachMessage>(envelope);
+                    if (!attach || attach->job_id != layout_.job_id
+                            || attach->step_id != layout_.step_id
+                            || attach->node_index >= agents_.size()
+                            || agents_[attach->node_index]) {
+                        c->close(Status::invalid("not an agent of step "
+                                + std::to_string(layout_.job_id) + "."
+                                + std::to_string(layout_.step_id)));
+                        return;
+                    }
+                    *node = attach->node_index;
+                    agents_[attach->node_index] = c;
+                },
+                [this, node](const std::shared_ptr<transport::Connection>&, const Status& why) {
+                    const auto index = static_cast<size_t>(*node);
+                    if (*node >= 0 && !finished_ && !node_done_[index]) {
+                        fail("lost the connection to " + layout_.nodes[index]
+                                + (why.is_ok() ? "" : ": " + why.message()));
+                    }
+                });
+        accept_agents();
+    });
+}
+
+void StepClient::report_missing_nodes() {
+    std::vector<std::string> missing;
+    for (size_t i = 0; i < agents_.size(); ++i) {
+        if (!agents_[i]) {
+            missing.push_back(layout_.nodes[i]);
+        }
+    }
+    if (missing.empty()) {
+        return;
+    }
+    std::string names;
+    for (const auto& name : missing) {
+        names += (names.empty() ? "" : ", ") + name;
+    }
+    fail("no answer to the launch within " + std::to_string(attach_limit_.count()) + " s from "
+            + names + " (see those nodes' cohortd logs)");
+}
+
+protocol::LaunchStepRequest StepClient::launch_request(const std::string& host,
+        uint16_t port) const {
     protocol::LaunchStepRequest launch;
     launch.layout = layout_;
-    launch.node_index = static_cast<uint32_t>(node);
+    launch.node_index = 0;
+    for (uint32_t node = 1; node < layout_.nodes.size(); ++node) {
+        launch.forward_to.push_back(node);
+    }
+    launch.client_host = host;
+    launch.client_port = port;
     launch.argv = request_.argv;
     launch.cwd = request_.cwd;
     launch.env = request_.env;
     launch.label = request_.label;
-    launch.master_port = master_port_;  // 0 for node 0, which picks it
     launch.mpi = request_.mpi;
     launch.pmix_transport = request_.pmix_transport;
     return launch;
-}
-
-void StepClient::launch_rest() {
-    for (size_t i = 1; i < agents_.size(); ++i) {
-        agents_[i]->send(launch_request(i));
-    }
 }
 
 void StepClient::on_message(size_t node, protocol::Envelope envelope) {
@@ -159,17 +232,15 @@ void StepClient::on_message(size_t node, protocol::Envelope envelope) {
 
 void StepClient::on_launched(size_t node, const protocol::StepLaunchedReply& launched) {
     peer_addresses_[node] = launched.peer_address;
-    if (node == 0) {
-        master_port_ = launched.master_port;
-        launch_rest();
-    }
     if (++nodes_launched_ < agents_.size() || request_.mpi == "none") {
         return;
     }
     // Every step manager listens now: tell each where its peers are.
     protocol::StepPeersMessage peers{layout_.job_id, layout_.step_id, peer_addresses_};
     for (auto& agent : agents_) {
-        agent->send(peers);
+        if (agent) {
+            agent->send(peers);
+        }
     }
 }
 
@@ -228,7 +299,9 @@ void StepClient::flush_partial_lines() {
 
 void StepClient::signal_all(int signal) {
     for (auto& agent : agents_) {
-        agent->send(protocol::SignalStepRequest{layout_.job_id, layout_.step_id, signal});
+        if (agent) {
+            agent->send(protocol::SignalStepRequest{layout_.job_id, layout_.step_id, signal});
+        }
     }
 }
 

@@ -39,8 +39,9 @@ public:
 
 private:
     void on_message(size_t node, protocol::Envelope envelope);
-    protocol::LaunchStepRequest launch_request(size_t node) const;
-    void launch_rest();
+    protocol::LaunchStepRequest launch_request(const std::string& host, uint16_t port) const;
+    void accept_agents();
+    void report_missing_nodes();
     void on_launched(size_t node, const protocol::StepLaunchedReply& launched);
     void on_abort(const protocol::StepAbortMessage& abort);
     void write_output(const protocol::TaskOutputMessage& output);
@@ -55,13 +56,14 @@ private:
     protocol::Credential cred_;
     protocol::StepLayout layout_;
     StepRequest request_;
-    std::vector<std::shared_ptr<transport::Connection>> agents_;
+    std::chrono::seconds attach_limit_{30};  // COHORT_LAUNCH_TIMEOUT overrides it
+    boost::asio::ip::tcp::acceptor callbacks_;  // where the agents call back
+    std::vector<std::shared_ptr<transport::Connection>> agents_;  // by node index, once attached
     std::vector<bool> node_done_;
     std::map<std::pair<uint32_t, uint8_t>, std::string> partial_lines_;
     size_t label_width_ = 1;
     StepResult result_;
     bool finished_ = false;
-    uint16_t master_port_ = 0;
     std::vector<std::string> peer_addresses_;  // each node's step manager
     size_t nodes_launched_ = 0;
     bool aborted_ = false;  // a rank's abort status is the step's exit code

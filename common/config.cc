@@ -81,6 +81,11 @@ Result<ClusterConfig> parse_config(const json& doc) {
     config.heartbeat_interval_ms = doc.value("heartbeat_interval_ms", config.heartbeat_interval_ms);
     config.node_timeout_ms = doc.value("node_timeout_ms", config.node_timeout_ms);
     config.kill_wait_s = doc.value("kill_wait_s", config.kill_wait_s);
+    config.launch_fanout = doc.value("launch_fanout", config.launch_fanout);
+    if (config.launch_fanout < 1) {
+        return Status::invalid("launch_fanout: invalid value '"
+                + std::to_string(config.launch_fanout) + "' (accepted: 1 or more)");
+    }
     config.sqlite_synchronous = doc.value("sqlite_synchronous", config.sqlite_synchronous);
     if (config.sqlite_synchronous != "full" && config.sqlite_synchronous != "normal") {
         return Status::invalid("sqlite_synchronous: invalid value '" + config.sqlite_synchronous
@@ -195,6 +200,7 @@ Status save_config(const ClusterConfig& config, const std::string& path) {
             {"heartbeat_interval_ms", config.heartbeat_interval_ms},
             {"node_timeout_ms", config.node_timeout_ms},
             {"kill_wait_s", config.kill_wait_s},
+            {"launch_fanout", config.launch_fanout},
             {"sqlite_synchronous", config.sqlite_synchronous},
             {"backfill", config.backfill},
             {"backfill_reservations", config.backfill_reservations}};

@@ -216,7 +216,7 @@ void Agent::on_client_message(const ConnectionPtr& conn, protocol::Envelope enve
                 conn->close(request.status());
                 return;
             }
-            launch_step(conn, envelope.cred, *request);
+            launch_step(envelope.cred, *request);
             return;
         }
         case MessageType::kSignalStep: {

@@ -99,8 +99,12 @@ private:
 
     // --- jobs and tasks (agent_jobs.cc)
     void launch_batch(const protocol::LaunchBatchRequest& request);
-    void launch_step(const ConnectionPtr& conn, const protocol::Credential& cred,
-            const protocol::LaunchStepRequest& request);
+    void launch_step(const protocol::Credential& sender,
+            const protocol::LaunchStepRequest& received);
+    // Opens the connection this node's part of the step reports on.
+    Result<ConnectionPtr> call_client_back(const protocol::LaunchStepRequest& request);
+    // Passes the launch on to this node's children in the launch tree.
+    void forward_launch(const protocol::LaunchStepRequest& request, const ConnectionPtr& client);
 
     // --- steps and their step managers (agent_steps.cc)
     void start_step_manager(const ConnectionPtr& client, const UserIdentity& user,

@@ -35,8 +35,25 @@ constexpr auto kStepManagerStartLimit = std::chrono::seconds(30);
 
 }  // namespace
 
-void Agent::launch_step(const ConnectionPtr& conn, const protocol::Credential& cred,
-        const protocol::LaunchStepRequest& request) {
+void Agent::launch_step(const protocol::Credential& sender,
+        const protocol::LaunchStepRequest& received) {
+    protocol::LaunchStepRequest request = received;
+    // Who asked: the client itself, or (passed down the tree by a fellow agent) its identity.
+    if (!request.forwarded || sender.uid != self_.uid) {
+        request.user = sender;
+    }
+    if (request.node_index == 0 && request.master_port == 0) {
+        request.master_port = pick_free_port(io_, options_.address);  // rank 0 binds it
+    }
+    auto called_back = call_client_back(request);
+    if (!called_back) {
+        spdlog::warn("step {}.{}: {}", request.layout.job_id, request.layout.step_id,
+                called_back.status().message());
+        return;  // the client names this node when it does not call back
+    }
+    const ConnectionPtr conn = *called_back;
+    forward_launch(request, conn);
+    const protocol::Credential& cred = request.user;
     const protocol::StepLayout& layout = request.layout;
     if (ended_jobs_.count(layout.job_id) != 0) {
         conn->send_error(Status::unavailable("job " + std::to_string(layout.job_id)
@@ -59,6 +76,55 @@ void Agent::launch_step(const ConnectionPtr& conn, const protocol::Credential& c
         return;
     }
     start_step_manager(conn, *user, switch_user, request);
+}
+
+Result<ConnectionPtr> Agent::call_client_back(const protocol::LaunchStepRequest& request) {
+    auto socket = transport::connect_to(io_, request.client_host, request.client_port);
+    if (!socket) {
+        return socket.status().with_context("cannot call the client back at "
+                + request.client_host + ":" + std::to_string(request.client_port));
+    }
+    auto conn = Connection::create(std::move(*socket), key_, self_);
+    clients_.insert(conn);
+    conn->start([this](const ConnectionPtr& c,
+                        protocol::Envelope envelope) { on_client_message(c, std::move(envelope)); },
+            [this](const ConnectionPtr& c, const Status&) { on_client_closed(c); });
+    conn->send(protocol::StepAttachMessage{request.layout.job_id, request.layout.step_id,
+            request.node_index});
+    return conn;
+}
+
+void Agent::forward_launch(const protocol::LaunchStepRequest& request,
+        const ConnectionPtr& client) {
+    const std::vector<uint32_t>& below = request.forward_to;
+    const size_t fanout = std::max<size_t>(config_.launch_fanout, 1);
+    const size_t chunk = (below.size() + fanout - 1) / fanout;
+    for (size_t first = 0; first < below.size(); first += chunk) {
+        const size_t last = std::min(first + chunk, below.size());
+        protocol::LaunchStepRequest child = request;
+        child.node_index = below[first];
+        child.forward_to.assign(below.begin() + static_cast<std::ptrdiff_t>(first) + 1,
+                below.begin() + static_cast<std::ptrdiff_t>(last));
+        child.forwarded = true;
+        const protocol::StepLayout& layout = request.layout;
+        if (child.node_index >= layout.nodes.size()) {
+            continue;
+        }
+        auto socket = transport::connect_to(io_, layout.addresses[child.node_index],
+                layout.ports[child.node_index]);
+        if (!socket) {
+            client->send_error(Status::unavailable("cannot pass the launch on to "
+                    + layout.nodes[child.node_index] + ": " + socket.status().message()));
+            continue;
+        }
+        auto conn = Connection::create(std::move(*socket), key_, self_);
+        conn->start([](const ConnectionPtr&, protocol::Envelope) {},
+                [](const ConnectionPtr&, const Status&) {});
+        conn->send(child);
+        conn->close_after_writes();
+        spdlog::info("step {}.{}: launch passed on to {} ({} nodes below it)", layout.job_id,
+                layout.step_id, layout.nodes[child.node_index], child.forward_to.size());
+    }
 }
 
 void Agent::start_step_manager(const ConnectionPtr& client, const UserIdentity& user,
@@ -223,9 +289,6 @@ void Agent::start_step_tasks(const ConnectionPtr& conn, const UserIdentity& user
     protocol::StepLaunchedReply reply;
     reply.master_port = request.master_port;
     reply.peer_address = peer_address;
-    if (request.node_index == 0 && reply.master_port == 0) {
-        reply.master_port = pick_free_port(io_, options_.address);
-    }
     auto session = std::make_shared<StepSession>();
     session->client = conn;
     session->job_id = layout.job_id;

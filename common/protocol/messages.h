@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/protocol/frame.h"
 #include "common/protocol/job_types.h"
 
 namespace cohort::protocol {
@@ -53,6 +54,7 @@ enum class MessageType : uint16_t {
     kStepDone = 65,
     kStepPeers = 66,
     kStepAbort = 67,
+    kStepAttach = 68,
     // Node agent <-> its step managers (cohort-stepd), and step manager <-> step manager.
     kStepdHello = 80,
     kStepdSetup = 81,
@@ -351,10 +353,18 @@ struct JobTimedOutReport {
 };
 
 // Client -> agent: start this node's share of a step's tasks.
+// The launch travels down a tree of agents: the client sends it to node 0 with every other
+// node in `forward_to`; each agent hands sub-lists to a few children, then calls the
+// client back at client_host:client_port for its own part of the step.
 struct LaunchStepRequest {
     static constexpr MessageType kType = MessageType::kLaunchStep;
     StepLayout layout;
     uint32_t node_index = 0;
+    std::vector<uint32_t> forward_to;  // the nodes below this one in the launch tree
+    std::string client_host;
+    uint16_t client_port = 0;
+    bool forwarded = false;  // from a parent agent: `user` is the client's identity
+    Credential user;
     std::vector<std::string> argv;
     std::string cwd;
     std::vector<std::pair<std::string, std::string>> env;
@@ -365,7 +375,8 @@ struct LaunchStepRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & layout & node_index & argv & cwd & env & master_port & label & mpi
+        ar & layout & node_index & forward_to & client_host & client_port & forwarded
+                & user.uid & user.gid & argv & cwd & env & master_port & label & mpi
                 & pmix_transport;
     }
 };

@@ -37,6 +37,19 @@ struct StepAbortMessage {
     }
 };
 
+// Agent -> client, first message on the connection an agent opens back to the client.
+struct StepAttachMessage {
+    static constexpr MessageType kType = MessageType::kStepAttach;
+    uint64_t job_id = 0;
+    uint32_t step_id = 0;
+    uint32_t node_index = 0;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & job_id & step_id & node_index;
+    }
+};
+
 // Step manager -> agent, first message on its connection.
 struct StepdHelloMessage {
     static constexpr MessageType kType = MessageType::kStepdHello;

@@ -1,0 +1,1079 @@
+// Golden scheduler scenarios: each tests/data/scenarios/*.json file holds a cluster, its jobs and
+// a time, and what the pure core must decide (the format is in the README beside them). The
+// timeline runner drives the core as the controller's scheduling loop does
+// (scheduler/ctld/scheduling.cc), with dependencies, array throttles and fair-share around
+// sched::plan(), using cohort_sched alone.
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "common/job_state.h"
+#include "scheduler/dependency.h"
+#include "scheduler/job_array.h"
+#include "scheduler/plan.h"
+#include "scheduler/priority/fairshare.h"
+#include "scheduler/priority/multifactor.h"
+#include "scheduler/priority/usage_ledger.h"
+
+#ifndef COHORT_SCENARIO_DIR
+#error "COHORT_SCENARIO_DIR must name tests/data/scenarios (see tests/unit/CMakeLists.txt)"
+#endif
+
+namespace cohort::sched {
+namespace {
+
+using Json = nlohmann::json;
+using KeySet = std::set<std::string>;
+
+// The account usage is charged to when no accounts are configured, as in the controller.
+constexpr const char* kRootAccount = "root";
+
+// A mistake in a scenario file. It is thrown, so that one bad key anywhere ends the scenario
+// with a message naming the file and the key, rather than letting it check less than it says.
+class ScenarioError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] void bad_file(const std::string& where, const std::string& what) {
+    throw ScenarioError(where + ": " + what);
+}
+
+int64_t as_integer(const Json& value, const std::string& where) {
+    if (!value.is_number_integer()) {
+        bad_file(where, "expected a whole number, got " + value.dump());
+    }
+    return value.get<int64_t>();
+}
+
+// One JSON object of a scenario, read strictly: a missing key, a value of the wrong type, and a
+// key it does not know (usually a misspelling that would otherwise be ignored) all throw.
+class Fields {
+public:
+    Fields(const Json& object, std::string where, const KeySet& known)
+        : object_(object), where_(std::move(where)) {
+        if (!object_.is_object()) {
+            bad_file(where_, "expected an object, got " + object_.dump());
+        }
+        for (const auto& item : object_.items()) {
+            if (known.count(item.key()) == 0) {
+                bad_file(where_, "unknown key \"" + item.key() + "\"");
+            }
+        }
+    }
+
+    bool has(const std::string& key) const { return object_.contains(key); }
+    std::string path(const std::string& key) const { return where_ + "." + key; }
+
+    const Json& value(const std::string& key) const {
+        auto it = object_.find(key);
+        if (it == object_.end()) {
+            bad_file(where_, "missing key \"" + key + "\"");
+        }
+        return *it;
+    }
+
+    int64_t integer(const std::string& key) const { return as_integer(value(key), path(key)); }
+
+    // A whole number in [min, max].
+    int64_t bounded(const std::string& key, int64_t min, int64_t max) const {
+        const int64_t number = integer(key);
+        if (number < min || number > max) {
+            bad_file(path(key), std::to_string(number) + " is outside [" + std::to_string(min)
+                            + ", " + std::to_string(max) + "]");
+        }
+        return number;
+    }
+
+    int64_t bounded_or(const std::string& key, int64_t min, int64_t max, int64_t fallback) const {
+        return has(key) ? bounded(key, min, max) : fallback;
+    }
+
+    std::string text(const std::string& key) const {
+        const Json& v = value(key);
+        if (!v.is_string() || v.get<std::string>().empty()) {
+            bad_file(path(key), "expected a non-empty string, got " + v.dump());
+        }
+        return v.get<std::string>();
+    }
+
+    bool flag_or(const std::string& key, bool fallback) const {
+        if (!has(key)) {
+            return fallback;
+        }
+        const Json& v = value(key);
+        if (!v.is_boolean()) {
+            bad_file(path(key), "expected true or false, got " + v.dump());
+        }
+        return v.get<bool>();
+    }
+
+    const Json& list(const std::string& key) const {
+        const Json& v = value(key);
+        if (!v.is_array()) {
+            bad_file(path(key), "expected a list, got " + v.dump());
+        }
+        return v;
+    }
+
+    std::vector<std::string> names(const std::string& key) const {
+        std::vector<std::string> out;
+        const Json& items = list(key);
+        for (size_t i = 0; i < items.size(); ++i) {
+            if (!items[i].is_string()) {
+                bad_file(path(key) + "[" + std::to_string(i) + "]",
+                        "expected a name, got " + items[i].dump());
+            }
+            out.push_back(items[i].get<std::string>());
+        }
+        return out;
+    }
+
+    Fields object(const std::string& key, const KeySet& known) const {
+        return Fields(value(key), path(key), known);
+    }
+
+    // The objects of a list, each read with `known` keys; an absent optional list is empty.
+    std::vector<Fields> each(const std::string& key, const KeySet& known) const {
+        std::vector<Fields> out;
+        const Json& items = list(key);
+        for (size_t i = 0; i < items.size(); ++i) {
+            out.emplace_back(items[i], path(key) + "[" + std::to_string(i) + "]", known);
+        }
+        return out;
+    }
+
+    std::vector<Fields> each_optional(const std::string& key, const KeySet& known) const {
+        return has(key) ? each(key, known) : std::vector<Fields>{};
+    }
+
+private:
+    const Json& object_;
+    std::string where_;
+};
+
+// ---- The cluster and the jobs' requests, shared by both kinds of scenario ----
+
+struct Cluster {
+    std::vector<NodeCapacity> nodes;
+    std::vector<std::vector<int>> partitions;
+    std::vector<ReservationWindow> windows;
+    std::map<std::string, int> node_index;
+    std::map<std::string, int> partition_index;
+    std::map<std::string, int> window_index;
+};
+
+int index_of(const std::map<std::string, int>& index, const std::string& name,
+        const std::string& where) {
+    auto it = index.find(name);
+    if (it == index.end()) {
+        bad_file(where, "'" + name + "' is not defined in this scenario");
+    }
+    return it->second;
+}
+
+std::vector<int> node_indexes(const Fields& fields, const std::string& key,
+        const Cluster& cluster) {
+    std::vector<int> out;
+    for (const std::string& name : fields.names(key)) {
+        out.push_back(index_of(cluster.node_index, name, fields.path(key)));
+    }
+    return out;
+}
+
+// Adds `name` to `index` as the next entry; a name used twice is a file error.
+void add_name(std::map<std::string, int>& index, const std::string& name,
+        const std::string& where) {
+    const int next = static_cast<int>(index.size());
+    if (!index.emplace(name, next).second) {
+        bad_file(where, "'" + name + "' is defined twice");
+    }
+}
+
+Cluster read_cluster(const Fields& scenario) {
+    Cluster cluster;
+    for (const Fields& entry :
+            scenario.each("nodes", {"name", "cpus", "memory_mib", "gpus", "up"})) {
+        NodeCapacity node;
+        node.name = entry.text("name");
+        node.cpus = static_cast<int32_t>(entry.bounded("cpus", 1, INT32_MAX));
+        node.memory_mib = entry.bounded_or("memory_mib", 0, INT64_MAX, 0);
+        node.gpus = static_cast<int32_t>(entry.bounded_or("gpus", 0, INT32_MAX, 0));
+        node.up = entry.flag_or("up", true);
+        add_name(cluster.node_index, node.name, entry.path("name"));
+        cluster.nodes.push_back(std::move(node));
+    }
+    for (const Fields& entry : scenario.each("partitions", {"name", "nodes"})) {
+        add_name(cluster.partition_index, entry.text("name"), entry.path("name"));
+        cluster.partitions.push_back(node_indexes(entry, "nodes", cluster));
+    }
+    if (cluster.partitions.empty()) {
+        bad_file(scenario.path("partitions"), "at least one partition is needed");
+    }
+    for (const Fields& entry : scenario.each_optional("advance_reservations",
+                 {"name", "start", "end", "nodes", "maintenance"})) {
+        ReservationWindow window;
+        window.name = entry.text("name");
+        window.start = entry.integer("start");
+        window.end = entry.integer("end");
+        if (window.end <= window.start) {
+            bad_file(entry.path("end"), "the window must end after it starts");
+        }
+        window.nodes = node_indexes(entry, "nodes", cluster);
+        window.maintenance = entry.flag_or("maintenance", false);
+        add_name(cluster.window_index, window.name, entry.path("name"));
+        cluster.windows.push_back(std::move(window));
+    }
+    return cluster;
+}
+
+BackfillOptions read_policy(const Fields& scenario) {
+    const Fields policy = scenario.object("policy", {"backfill", "reservations"});
+    const std::string backfill = policy.text("backfill");
+    BackfillOptions options;
+    if (backfill == "none") {
+        options.policy = BackfillPolicy::kNone;
+    } else if (backfill == "easy") {
+        options.policy = BackfillPolicy::kEasy;
+    } else if (backfill == "conservative") {
+        options.policy = BackfillPolicy::kConservative;
+    } else {
+        bad_file(policy.path("backfill"),
+                "'" + backfill + "' is not a policy (accepted: none, easy, conservative)");
+    }
+    if (policy.has("reservations")) {
+        if (options.policy != BackfillPolicy::kConservative) {
+            bad_file(policy.path("reservations"), "only conservative backfill takes a depth");
+        }
+        options.reservations = static_cast<size_t>(policy.bounded("reservations", 1, INT32_MAX));
+    }
+    return options;
+}
+
+ResourceRequest read_request(const Fields& job) {
+    ResourceRequest request;
+    if (!job.has("request")) {
+        return request;  // one task of one CPU
+    }
+    const Fields r = job.object("request", {"ntasks", "nodes", "nodes_max", "ntasks_per_node",
+            "cpus_per_task", "memory_mib_per_node", "gpus_per_node"});
+    auto count = [&](const std::string& key, int64_t min, int64_t fallback) {
+        return static_cast<uint32_t>(r.bounded_or(key, min, UINT32_MAX, fallback));
+    };
+    request.ntasks = count("ntasks", 0, 0);
+    request.nodes_min = count("nodes", 0, 0);
+    request.nodes_max = count("nodes_max", 0, 0);
+    request.ntasks_per_node = count("ntasks_per_node", 0, 0);
+    request.cpus_per_task = count("cpus_per_task", 1, 1);
+    request.memory_mib_per_node = r.bounded_or("memory_mib_per_node", 0, INT64_MAX, 0);
+    request.gpus_per_node = static_cast<int32_t>(r.bounded_or("gpus_per_node", 0, INT32_MAX, 0));
+    return request;
+}
+
+// The keys every job has, in both kinds of scenario.
+KeySet job_keys(KeySet more) {
+    more.insert({"id", "submit", "time_limit_s", "request", "partition", "reservation"});
+    return more;
+}
+
+// Everything but the priority, which the two kinds of scenario get differently.
+PendingJob read_job(const Fields& entry, const Cluster& cluster) {
+    PendingJob job;
+    job.id = static_cast<uint64_t>(entry.bounded("id", 1, INT64_MAX));
+    job.submit_time = entry.integer("submit");
+    job.time_limit_s = entry.bounded("time_limit_s", -1, kForever);
+    if (job.time_limit_s == 0) {
+        bad_file(entry.path("time_limit_s"), "0 s (accepted: -1 for unlimited, or >= 1)");
+    }
+    job.request = read_request(entry);
+    if (entry.has("partition")) {
+        job.partition = index_of(cluster.partition_index, entry.text("partition"),
+                entry.path("partition"));
+    }
+    if (entry.has("reservation")) {
+        job.reservation = index_of(cluster.window_index, entry.text("reservation"),
+                entry.path("reservation"));
+    }
+    return job;
+}
+
+Snapshot empty_snapshot(const Cluster& cluster, int64_t now) {
+    Snapshot snapshot;
+    snapshot.now = now;
+    snapshot.nodes = cluster.nodes;
+    snapshot.partitions = cluster.partitions;
+    snapshot.windows = cluster.windows;
+    return snapshot;
+}
+
+// ---- Comparing what happened with what the file expects ----
+
+uint64_t expected_job(const Fields& entry) {
+    return static_cast<uint64_t>(entry.bounded("job", 1, INT64_MAX));
+}
+
+template <typename Value>
+void put_once(std::map<uint64_t, Value>& expected, const Fields& entry, Value value) {
+    const uint64_t job = expected_job(entry);
+    if (!expected.emplace(job, std::move(value)).second) {
+        bad_file(entry.path("job"), "job " + std::to_string(job) + " is listed twice");
+    }
+}
+
+// `actual` must hold exactly the jobs of `expected`, each with its expected value.
+template <typename Value>
+void expect_exactly(const std::map<uint64_t, Value>& expected,
+        const std::map<uint64_t, Value>& actual, const std::string& what) {
+    for (const auto& [job, expected_value] : expected) {
+        auto it = actual.find(job);
+        if (it == actual.end()) {
+            ADD_FAILURE() << "job " << job << ": expected " << what << " " << expected_value
+                          << ", got none";
+        } else {
+            const Value& actual_value = it->second;
+            EXPECT_EQ(actual_value, expected_value) << "job " << job << ": " << what;
+        }
+    }
+    for (const auto& [job, value] : actual) {
+        if (expected.count(job) == 0) {
+            ADD_FAILURE() << "job " << job << ": unexpected " << what << " " << value;
+        }
+    }
+}
+
+std::string joined(const std::vector<std::string>& names) {
+    std::string out;
+    for (const std::string& name : names) {
+        out += (out.empty() ? "" : ",") + name;
+    }
+    return "[" + out + "]";
+}
+
+// ---- "kind": "pass": one scheduling pass ----
+
+RunningAllocation read_running(const Fields& entry, const Cluster& cluster) {
+    RunningAllocation running;
+    running.nodes = node_indexes(entry, "nodes", cluster);
+    const Json& cpus = entry.list("cpus_per_node");
+    if (cpus.size() != running.nodes.size()) {
+        bad_file(entry.path("cpus_per_node"), "needs one count per node");
+    }
+    for (size_t i = 0; i < cpus.size(); ++i) {
+        running.cpus_per_node.push_back(static_cast<int32_t>(
+                as_integer(cpus[i], entry.path("cpus_per_node") + "[" + std::to_string(i) + "]")));
+    }
+    running.expected_end = entry.integer("expected_end");
+    running.memory_mib_per_node = entry.bounded_or("memory_mib_per_node", 0, INT64_MAX, 0);
+    running.gpus_per_node =
+            static_cast<int32_t>(entry.bounded_or("gpus_per_node", 0, INT32_MAX, 0));
+    return running;
+}
+
+void check_pass(const Fields& expect, const Decisions& decisions, const Snapshot& snapshot) {
+    std::map<uint64_t, std::string> expected_starts;
+    for (const Fields& entry : expect.each("starts", {"job", "nodes"})) {
+        put_once(expected_starts, entry, joined(entry.names("nodes")));
+    }
+    std::map<uint64_t, std::string> starts;
+    for (const StartJob& start : decisions.starts) {
+        std::vector<std::string> names;
+        for (int node : start.placement.nodes) {
+            names.push_back(snapshot.nodes[static_cast<size_t>(node)].name);
+        }
+        starts[start.job_id] = joined(names);
+    }
+    expect_exactly(expected_starts, starts, "start now on nodes");
+
+    std::map<uint64_t, int64_t> expected_reservations;
+    for (const Fields& entry : expect.each("reservations", {"job", "start"})) {
+        put_once(expected_reservations, entry, entry.integer("start"));
+    }
+    std::map<uint64_t, int64_t> reservations;
+    for (const ReservedJob& reserved : decisions.reservations) {
+        reservations[reserved.job_id] = reserved.start;
+    }
+    expect_exactly(expected_reservations, reservations, "reservation at");
+
+    std::map<uint64_t, std::string> waits;
+    for (const WaitJob& wait : decisions.waits) {
+        waits[wait.job_id] = wait_reason_name(wait, snapshot.limits);
+    }
+    std::map<uint64_t, std::string> expected_waits;
+    for (const Fields& entry : expect.each_optional("waits", {"job", "reason"})) {
+        put_once(expected_waits, entry, entry.text("reason"));
+    }
+    for (const auto& [job, reason] : expected_waits) {
+        auto it = waits.find(job);
+        if (it == waits.end()) {
+            ADD_FAILURE() << "job " << job << ": expected to wait (" << reason
+                          << "), but the pass did not make it wait";
+        } else {
+            EXPECT_EQ(it->second, reason) << "job " << job << ": wait reason";
+        }
+    }
+}
+
+void run_pass(const Fields& scenario) {
+    const Cluster cluster = read_cluster(scenario);
+    Snapshot snapshot = empty_snapshot(cluster, scenario.integer("now"));
+    for (const Fields& entry : scenario.each_optional("running",
+                 {"nodes", "cpus_per_node", "expected_end", "memory_mib_per_node",
+                         "gpus_per_node"})) {
+        snapshot.running.push_back(read_running(entry, cluster));
+    }
+    std::set<uint64_t> ids;
+    for (const Fields& entry : scenario.each("pending", job_keys({"priority"}))) {
+        PendingJob job = read_job(entry, cluster);
+        job.priority = entry.integer("priority");
+        if (!ids.insert(job.id).second) {
+            bad_file(entry.path("id"), "job " + std::to_string(job.id) + " is defined twice");
+        }
+        snapshot.pending.push_back(std::move(job));
+    }
+    const Decisions decisions = plan(snapshot, read_policy(scenario));
+    check_pass(scenario.object("expect", {"starts", "reservations", "waits"}), decisions, snapshot);
+}
+
+// ---- "kind": "timeline": jobs run on a virtual clock ----
+
+// A job of a timeline: what it asks for and how it will run, then what happened to it.
+struct TimelineJob {
+    PendingJob spec;  // the priority is set anew for every pass
+    std::string user;
+    int64_t run_s = 0;
+    JobState exit_state = JobState::kCompleted;
+    std::optional<Dependency> dependency;
+    bool kill_on_invalid_dep = true;
+    uint64_t array_id = 0;           // the array's id for its tasks; 0: not an array task
+    uint32_t array_max_running = 0;  // the %N throttle; 0: none
+
+    JobState state = JobState::kPending;
+    std::string reason;  // why it last waited
+    int64_t start = -1;
+    int64_t end = -1;
+    JobState ends_as = JobState::kCompleted;
+    int64_t charged_until = 0;  // fair-share usage is charged up to here
+    Placement placement;
+};
+
+// How priorities come from usage when the scenario has a "fairshare" block.
+struct FairShare {
+    int64_t half_life_s = 0;
+    bool fair_tree = false;
+    PriorityWeights weights;
+};
+
+// CPUs a job asks for, counted as the controller's requested_cpus() (ctld/priority_model.cc).
+int64_t requested_cpus(const ResourceRequest& r) {
+    const int64_t nodes = std::max<int64_t>(r.nodes_min, 1);
+    const int64_t tasks = r.ntasks != 0 ? r.ntasks
+            : r.ntasks_per_node != 0    ? int64_t{r.ntasks_per_node} * nodes
+                                        : nodes;
+    return tasks * std::max<int64_t>(r.cpus_per_task, 1);
+}
+
+int64_t cpus_of(const Placement& placement) {
+    int64_t cpus = 0;
+    for (int32_t c : placement.cpus_per_node) {
+        cpus += c;
+    }
+    return cpus;
+}
+
+class Timeline {
+public:
+    Timeline(Cluster cluster, BackfillOptions options, std::map<uint64_t, TimelineJob> jobs,
+            std::optional<FairShare> fairshare, UsageLedger ledger)
+        : cluster_(std::move(cluster)),
+          options_(options),
+          jobs_(std::move(jobs)),
+          fairshare_(std::move(fairshare)),
+          ledger_(std::move(ledger)) {}
+
+    // Steps from `start` through every submit and job end until nothing is left to happen.
+    void run(int64_t start) {
+        for (std::optional<int64_t> now = start; now; now = next_event(*now)) {
+            step(*now);
+        }
+    }
+
+    const std::map<uint64_t, TimelineJob>& jobs() const { return jobs_; }
+
+private:
+    struct Offer {
+        std::vector<uint64_t> jobs;   // eligible: offered to the pass
+        std::vector<uint64_t> never;  // to cancel: their dependency can never be met
+    };
+
+    // Passes run at one instant until one changes nothing: a start or a cancellation can make
+    // another job eligible (after:ID, afterany on the cancelled job) with no other event.
+    void step(int64_t now) {
+        charge_usage(now);
+        end_jobs_due(now);
+        for (bool changed = true; changed;) {
+            const Offer offer = offer_pending(now);
+            for (uint64_t id : offer.never) {
+                cancel(jobs_.at(id), now);
+            }
+            changed = !offer.never.empty() || schedule(offer.jobs, now) > 0;
+        }
+    }
+
+    // As the controller's charge_usage(): decay everything to now, then charge running jobs
+    // their CPUs for the time since they were last charged.
+    void charge_usage(int64_t now) {
+        if (!fairshare_) {
+            return;
+        }
+        ledger_.decay_to(now, fairshare_->half_life_s);
+        for (auto& [id, job] : jobs_) {
+            if (job.state == JobState::kRunning && now > job.charged_until) {
+                ledger_.charge(job.user, kRootAccount,
+                        static_cast<double>(cpus_of(job.placement) * (now - job.charged_until)));
+                job.charged_until = now;
+            }
+        }
+    }
+
+    void end_jobs_due(int64_t now) {
+        for (auto& [id, job] : jobs_) {
+            if (job.state == JobState::kRunning && job.end <= now) {
+                job.state = job.ends_as;
+            }
+        }
+    }
+
+    // As the controller's build_snapshot(): submitted pending jobs whose dependency is met, and
+    // of each throttled array no more tasks than it has room for.
+    Offer offer_pending(int64_t now) {
+        Offer offer;
+        std::map<uint64_t, int64_t> array_room = array_room_left();
+        for (auto& [id, job] : jobs_) {
+            if (job.state != JobState::kPending || job.spec.submit_time > now) {
+                continue;
+            }
+            if (job.dependency) {
+                const DependencyStatus status = evaluate_dependency(*job.dependency,
+                        [&](uint64_t other) { return other_job(other, now); }, now, true);
+                if (status == DependencyStatus::kWaiting) {
+                    job.reason = "Dependency";
+                    continue;
+                }
+                if (status == DependencyStatus::kNeverSatisfied) {
+                    job.reason = "DependencyNeverSatisfied";
+                    if (job.kill_on_invalid_dep) {
+                        offer.never.push_back(id);
+                    }
+                    continue;
+                }
+            }
+            if (auto room = array_room.find(job.array_id); room != array_room.end()) {
+                if (room->second <= 0) {
+                    job.reason = "JobArrayTaskLimit";
+                    continue;
+                }
+                room->second--;
+            }
+            offer.jobs.push_back(id);
+        }
+        return offer;
+    }
+
+    // Per throttled array: its throttle less its running tasks.
+    std::map<uint64_t, int64_t> array_room_left() const {
+        std::map<uint64_t, int64_t> room;
+        for (const auto& [id, job] : jobs_) {
+            if (job.array_max_running > 0) {
+                auto [it, fresh] = room.emplace(job.array_id, job.array_max_running);
+                if (job.state == JobState::kRunning) {
+                    it->second--;
+                }
+            }
+        }
+        return room;
+    }
+
+    std::optional<OtherJob> other_job(uint64_t id, int64_t now) const {
+        auto it = jobs_.find(id);
+        if (it == jobs_.end() || it->second.spec.submit_time > now) {
+            return std::nullopt;
+        }
+        return OtherJob{it->second.state, std::max<int64_t>(it->second.start, 0)};
+    }
+
+    static void cancel(TimelineJob& job, int64_t now) {
+        job.state = JobState::kCancelled;
+        job.end = now;
+    }
+
+    // Returns how many jobs it started.
+    size_t schedule(const std::vector<uint64_t>& offered, int64_t now) {
+        if (offered.empty()) {
+            return 0;
+        }
+        Snapshot snapshot = empty_snapshot(cluster_, now);
+        for (const auto& [id, job] : jobs_) {
+            if (job.state == JobState::kRunning) {
+                snapshot.running.push_back(allocation_of(job, now));
+            }
+        }
+        const std::map<std::string, double> factors = fairshare_factors(now);
+        for (uint64_t id : offered) {
+            PendingJob pending = jobs_.at(id).spec;
+            pending.priority = priority_of(jobs_.at(id), factors, now);
+            snapshot.pending.push_back(std::move(pending));
+        }
+        const Decisions decisions = plan(snapshot, options_);
+        for (const WaitJob& wait : decisions.waits) {
+            jobs_.at(wait.job_id).reason = wait_reason_name(wait, snapshot.limits);
+        }
+        for (const StartJob& start : decisions.starts) {
+            start_job(jobs_.at(start.job_id), start.placement, now);
+        }
+        return decisions.starts.size();
+    }
+
+    // What a running job holds as the controller plans it: until its time limit, since the
+    // controller cannot know the run time.
+    static RunningAllocation allocation_of(const TimelineJob& job, int64_t now) {
+        RunningAllocation running;
+        running.nodes = job.placement.nodes;
+        running.cpus_per_node = job.placement.cpus_per_node;
+        running.memory_mib_per_node = job.placement.memory_mib_per_node;
+        running.gpus_per_node = job.placement.gpus_per_node;
+        running.expected_end = job.spec.time_limit_s < 0
+                ? now + kForever
+                : std::max(job.start + std::min(job.spec.time_limit_s, kForever), now + 1);
+        return running;
+    }
+
+    // As the controller's PriorityModel without accounts: one leaf per user under root, for
+    // the users with usage or with jobs.
+    std::map<std::string, double> fairshare_factors(int64_t now) const {
+        if (!fairshare_) {
+            return {};
+        }
+        std::set<std::string> users;
+        for (const auto& [key, usage] : ledger_.entries()) {
+            users.insert(key.first);
+        }
+        for (const auto& [id, job] : jobs_) {
+            if (job.spec.submit_time <= now && !is_final(job.state)) {
+                users.insert(job.user);
+            }
+        }
+        std::vector<Association> tree = {{kRootAccount, -1, 1, 0, false}};
+        for (const std::string& user : users) {
+            tree.push_back({user, 0, 1, ledger_.usage(user, kRootAccount), true});
+        }
+        const std::vector<UserFactor> factors =
+                fairshare_->fair_tree ? fair_tree(tree) : classic_fairshare(tree);
+        std::map<std::string, double> out;
+        for (const UserFactor& factor : factors) {
+            out[tree[static_cast<size_t>(factor.association)].name] = factor.factor;
+        }
+        return out;
+    }
+
+    int64_t priority_of(const TimelineJob& job, const std::map<std::string, double>& factors,
+            int64_t now) const {
+        if (!fairshare_) {
+            return job.spec.priority;
+        }
+        PriorityInputs in;
+        in.eligible_s = std::max<int64_t>(0, now - job.spec.submit_time);
+        in.fairshare = factors.at(job.user);
+        in.cpus = requested_cpus(job.spec.request);
+        in.cluster_cpus = std::max<int64_t>(cluster_cpus(), 1);
+        return multifactor_priority(in, fairshare_->weights).priority;
+    }
+
+    int64_t cluster_cpus() const {
+        int64_t cpus = 0;
+        for (const NodeCapacity& node : cluster_.nodes) {
+            cpus += node.cpus;
+        }
+        return cpus;
+    }
+
+    // A job that outruns its time limit is ended there, as TIMEOUT.
+    static void start_job(TimelineJob& job, Placement placement, int64_t now) {
+        const bool times_out = job.spec.time_limit_s >= 0 && job.run_s > job.spec.time_limit_s;
+        job.state = JobState::kRunning;
+        job.reason = "None";
+        job.start = now;
+        job.end = now + (times_out ? job.spec.time_limit_s : job.run_s);
+        job.ends_as = times_out ? JobState::kTimeout : job.exit_state;
+        job.charged_until = now;
+        job.placement = std::move(placement);
+    }
+
+    std::optional<int64_t> next_event(int64_t now) const {
+        std::optional<int64_t> next;
+        auto consider = [&](int64_t t) {
+            if (t > now && (!next || t < *next)) {
+                next = t;
+            }
+        };
+        for (const auto& [id, job] : jobs_) {
+            if (job.state == JobState::kPending) {
+                consider(job.spec.submit_time);
+            } else if (job.state == JobState::kRunning) {
+                consider(job.end);
+            }
+        }
+        return next;
+    }
+
+    Cluster cluster_;
+    BackfillOptions options_;
+    std::map<uint64_t, TimelineJob> jobs_;
+    std::optional<FairShare> fairshare_;
+    UsageLedger ledger_;
+};
+
+std::optional<Dependency> read_dependency(const Fields& entry) {
+    if (!entry.has("dependency")) {
+        return std::nullopt;
+    }
+    auto dependency = parse_dependency(entry.text("dependency"));
+    if (!dependency) {
+        bad_file(entry.path("dependency"), dependency.status().message());
+    }
+    for (const DependencyTerm& term : dependency->terms) {
+        // The clock stops only at submits and ends, so it would miss when these are met.
+        if (term.type == DependencyType::kSingleton || term.delay_s > 0) {
+            bad_file(entry.path("dependency"),
+                    "singleton and after:ID+MIN are not modelled by the timeline runner");
+        }
+    }
+    return std::move(*dependency);
+}
+
+JobState read_exit(const Fields& entry) {
+    if (!entry.has("exit")) {
+        return JobState::kCompleted;
+    }
+    auto state = parse_job_state(entry.text("exit"));
+    if (!state || !is_final(*state) || *state == JobState::kCancelled) {
+        bad_file(entry.path("exit"), "'" + entry.text("exit")
+                        + "' is not how a job ends by itself (accepted: COMPLETED, FAILED, "
+                          "TIMEOUT, NODE_FAIL)");
+    }
+    return *state;
+}
+
+// One job, or the tasks of an array: ids `id`, `id + 1`, ... in index order.
+std::vector<TimelineJob> read_timeline_job(const Fields& entry, const Cluster& cluster,
+        bool fairshare) {
+    TimelineJob job;
+    job.spec = read_job(entry, cluster);
+    if (fairshare) {
+        job.user = entry.text("user");
+        if (entry.has("priority")) {
+            bad_file(entry.path("priority"), "fair-share sets the priority; name a user instead");
+        }
+    } else {
+        job.spec.priority = entry.integer("priority");
+        if (entry.has("user")) {
+            bad_file(entry.path("user"), "users only matter with a \"fairshare\" block");
+        }
+    }
+    job.exit_state = read_exit(entry);
+    job.kill_on_invalid_dep = entry.flag_or("kill_on_invalid_dep", true);
+    job.dependency = read_dependency(entry);
+    if (!entry.has("array")) {
+        job.run_s = entry.bounded("run_s", 1, kForever);
+        return {job};
+    }
+    auto spec = parse_array_spec(entry.text("array"));
+    if (!spec) {
+        bad_file(entry.path("array"), spec.status().message());
+    }
+    const Json& runs = entry.value("run_s");
+    if (runs.is_array() && runs.size() != spec->indexes.size()) {
+        bad_file(entry.path("run_s"), "needs one run time per array task");
+    }
+    std::vector<TimelineJob> tasks;
+    for (size_t i = 0; i < spec->indexes.size(); ++i) {
+        TimelineJob task = job;
+        task.spec.id = job.spec.id + i;
+        task.array_id = job.spec.id;
+        task.array_max_running = spec->max_running;
+        const std::string where =
+                entry.path("run_s") + (runs.is_array() ? "[" + std::to_string(i) + "]" : "");
+        task.run_s = as_integer(runs.is_array() ? runs[i] : runs, where);
+        if (task.run_s < 1) {
+            bad_file(where, "a job runs for at least 1 s");
+        }
+        tasks.push_back(std::move(task));
+    }
+    return tasks;
+}
+
+// As the controller checks at submit: a dependency names a job submitted before it. Arrays as
+// a whole are left out, since only the controller knows how to combine their tasks' states.
+void check_dependencies(const std::map<uint64_t, TimelineJob>& jobs, const std::string& where) {
+    for (const auto& [id, job] : jobs) {
+        if (!job.dependency) {
+            continue;
+        }
+        for (const DependencyTerm& term : job.dependency->terms) {
+            for (uint64_t other : term.job_ids) {
+                auto it = jobs.find(other);
+                if (it == jobs.end() || it->second.spec.submit_time > job.spec.submit_time) {
+                    bad_file(where, "job " + std::to_string(id) + " depends on job "
+                                    + std::to_string(other) + ", which is not submitted before it");
+                }
+                if (it->second.array_id != 0) {
+                    bad_file(where, "job " + std::to_string(id) + " depends on array task "
+                                    + std::to_string(other) + ", which is not modelled");
+                }
+            }
+        }
+    }
+}
+
+std::optional<FairShare> read_fairshare(const Fields& scenario, int64_t now, UsageLedger& ledger) {
+    if (!scenario.has("fairshare")) {
+        return std::nullopt;
+    }
+    const Fields block =
+            scenario.object("fairshare", {"half_life_s", "algorithm", "usage", "weights"});
+    if (now <= 0) {
+        bad_file(scenario.path("now"), "must be above 0 with fair-share (the usage ledger reads "
+                                       "time 0 as never advanced)");
+    }
+    FairShare fairshare;
+    fairshare.half_life_s = block.bounded("half_life_s", 0, kForever);
+    const std::string algorithm = block.has("algorithm") ? block.text("algorithm") : "classic";
+    if (algorithm != "classic" && algorithm != "fair_tree") {
+        bad_file(block.path("algorithm"), "'" + algorithm + "' (accepted: classic, fair_tree)");
+    }
+    fairshare.fair_tree = algorithm == "fair_tree";
+    std::map<UsageLedger::Key, double> usage;
+    const Json& recorded = block.value("usage");
+    if (!recorded.is_object()) {
+        bad_file(block.path("usage"), "expected {user: CPU-seconds}");
+    }
+    for (const auto& item : recorded.items()) {
+        if (!item.value().is_number() || item.value().get<double>() < 0) {
+            bad_file(block.path("usage") + "." + item.key(), "expected CPU-seconds >= 0");
+        }
+        usage[{item.key(), kRootAccount}] = item.value().get<double>();
+    }
+    ledger.restore(now, std::move(usage));
+    if (block.has("weights")) {
+        const Fields w = block.object("weights",
+                {"age", "fairshare", "job_size", "partition", "qos", "max_age_s"});
+        PriorityWeights& weights = fairshare.weights;
+        weights.age = w.bounded_or("age", 0, INT32_MAX, weights.age);
+        weights.fairshare = w.bounded_or("fairshare", 0, INT32_MAX, weights.fairshare);
+        weights.job_size = w.bounded_or("job_size", 0, INT32_MAX, weights.job_size);
+        weights.partition = w.bounded_or("partition", 0, INT32_MAX, weights.partition);
+        weights.qos = w.bounded_or("qos", 0, INT32_MAX, weights.qos);
+        weights.max_age_s = w.bounded_or("max_age_s", 1, kForever, weights.max_age_s);
+    }
+    return fairshare;
+}
+
+// The most tasks of one array that ever ran at once; a task ending when another starts does
+// not overlap it.
+int64_t most_running_at_once(const std::map<uint64_t, TimelineJob>& jobs, uint64_t array_id) {
+    std::vector<std::pair<int64_t, int>> changes;  // (time, -1 at an end or +1 at a start)
+    for (const auto& [id, job] : jobs) {
+        if (job.array_id == array_id && job.start >= 0) {
+            changes.emplace_back(job.start, +1);
+            changes.emplace_back(job.end, -1);
+        }
+    }
+    std::sort(changes.begin(), changes.end());
+    int64_t running = 0;
+    int64_t most = 0;
+    for (const auto& [time, change] : changes) {
+        running += change;
+        most = std::max(most, running);
+    }
+    return most;
+}
+
+void check_final(const Fields& entry, const std::map<uint64_t, TimelineJob>& jobs) {
+    const uint64_t id = expected_job(entry);
+    auto it = jobs.find(id);
+    if (it == jobs.end()) {
+        bad_file(entry.path("job"), "job " + std::to_string(id) + " is not in the scenario");
+    }
+    const TimelineJob& job = it->second;
+    EXPECT_EQ(std::string(job_state_name(job.state)), entry.text("state"))
+            << "job " << id << ": final state";
+    if (entry.has("reason")) {
+        EXPECT_EQ(job.reason, entry.text("reason")) << "job " << id << ": last pending reason";
+    }
+    if (entry.has("time")) {
+        EXPECT_EQ(job.end, entry.integer("time")) << "job " << id << ": end time";
+    }
+}
+
+void check_timeline(const Fields& expect, const std::map<uint64_t, TimelineJob>& jobs) {
+    std::map<uint64_t, int64_t> expected_starts;
+    for (const Fields& entry : expect.each("starts", {"job", "time"})) {
+        put_once(expected_starts, entry, entry.integer("time"));
+    }
+    std::map<uint64_t, int64_t> starts;
+    for (const auto& [id, job] : jobs) {
+        if (job.start >= 0) {
+            starts[id] = job.start;
+        }
+    }
+    expect_exactly(expected_starts, starts, "start at");
+    for (const Fields& entry : expect.each_optional("final", {"job", "state", "reason", "time"})) {
+        check_final(entry, jobs);
+    }
+    for (const Fields& entry : expect.each_optional("max_running", {"array", "max"})) {
+        const auto array_id = static_cast<uint64_t>(entry.bounded("array", 1, INT64_MAX));
+        auto first = jobs.find(array_id);
+        if (first == jobs.end() || first->second.array_id != array_id) {
+            bad_file(entry.path("array"), std::to_string(array_id) + " is not an array's id");
+        }
+        EXPECT_EQ(most_running_at_once(jobs, array_id), entry.integer("max"))
+                << "array " << array_id << ": most tasks running at once";
+    }
+}
+
+void run_timeline(const Fields& scenario) {
+    const int64_t now = scenario.integer("now");
+    Cluster cluster = read_cluster(scenario);
+    UsageLedger ledger;
+    std::optional<FairShare> fairshare = read_fairshare(scenario, now, ledger);
+    std::map<uint64_t, TimelineJob> jobs;
+    const KeySet keys = job_keys({"run_s", "priority", "user", "dependency",
+            "kill_on_invalid_dep", "array", "exit"});
+    for (const Fields& entry : scenario.each("jobs", keys)) {
+        for (TimelineJob& job : read_timeline_job(entry, cluster, fairshare.has_value())) {
+            const uint64_t id = job.spec.id;
+            if (job.spec.submit_time < now) {
+                bad_file(entry.path("submit"),
+                        "before the timeline starts at " + std::to_string(now));
+            }
+            if (!jobs.emplace(id, std::move(job)).second) {
+                bad_file(entry.path("id"), "job id " + std::to_string(id) + " is used twice");
+            }
+        }
+    }
+    check_dependencies(jobs, scenario.path("jobs"));
+    Timeline timeline(std::move(cluster), read_policy(scenario), std::move(jobs),
+            std::move(fairshare), std::move(ledger));
+    timeline.run(now);
+    check_timeline(scenario.object("expect", {"starts", "final", "max_running"}), timeline.jobs());
+}
+
+// ---- The files ----
+
+const KeySet kCommonKeys = {"description", "kind", "now", "policy", "nodes", "partitions",
+        "advance_reservations", "expect"};
+
+KeySet common_keys_and(const KeySet& more) {
+    KeySet keys = kCommonKeys;
+    keys.insert(more.begin(), more.end());
+    return keys;
+}
+
+// Required, though only people read it: a string, or a list of lines.
+void check_description(const Fields& scenario) {
+    const Json& description = scenario.value("description");
+    const bool lines = description.is_array() && !description.empty()
+            && std::all_of(description.begin(), description.end(),
+                    [](const Json& line) { return line.is_string(); });
+    if (!lines && !(description.is_string() && !description.get<std::string>().empty())) {
+        bad_file(scenario.path("description"), "expected a string or a list of lines");
+    }
+}
+
+void run_scenario(const Json& root, const std::string& file) {
+    if (!root.is_object() || !root.contains("kind")) {
+        bad_file(file, "missing key \"kind\" (accepted: pass, timeline)");
+    }
+    const std::string kind = root["kind"].is_string() ? root["kind"].get<std::string>() : "";
+    if (kind == "pass") {
+        const Fields scenario(root, file, common_keys_and({"running", "pending"}));
+        check_description(scenario);
+        run_pass(scenario);
+    } else if (kind == "timeline") {
+        const Fields scenario(root, file, common_keys_and({"jobs", "fairshare"}));
+        check_description(scenario);
+        run_timeline(scenario);
+    } else {
+        bad_file(file + ".kind", root["kind"].dump() + " (accepted: pass, timeline)");
+    }
+}
+
+// Full paths as strings: gtest cannot print a std::filesystem::path parameter.
+std::vector<std::string> scenario_files() {
+    std::vector<std::string> files;
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator(COHORT_SCENARIO_DIR, error)) {
+        if (entry.path().extension() == ".json") {
+            files.push_back(entry.path().string());
+        }
+    }
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+// Without this, an empty or misplaced folder would run no scenario and pass.
+TEST(ScenarioFiles, FolderHoldsScenarios) {
+    EXPECT_FALSE(scenario_files().empty()) << "no *.json scenarios in " << COHORT_SCENARIO_DIR;
+}
+
+class Scenario : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Scenario, DecidesAsExpected) {
+    const std::string file = std::filesystem::path(GetParam()).filename().string();
+    SCOPED_TRACE("scenario " + file);
+    try {
+        std::ifstream in(GetParam());
+        if (!in) {
+            bad_file(file, "cannot be read");
+        }
+        Json root;
+        try {
+            root = Json::parse(in);
+        } catch (const Json::exception& error) {
+            bad_file(file, error.what());
+        }
+        run_scenario(root, file);
+    } catch (const ScenarioError& error) {
+        ADD_FAILURE() << "bad scenario file: " << error.what();
+    } catch (const std::exception& error) {
+        ADD_FAILURE() << file << ": " << error.what();
+    }
+}
+
+// Test names are the file names, with what gtest does not accept turned into '_'.
+std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
+    std::string name = std::filesystem::path(info.param).stem().string();
+    for (char& c : name) {
+        if (!std::isalnum(static_cast<unsigned char>(c))) {
+            c = '_';
+        }
+    }
+    return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Golden, Scenario, ::testing::ValuesIn(scenario_files()), test_name);
+
+}  // namespace
+}  // namespace cohort::sched
