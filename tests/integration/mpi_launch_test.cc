@@ -143,6 +143,16 @@ TEST_F(MpiLaunchTest, ARankThatNeverJoinsFailsTheStepInBoundedTime) {
             << result.err;
 }
 
+TEST_F(MpiLaunchTest, AHungMpiStepIsEndedByItsTimeLimit) {
+    // Rank 0 waits in MPI_Init's fence for rank 1, which hangs: the time limit ends both.
+    const auto started = std::chrono::steady_clock::now();
+    CommandResult result = run({"run", "-N2", "-n2", "-t", "0:03", "sh", "-c",
+            "if [ \"$SLURM_PROCID\" = 1 ]; then sleep 120; else exec " + kPrograms
+                    + "/allreduce_ompi; fi"});
+    EXPECT_NE(result.exit_code, 0);
+    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(40));
+}
+
 TEST_F(MpiLaunchTest, MpirunCommandLinesRunAsSteps) {
     CommandResult result = run({"mpirun", "--oversubscribe", "-np", "4", "--map-by",
             "ppr:2:node", kPrograms + "/allreduce_ompi"});
