@@ -145,6 +145,11 @@ int cmd_run(const Args& args) {
     bool kill_on_bad_exit = false;
     app.add_flag("-K,--kill-on-bad-exit", kill_on_bad_exit,
             "end the step when a task exits with a non-zero code");
+    std::string output, error, input = "0";
+    app.add_option("-o,--output", output, "each task's stdout to this file pattern (%t: rank)");
+    app.add_option("-e,--error", error, "each task's stderr to this file pattern");
+    app.add_option("-i,--input", input, "where stdin goes: 0 (rank 0, default) or none")
+            ->check(CLI::IsMember({"0", "none"}));
     std::string torch_env = "yes";
     app.add_option("--export-torch-env", torch_env,
                "set RANK, WORLD_SIZE, MASTER_ADDR, ... for PyTorch (yes, no)")
@@ -175,6 +180,9 @@ int cmd_run(const Args& args) {
     }
     request.pmix_transport = transport;
     request.kill_on_bad_exit = kill_on_bad_exit;
+    request.output = output;
+    request.error = error;
+    request.stdin_to_rank0 = input == "0";
     if (request.argv.empty()) {
         return report_error("run", Status::invalid("command: missing (accepted: cohort run "
                 "[options] CMD [ARGS...])"));

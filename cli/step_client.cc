@@ -2,6 +2,7 @@
 // agent calls back with its part of the step (output, exits, aborts).
 #include "cli/step_client.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -78,6 +79,9 @@ StepResult StepClient::run(const protocol::StepLayout& layout, const StepRequest
     }
     interrupts.cancel();
     attach_deadline.cancel();
+    if (stdin_) {
+        stdin_->close(ec);
+    }
     callbacks_.close(ec);
     for (auto& agent : agents_) {
         if (agent) {
@@ -127,6 +131,44 @@ void StepClient::accept_agents() {
     });
 }
 
+// srun's default: the client's stdin goes to rank 0. Pipes, sockets and terminals are read as
+// data comes; a regular file is sent whole; anything else (/dev/null) is an empty input.
+void StepClient::forward_stdin() {
+    struct stat info {};
+    if (fstat(STDIN_FILENO, &info) != 0) {
+        return;
+    }
+    const protocol::TaskInputMessage eof{layout_.job_id, layout_.step_id, "", true};
+    if (S_ISFIFO(info.st_mode) || S_ISSOCK(info.st_mode) || isatty(STDIN_FILENO)) {
+        stdin_ = std::make_unique<asio::posix::stream_descriptor>(io_, dup(STDIN_FILENO));
+        read_stdin();
+    } else if (S_ISREG(info.st_mode)) {
+        for (ssize_t n = read(STDIN_FILENO, stdin_buffer_.data(), stdin_buffer_.size()); n > 0;
+                n = read(STDIN_FILENO, stdin_buffer_.data(), stdin_buffer_.size())) {
+            agents_[0]->send(protocol::TaskInputMessage{layout_.job_id, layout_.step_id,
+                    std::string(stdin_buffer_.data(), static_cast<size_t>(n)), false});
+        }
+        agents_[0]->send(eof);
+    } else {
+        agents_[0]->send(eof);
+    }
+}
+
+void StepClient::read_stdin() {
+    stdin_->async_read_some(asio::buffer(stdin_buffer_),
+            [this](boost::system::error_code ec, size_t n) {
+                if (finished_ || !agents_[0]) {
+                    return;
+                }
+                protocol::TaskInputMessage input{layout_.job_id, layout_.step_id,
+                        std::string(stdin_buffer_.data(), n), static_cast<bool>(ec)};
+                agents_[0]->send(input);
+                if (!ec) {
+                    read_stdin();
+                }
+            });
+}
+
 void StepClient::report_missing_nodes() {
     std::vector<std::string> missing;
     for (size_t i = 0; i < agents_.size(); ++i) {
@@ -161,6 +203,9 @@ protocol::LaunchStepRequest StepClient::launch_request(const std::string& host,
     launch.label = request_.label;
     launch.mpi = request_.mpi;
     launch.pmix_transport = request_.pmix_transport;
+    launch.output = request_.output;
+    launch.error = request_.error;
+    launch.stdin_to_rank0 = request_.stdin_to_rank0;
     return launch;
 }
 
@@ -232,6 +277,9 @@ void StepClient::on_message(size_t node, protocol::Envelope envelope) {
 
 void StepClient::on_launched(size_t node, const protocol::StepLaunchedReply& launched) {
     peer_addresses_[node] = launched.peer_address;
+    if (node == 0 && request_.stdin_to_rank0) {
+        forward_stdin();  // rank 0 runs now
+    }
     if (++nodes_launched_ < agents_.size() || request_.mpi == "none") {
         return;
     }

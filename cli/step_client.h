@@ -3,6 +3,7 @@
 #pragma once
 
 #include "common/asio.h"
+#include <array>
 #include <chrono>
 #include <map>
 #include <string>
@@ -22,6 +23,9 @@ struct StepRequest {
     std::string mpi = "pmix";
     std::string pmix_transport = "tcp";
     bool kill_on_bad_exit = false;
+    std::string output;  // per-task file patterns instead of streaming
+    std::string error;
+    bool stdin_to_rank0 = true;
 };
 
 struct StepResult {
@@ -41,6 +45,8 @@ private:
     void on_message(size_t node, protocol::Envelope envelope);
     protocol::LaunchStepRequest launch_request(const std::string& host, uint16_t port) const;
     void accept_agents();
+    void forward_stdin();  // once rank 0 runs
+    void read_stdin();
     void report_missing_nodes();
     void on_launched(size_t node, const protocol::StepLaunchedReply& launched);
     void on_abort(const protocol::StepAbortMessage& abort);
@@ -58,6 +64,8 @@ private:
     StepRequest request_;
     std::chrono::seconds attach_limit_{30};  // COHORT_LAUNCH_TIMEOUT overrides it
     boost::asio::ip::tcp::acceptor callbacks_;  // where the agents call back
+    std::unique_ptr<boost::asio::posix::stream_descriptor> stdin_;
+    std::array<char, 65536> stdin_buffer_{};
     std::vector<std::shared_ptr<transport::Connection>> agents_;  // by node index, once attached
     std::vector<bool> node_done_;
     std::map<std::pair<uint32_t, uint8_t>, std::string> partial_lines_;

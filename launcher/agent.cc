@@ -228,6 +228,15 @@ void Agent::on_client_message(const ConnectionPtr& conn, protocol::Envelope enve
             signal_step(*request);
             return;
         }
+        case MessageType::kTaskInput: {
+            auto input = protocol::decode_message<protocol::TaskInputMessage>(envelope);
+            if (!input) {
+                conn->close(input.status());
+                return;
+            }
+            write_step_input(*input);
+            return;
+        }
         case MessageType::kStepPeers: {
             auto peers = protocol::decode_message<protocol::StepPeersMessage>(envelope);
             if (!peers) {

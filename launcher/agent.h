@@ -13,6 +13,7 @@
 
 #include "common/config.h"
 #include "common/transport/connection.h"
+#include "common/filename_pattern.h"
 #include "common/protocol/step_messages.h"
 #include "launcher/process.h"
 
@@ -48,6 +49,21 @@ private:
         size_t tasks_left = 0;
         std::vector<pid_t> pids;
         ConnectionPtr step_manager;  // null for --mpi=none
+        // Rank 0's stdin on this node, fed with the client's stdin.
+        std::shared_ptr<asio::posix::stream_descriptor> input;
+        std::deque<std::string> pending_input;
+        bool input_eof = false;
+    };
+    // One task's pipes: the agent's ends and the ends the child gets (-1 where a file or
+    // /dev/null is used instead).
+    struct TaskStreams {
+        int out_read = -1, err_read = -1, in_write = -1;
+        int out_child = -1, err_child = -1, in_child = -1;
+
+        static Result<TaskStreams> open(const protocol::LaunchStepRequest& request,
+                uint32_t rank, const FilenamePatternContext& names, SpawnSpec& spec);
+        void close_child_ends();
+        void close_parent_ends();
     };
     using StepKey = std::pair<uint64_t, uint32_t>;  // job, step
     // A step whose step manager is starting or serving it.
@@ -119,6 +135,10 @@ private:
             const std::vector<std::vector<std::pair<std::string, std::string>>>& rank_env,
             const std::string& peer_address, ConnectionPtr step_manager);
     void end_step_session(StepSession& session);
+    FilenamePatternContext step_file_names(const protocol::LaunchStepRequest& request,
+            uint32_t rank, const UserIdentity& user) const;
+    void write_step_input(const protocol::TaskInputMessage& input);
+    void write_next_input(const std::shared_ptr<StepSession>& session);
     void signal_step(const protocol::SignalStepRequest& request);
     void terminate_job(uint64_t job_id, int signal);
     void arm_time_limit(uint64_t job_id, int64_t end_time);

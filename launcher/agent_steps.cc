@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <csignal>
 
+#include "common/filename_pattern.h"
 #include "launcher/agent.h"
 #include "launcher/task_env.h"
 
@@ -33,7 +34,126 @@ bool is_loopback(const std::string& address) {
 
 constexpr auto kStepManagerStartLimit = std::chrono::seconds(30);
 
+std::string absolute(const std::string& path, const std::string& cwd) {
+    if (path.empty() || path.front() == '/') {
+        return path;
+    }
+    return (cwd.empty() ? std::string(".") : cwd) + "/" + path;
+}
+
 }  // namespace
+
+// The names %j, %s, %t, %n, %N, %u, %x expand to in a step's --output/--error patterns.
+FilenamePatternContext Agent::step_file_names(const protocol::LaunchStepRequest& request,
+        uint32_t rank, const UserIdentity& user) const {
+    FilenamePatternContext names;
+    names.job_id = request.layout.job_id;
+    names.step_id = request.layout.step_id;
+    names.job_name = request.layout.job_name;
+    names.node_name = options_.name;
+    names.node_index = request.node_index;
+    names.user = user.name;
+    names.task_id = rank;
+    names.restart_count = request.layout.restart_count;
+    return names;
+}
+
+Result<Agent::TaskStreams> Agent::TaskStreams::open(const protocol::LaunchStepRequest& request,
+        uint32_t rank, const FilenamePatternContext& names, SpawnSpec& spec) {
+    TaskStreams streams;
+    auto make_pipe = [](int& parent, int& child, bool parent_reads) -> bool {
+        int fds[2];
+        if (pipe2(fds, O_CLOEXEC) != 0) {
+            return false;
+        }
+        parent = parent_reads ? fds[0] : fds[1];
+        child = parent_reads ? fds[1] : fds[0];
+        return true;
+    };
+    bool ok = true;
+    if (request.output.empty()) {
+        ok = ok && make_pipe(streams.out_read, streams.out_child, true);
+    } else {
+        spec.stdout_path = absolute(expand_filename_pattern(request.output, names), request.cwd);
+    }
+    if (!request.error.empty()) {
+        spec.stderr_path = absolute(expand_filename_pattern(request.error, names), request.cwd);
+    } else if (request.output.empty()) {
+        ok = ok && make_pipe(streams.err_read, streams.err_child, true);
+    }  // else stderr joins the stdout file
+    if (request.stdin_to_rank0 && rank == 0) {
+        ok = ok && make_pipe(streams.in_write, streams.in_child, false);
+    }
+    if (!ok) {
+        streams.close_child_ends();
+        streams.close_parent_ends();
+        return Status::io_error("rank " + std::to_string(rank) + ": cannot create its pipes");
+    }
+    spec.stdout_fd = streams.out_child;
+    spec.stderr_fd = streams.err_child;
+    spec.stdin_fd = streams.in_child;
+    return streams;
+}
+
+void Agent::TaskStreams::close_child_ends() {
+    for (int* fd : {&out_child, &err_child, &in_child}) {
+        if (*fd >= 0) {
+            close(*fd);
+            *fd = -1;
+        }
+    }
+}
+
+void Agent::TaskStreams::close_parent_ends() {
+    for (int* fd : {&out_read, &err_read, &in_write}) {
+        if (*fd >= 0) {
+            close(*fd);
+            *fd = -1;
+        }
+    }
+}
+
+void Agent::write_step_input(const protocol::TaskInputMessage& input) {
+    for (auto& [pid, task] : tasks_) {
+        if (!task.session || task.session->job_id != input.job_id
+                || task.session->step_id != input.step_id || !task.session->input) {
+            continue;
+        }
+        StepSession& session = *task.session;
+        if (!input.data.empty()) {
+            session.pending_input.push_back(input.data);
+        }
+        session.input_eof = session.input_eof || input.eof;
+        if (session.pending_input.size() == (input.data.empty() ? 0u : 1u)) {
+            write_next_input(task.session);
+        }
+        return;
+    }
+}
+
+void Agent::write_next_input(const std::shared_ptr<StepSession>& session) {
+    if (!session->input) {
+        return;
+    }
+    if (session->pending_input.empty()) {
+        if (session->input_eof) {
+            boost::system::error_code ignored;
+            session->input->close(ignored);  // the task reads end-of-file
+            session->input.reset();
+        }
+        return;
+    }
+    asio::async_write(*session->input, asio::buffer(session->pending_input.front()),
+            [this, session](boost::system::error_code ec, size_t) {
+                if (ec) {  // the task closed its stdin or exited: drop the rest
+                    session->pending_input.clear();
+                    session->input.reset();
+                    return;
+                }
+                session->pending_input.pop_front();
+                write_next_input(session);
+            });
+}
 
 void Agent::launch_step(const protocol::Credential& sender,
         const protocol::LaunchStepRequest& received) {
@@ -313,16 +433,11 @@ void Agent::start_step_tasks(const ConnectionPtr& conn, const UserIdentity& user
         const uint32_t rank = first_rank + local;
         TaskContext context{request.node_index, local, rank, reply.master_port, options_.name,
                 torch_env};
-        int out[2];
-        int err[2];
-        if (pipe2(out, O_CLOEXEC) != 0) {
-            failures.push_back({rank, 127, 0, "cannot create output pipes"});
-            continue;
-        }
-        if (pipe2(err, O_CLOEXEC) != 0) {
-            close(out[0]);
-            close(out[1]);
-            failures.push_back({rank, 127, 0, "cannot create output pipes"});
+        SpawnSpec spec;
+        auto streams = TaskStreams::open(request, rank, step_file_names(request, rank, user),
+                spec);
+        if (!streams) {
+            failures.push_back({rank, 127, 0, streams.status().message()});
             continue;
         }
         EnvMap env = task_environment(layout, context, base);
@@ -331,20 +446,15 @@ void Agent::start_step_tasks(const ConnectionPtr& conn, const UserIdentity& user
                 env[name] = value;
             }
         }
-        SpawnSpec spec;
         spec.argv = request.argv;
         spec.env = env_to_strings(env);
         spec.cwd = request.cwd;
         spec.user = user;
         spec.switch_user = switch_user;
-        spec.stdout_fd = out[1];
-        spec.stderr_fd = err[1];
         auto spawned = spawn_process(spec);
-        close(out[1]);
-        close(err[1]);
+        streams->close_child_ends();
         if (!spawned) {
-            close(out[0]);
-            close(err[0]);
+            streams->close_parent_ends();
             failures.push_back({rank, 127, 0,
                     "rank " + std::to_string(rank) + " on " + options_.name + ": "
                             + spawned.status().message()});
@@ -354,14 +464,22 @@ void Agent::start_step_tasks(const ConnectionPtr& conn, const UserIdentity& user
         task.job_id = layout.job_id;
         task.rank = rank;
         task.session = session;
-        task.open_streams = 2;
+        task.open_streams = (streams->out_read >= 0 ? 1 : 0) + (streams->err_read >= 0 ? 1 : 0);
         tasks_[spawned->pid] = std::move(task);
         job.pids.insert(spawned->pid);
         session->pids.push_back(spawned->pid);
         session->tasks_left++;
         reply.ranks.push_back(rank);
-        watch_output(spawned->pid, out[0], rank, 1, session);
-        watch_output(spawned->pid, err[0], rank, 2, session);
+        if (streams->out_read >= 0) {
+            watch_output(spawned->pid, streams->out_read, rank, 1, session);
+        }
+        if (streams->err_read >= 0) {
+            watch_output(spawned->pid, streams->err_read, rank, 2, session);
+        }
+        if (streams->in_write >= 0) {
+            session->input = std::make_shared<asio::posix::stream_descriptor>(io_,
+                    streams->in_write);
+        }
     }
     conn->send(reply);
     for (const auto& failure : failures) {

@@ -140,8 +140,8 @@ Result<Spawned> spawn_process(const SpawnSpec& spec) {
         if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) != 0) {
             fail(report[1], kChdir);
         }
-        int null_fd = open("/dev/null", O_RDONLY);
-        dup2(null_fd, STDIN_FILENO);
+        int in = spec.stdin_fd >= 0 ? spec.stdin_fd : open("/dev/null", O_RDONLY);
+        dup2(in, STDIN_FILENO);
         int out = spec.stdout_fd;
         if (!spec.stdout_path.empty()) {
             out = open(spec.stdout_path.c_str(), flags, 0644);

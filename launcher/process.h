@@ -33,6 +33,7 @@ struct SpawnSpec {
     bool append = false;
     int stdout_fd = -1;
     int stderr_fd = -1;
+    int stdin_fd = -1;  // -1: /dev/null
 };
 
 struct Spawned {

@@ -44,6 +44,7 @@ const char* message_type_name(uint16_t type) {
         case MessageType::kStepPeers: return "StepPeers";
         case MessageType::kStepAbort: return "StepAbort";
         case MessageType::kStepAttach: return "StepAttach";
+        case MessageType::kTaskInput: return "TaskInput";
         case MessageType::kStepdHello: return "StepdHello";
         case MessageType::kStepdSetup: return "StepdSetup";
         case MessageType::kStepdReady: return "StepdReady";

@@ -55,6 +55,7 @@ enum class MessageType : uint16_t {
     kStepPeers = 66,
     kStepAbort = 67,
     kStepAttach = 68,
+    kTaskInput = 69,
     // Node agent <-> its step managers (cohort-stepd), and step manager <-> step manager.
     kStepdHello = 80,
     kStepdSetup = 81,
@@ -372,12 +373,15 @@ struct LaunchStepRequest {
     bool label = false;
     std::string mpi = "pmix";  // pmix or pmi1 (a step manager serves it), or none
     std::string pmix_transport = "tcp";  // how step managers reach each other: tcp or ucx
+    std::string output;        // per-task file pattern for stdout; empty: stream to the client
+    std::string error;         // the same for stderr; empty with `output` set: joins stdout
+    bool stdin_to_rank0 = true;  // the client forwards its stdin to rank 0
 
     template <class A>
     void serialize(A& ar, unsigned) {
         ar & layout & node_index & forward_to & client_host & client_port & forwarded
                 & user.uid & user.gid & argv & cwd & env & master_port & label & mpi
-                & pmix_transport;
+                & pmix_transport & output & error & stdin_to_rank0;
     }
 };
 
@@ -402,6 +406,20 @@ struct TaskOutputMessage {
     template <class A>
     void serialize(A& ar, unsigned) {
         ar & rank & stream & data;
+    }
+};
+
+// Client -> rank 0's agent: the client's stdin, in order; `eof` closes the task's stdin.
+struct TaskInputMessage {
+    static constexpr MessageType kType = MessageType::kTaskInput;
+    uint64_t job_id = 0;
+    uint32_t step_id = 0;
+    std::string data;
+    bool eof = false;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        ar & job_id & step_id & data & eof;
     }
 };
 

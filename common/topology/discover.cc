@@ -425,6 +425,12 @@ Result<TopologyPtr> new_topology() {
     if (hwloc_topology_set_io_types_filter(raw, HWLOC_TYPE_FILTER_KEEP_ALL) != 0) {
         return Status::internal("hwloc cannot keep I/O devices: " + errno_text(errno));
     }
+    // GPUs are found by PCI class and NVLink through NVML. Linux's own component reads the
+    // PCI tree from sysfs; the plugins Debian may add (libpciaccess, OpenCL, GL) only
+    // initialise drivers and leak what they allocate.
+    for (const char* plugin : {"pci", "opencl", "gl"}) {
+        hwloc_topology_set_components(raw, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, plugin);
+    }
     return topo;
 }
 

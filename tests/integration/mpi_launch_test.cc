@@ -197,6 +197,32 @@ TEST_F(MpiLaunchTest, TorchVariablesCanBeSwitchedOff) {
     EXPECT_EQ(off.out, "unset unset 0\n") << off.err;
 }
 
+TEST_F(MpiLaunchTest, StdinGoesToRankZeroAndOutputFilesArePerTask) {
+    CommandResult piped = run_command({"/bin/sh", "-c", "printf 'one\\ntwo\\n' | "
+            + cohort_binary() + " run -N2 -n2 -l sh -c 'cat; echo done'"},
+            cluster_->conf(), std::chrono::seconds(60), cluster_->work_dir());
+    ASSERT_EQ(piped.exit_code, 0) << piped.err;
+    EXPECT_EQ(sorted_lines(piped.out),
+            (std::vector<std::string>{"0: done", "0: one", "0: two", "1: done"}));
+    CommandResult files = run({"run", "-N2", "-n3", "-o", "task-%t-of-%j.out", "sh", "-c",
+            "echo out $SLURM_PROCID; echo err $SLURM_PROCID >&2"});
+    ASSERT_EQ(files.exit_code, 0) << files.err;
+    EXPECT_EQ(files.out, "");
+    for (int rank = 0; rank < 3; ++rank) {
+        std::string found;
+        for (const auto& entry : std::filesystem::directory_iterator(cluster_->work_dir())) {
+            const std::string name = entry.path().filename().string();
+            if (name.rfind("task-" + std::to_string(rank) + "-of-", 0) == 0) {
+                std::ifstream in(entry.path());
+                std::stringstream text;
+                text << in.rdbuf();
+                found = text.str();
+            }
+        }
+        EXPECT_EQ(found, "out " + std::to_string(rank) + "\nerr " + std::to_string(rank) + "\n");
+    }
+}
+
 TEST_F(MpiLaunchTest, UnknownMpiTypeOrTransportIsRejected) {
     CommandResult result = run({"run", "--mpi=lam", "true"});
     EXPECT_EQ(result.exit_code, 1);
