@@ -276,6 +276,7 @@ void Agent::start_step_tasks(const ConnectionPtr& conn, const UserIdentity& user
         spec.switch_user = switch_user;
         spec.stdout_fd = out[1];
         spec.stderr_fd = err[1];
+        spec.cpus = task_cpus(layout, request.node_index, local);
         auto spawned = spawn_process(spec);
         close(out[1]);
         close(err[1]);
