@@ -8,6 +8,7 @@
 #include "cli/json_output.h"
 #include "common/hostlist.h"
 #include "common/time_spec.h"
+#include "common/topology/topology_report.h"
 
 namespace cohort::cli {
 namespace {
@@ -113,13 +114,26 @@ int cmd_queue(const Args& args) {
 int cmd_nodes(const Args& args) {
     CLI::App app{"List nodes (sinfo -N)"};
     bool json = false;
+    std::string topology_of;
     app.add_flag("--json", json, "print Slurm-shaped JSON");
+    app.add_option("--topology", topology_of,
+            "print NODE's GPU link matrix, NUMA nodes, local CPUs and closest NICs");
     if (int rc = parse_args(app, "nodes", args); rc >= 0) {
         return rc;
     }
-    auto reply = ask<protocol::NodeListReply>(protocol::QueryNodesRequest{});
+    auto reply = ask<protocol::NodeListReply>(protocol::QueryNodesRequest{topology_of});
     if (!reply) {
         return report_error("nodes", reply.status());
+    }
+    if (!topology_of.empty()) {
+        const protocol::NodeInfo& node = reply->nodes.front();
+        const topology::NodeTopology& t = node.resources.topology;
+        std::cout << (json ? topology::topology_json(t)
+                           : node.name + (node.resources.gpu_type.empty()
+                                                 ? ""
+                                                 : " (gpu type " + node.resources.gpu_type + ")")
+                                     + "\n" + topology::topology_text(t));
+        return 0;
     }
     if (json) {
         nlohmann::json nodes = nlohmann::json::array();

@@ -5,8 +5,10 @@
 
 #include <ctime>
 #include <map>
+#include <tuple>
 
 #include "common/begin_time.h"
+#include "common/gpu_options.h"
 #include "common/size_spec.h"
 #include "common/time_spec.h"
 #include "scheduler/dependency.h"
@@ -27,6 +29,70 @@ Result<uint32_t> count_option(const std::string& option, const std::string& valu
         return count.status().with_context(option);
     }
     return static_cast<uint32_t>(*count);
+}
+
+// One GPU type per job, from whichever option names one.
+Status take_gpu_count(const std::string& option, const Result<GpuCount>& count, int32_t& into,
+        GpuOptions& gpu) {
+    if (!count) {
+        return count.status();
+    }
+    if (!count->type.empty() && !gpu.type.empty() && count->type != gpu.type) {
+        return Status::invalid(option + ": GPU type '" + count->type + "' differs from '"
+                + gpu.type + "' (accepted: one GPU type per job)");
+    }
+    if (!count->type.empty()) {
+        gpu.type = count->type;
+    }
+    into = count->count;
+    return Status::ok();
+}
+
+Result<GpuOptions> gpu_options_from(const JobOptions& o) {
+    GpuOptions gpu;
+    if (!o.gres.empty() && !o.gpus_per_node.empty()) {
+        return Status::invalid("--gres: cannot be combined with --gpus-per-node (accepted: "
+                "one of them)");
+    }
+    const std::tuple<const char*, const std::string&, int32_t&> counts[] = {
+            {"--gpus", o.gpus, gpu.gpus}, {"--gpus-per-node", o.gpus_per_node, gpu.per_node},
+            {"--gpus-per-task", o.gpus_per_task, gpu.per_task}};
+    for (const auto& [option, value, into] : counts) {
+        if (!value.empty()) {
+            if (Status s = take_gpu_count(option, parse_gpu_count(option, value), into, gpu); !s) {
+                return s;
+            }
+        }
+    }
+    if (!o.gres.empty()) {
+        if (Status s = take_gpu_count("--gres", parse_gres(o.gres), gpu.per_node, gpu); !s) {
+            return s;
+        }
+    }
+    auto cpus = count_option("--cpus-per-gpu", o.cpus_per_gpu, 0);
+    auto tasks = count_option("--ntasks-per-gpu", o.ntasks_per_gpu, 0);
+    for (const auto* r : {&cpus, &tasks}) {
+        if (!*r) {
+            return r->status();
+        }
+    }
+    gpu.cpus_per_gpu = static_cast<int32_t>(*cpus);
+    gpu.ntasks_per_gpu = static_cast<int32_t>(*tasks);
+    if (!o.mem_per_gpu.empty()) {
+        auto mem = parse_memory_mib(o.mem_per_gpu);
+        if (!mem) {
+            return mem.status().with_context("--mem-per-gpu");
+        }
+        gpu.mem_per_gpu_mib = *mem;
+    }
+    if (!o.gpu_bind.empty()) {
+        auto bind = parse_gpu_bind(o.gpu_bind);
+        if (!bind) {
+            return bind.status();
+        }
+        gpu.bind = *bind;
+    }
+    return gpu;
 }
 
 }  // namespace
@@ -54,7 +120,15 @@ void add_job_options(CLI::App& app, JobOptions& o, JobCommand command) {
     app.add_option("-A,--account", o.account, "account charged (default: the user's first)");
     app.add_option("-q,--qos", o.qos, "quality of service (default: the cluster's)");
     app.add_option("--reservation", o.reservation, "run inside this advance reservation");
-    app.add_option("--gpus-per-node", o.gpus_per_node, "GPUs on each node: N");
+    app.add_option("-G,--gpus", o.gpus, "GPUs for the whole job: [type:]N");
+    app.add_option("--gpus-per-node", o.gpus_per_node, "GPUs on each node: [type:]N");
+    app.add_option("--gres", o.gres, "generic resources per node: gpu[:type][:N]");
+    app.add_option("--gpus-per-task", o.gpus_per_task, "GPUs for each task: [type:]N");
+    app.add_option("--cpus-per-gpu", o.cpus_per_gpu, "CPUs for each GPU: N");
+    app.add_option("--mem-per-gpu", o.mem_per_gpu, "memory per GPU: N[K|M|G|T], no suffix = MiB");
+    app.add_option("--ntasks-per-gpu", o.ntasks_per_gpu, "tasks for each GPU: N");
+    app.add_option("--gpu-bind", o.gpu_bind,
+            "closest (each task its GPUs near its cores), none, map_gpu:<id>[,<id>...]");
     if (command == JobCommand::kBatch) {
         app.add_option("-o,--output", o.output, "stdout file pattern (default slurm-%j.out)");
         app.add_option("-e,--error", o.error, "stderr file pattern (default: with stdout)");
@@ -206,12 +280,15 @@ Result<protocol::JobSpec> job_spec_from(const JobOptions& o) {
         }
         spec.array = o.array;
     }
-    if (!o.gpus_per_node.empty()) {
-        auto gpus = parse_positive_count(o.gpus_per_node);
-        if (!gpus) {
-            return gpus.status().with_context("--gpus-per-node");
-        }
-        spec.gpus_per_node = static_cast<int32_t>(*gpus);
+    auto gpu = gpu_options_from(o);
+    if (!gpu) {
+        return gpu.status();
+    }
+    spec.gpu = std::move(*gpu);
+    TaskGeometry geometry{spec.nodes_min, spec.nodes_max, spec.ntasks, spec.ntasks_per_node,
+            spec.cpus_per_task, spec.cpus_per_task_set, spec.mem_mib};
+    if (auto shape = resolve_gpus(spec.gpu, geometry); !shape) {
+        return shape.status();
     }
     spec.account = o.account;
     spec.qos = o.qos;

@@ -31,7 +31,14 @@ struct JobOptions {
     std::string account;
     std::string qos;
     std::string reservation;
+    std::string gpus;
     std::string gpus_per_node;
+    std::string gres;
+    std::string gpus_per_task;
+    std::string cpus_per_gpu;
+    std::string mem_per_gpu;
+    std::string ntasks_per_gpu;
+    std::string gpu_bind;
     bool hold = false;
     bool parsable = false;
     std::string wrap;

@@ -95,6 +95,7 @@ void Agent::launch_batch(const protocol::LaunchBatchRequest& request) {
     spec.cwd = cwd;
     spec.user = *user;
     spec.switch_user = self_.uid == 0 && job.uid != 0;
+    spec.cpus = batch_cpus(job);
     spec.stdout_path = absolute(expand_filename_pattern(
             job.spec.output.empty() ? (job.is_array_task() ? "slurm-%A_%a.out" : "slurm-%j.out")
                                     : job.spec.output,

@@ -451,6 +451,7 @@ void Agent::start_step_tasks(const ConnectionPtr& conn, const UserIdentity& user
         spec.cwd = request.cwd;
         spec.user = user;
         spec.switch_user = switch_user;
+        spec.cpus = task_cpus(layout, request.node_index, local);
         auto spawned = spawn_process(spec);
         streams->close_child_ends();
         if (!spawned) {

@@ -24,6 +24,7 @@ cohort::protocol::NodeResources resources_of(const cohort::topology::NodeTopolog
     resources.numa_nodes = static_cast<int32_t>(topo.numa_nodes.size());
     resources.memory_mib = topo.memory_mib;
     resources.gpus = static_cast<int32_t>(topo.gpus.size());
+    resources.topology = topo;  // GPU locality for the controller's GPU-set choice
     return resources;
 }
 

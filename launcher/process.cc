@@ -5,9 +5,13 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -70,6 +74,45 @@ std::string resolve_program(const std::string& program, const std::vector<std::s
     return program;  // exec fails with ENOENT and reports it
 }
 
+// A CPU mask sized for `cpus`, built before fork so the child only calls sched_setaffinity.
+class CpuMask {
+public:
+    explicit CpuMask(const std::vector<int>& cpus) {
+        int top = kMinCpus;
+        for (int c : cpus) {
+            top = std::max(top, c + 1);
+        }
+        set_ = CPU_ALLOC(static_cast<size_t>(top));
+        size_ = CPU_ALLOC_SIZE(static_cast<size_t>(top));
+        CPU_ZERO_S(size_, set_);
+        cpu_set_t* allowed = CPU_ALLOC(static_cast<size_t>(top));
+        CPU_ZERO_S(size_, allowed);
+        if (sched_getaffinity(0, size_, allowed) != 0) {
+            CPU_FREE(allowed);
+            return;
+        }
+        for (int c : cpus) {
+            if (c >= 0 && CPU_ISSET_S(static_cast<size_t>(c), size_, allowed)) {
+                CPU_SET_S(static_cast<size_t>(c), size_, set_);
+            }
+        }
+        CPU_FREE(allowed);
+    }
+    ~CpuMask() { CPU_FREE(set_); }
+    CpuMask(const CpuMask&) = delete;
+    CpuMask& operator=(const CpuMask&) = delete;
+
+    bool empty() const { return CPU_COUNT_S(size_, set_) == 0; }
+    int count() const { return CPU_COUNT_S(size_, set_); }
+    // In the child: async-signal-safe.
+    void apply() const { sched_setaffinity(0, size_, set_); }
+
+private:
+    static constexpr int kMinCpus = 8192;  // at least the kernel's mask size
+    cpu_set_t* set_ = nullptr;
+    size_t size_ = 0;
+};
+
 }  // namespace
 
 Result<UserIdentity> lookup_user(uid_t uid, gid_t gid) {
@@ -108,6 +151,14 @@ Result<Spawned> spawn_process(const SpawnSpec& spec) {
     }
     envp.push_back(nullptr);
 
+    const CpuMask mask(spec.cpus);
+    const bool bind = !spec.cpus.empty() && !mask.empty();
+    if (!spec.cpus.empty() && mask.count() < static_cast<int>(spec.cpus.size())) {
+        spdlog::warn("'{}': {} of the {} CPUs to bind to are not available here; {}",
+                spec.argv[0], spec.cpus.size() - static_cast<size_t>(mask.count()),
+                spec.cpus.size(), bind ? "binding to the rest" : "running unbound");
+    }
+
     int report[2];
     if (pipe2(report, O_CLOEXEC) != 0) {
         return Status::io_error(std::string("pipe: ") + std::strerror(errno));
@@ -126,6 +177,9 @@ Result<Spawned> spawn_process(const SpawnSpec& spec) {
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, nullptr);
         signal(SIGPIPE, SIG_DFL);
+        if (bind) {
+            mask.apply();
+        }
         if (spec.switch_user) {
             if (setgroups(spec.user.groups.size(), spec.user.groups.data()) != 0) {
                 fail(report[1], kSetGroups);

@@ -34,6 +34,10 @@ struct SpawnSpec {
     int stdout_fd = -1;
     int stderr_fd = -1;
     int stdin_fd = -1;  // -1: /dev/null
+    // CPU ids to bind to (sched_setaffinity in the child); empty: inherit the agent's. Ids
+    // this machine does not offer the agent are dropped; with none left the process runs
+    // unbound and a warning is logged (a recorded topology may name more CPUs than exist).
+    std::vector<int> cpus;
 };
 
 struct Spawned {

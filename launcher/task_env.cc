@@ -1,6 +1,8 @@
 // Building the batch and task environments.
 #include "launcher/task_env.h"
 
+#include <algorithm>
+
 #include "common/hostlist.h"
 
 namespace cohort::agent {
@@ -11,7 +13,101 @@ void set_both(EnvMap& env, const std::string& suffix, const std::string& value) 
     env["COHORT_" + suffix] = value;
 }
 
+std::string joined(const std::vector<int32_t>& ids) {
+    std::string out;
+    for (int32_t id : ids) {
+        out += (out.empty() ? "" : ",") + std::to_string(id);
+    }
+    return out;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+    std::string out;
+    for (const auto& name : names) {
+        out += (out.empty() ? "" : ",") + name;
+    }
+    return out;
+}
+
+// The device variables the GPU's runtime reads. Ids are the node's PCI-bus-order indexes:
+// no device cgroup renumbers them, and CUDA_DEVICE_ORDER=PCI_BUS_ID makes CUDA count the
+// same way, so "2,3" are exactly the third and fourth GPUs by bus id.
+void set_visible_gpus(EnvMap& env, const protocol::NodeGpuAlloc& alloc,
+        const std::vector<int32_t>& visible) {
+    const std::string ids = joined(visible);
+    if (alloc.vendor == "amd") {
+        env["ROCR_VISIBLE_DEVICES"] = ids;
+        env["GPU_DEVICE_ORDINAL"] = ids;
+        env.erase("CUDA_VISIBLE_DEVICES");
+    } else {
+        env["CUDA_VISIBLE_DEVICES"] = ids;
+        env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
+    }
+    std::vector<std::string> bus_ids;
+    for (int32_t g : visible) {
+        auto at = std::find(alloc.gpus.begin(), alloc.gpus.end(), g);
+        if (at != alloc.gpus.end()
+                && static_cast<size_t>(at - alloc.gpus.begin()) < alloc.pci_bus_ids.size()) {
+            bus_ids.push_back(alloc.pci_bus_ids[static_cast<size_t>(at - alloc.gpus.begin())]);
+        }
+    }
+    set_both(env, "GPU_PCI_BUS_IDS", joined(bus_ids));
+    set_both(env, "GPUS_ON_NODE", std::to_string(alloc.gpus.size()));
+}
+
+// What the user asked for, as Slurm exports it to the batch script.
+void set_gpu_request(EnvMap& env, const GpuOptions& gpu) {
+    const std::string type = gpu.type.empty() ? "" : gpu.type + ":";
+    const std::pair<int64_t, const char*> counts[] = {{gpu.gpus, "GPUS"},
+            {gpu.per_node, "GPUS_PER_NODE"}, {gpu.per_task, "GPUS_PER_TASK"}};
+    for (const auto& [count, name] : counts) {
+        if (count > 0) {
+            set_both(env, name, type + std::to_string(count));
+        }
+    }
+    if (gpu.cpus_per_gpu > 0) {
+        set_both(env, "CPUS_PER_GPU", std::to_string(gpu.cpus_per_gpu));
+    }
+    if (gpu.mem_per_gpu_mib > 0) {
+        set_both(env, "MEM_PER_GPU", std::to_string(gpu.mem_per_gpu_mib));
+    }
+    if (gpu.ntasks_per_gpu > 0) {
+        set_both(env, "NTASKS_PER_GPU", std::to_string(gpu.ntasks_per_gpu));
+    }
+    if (!gpu.bind.empty()) {
+        set_both(env, "GPU_BIND", gpu.bind);
+    }
+}
+
 }  // namespace
+
+std::string ucx_device(const std::string& nic) {
+    for (const char* rdma : {"mlx", "irdma", "bnxt_re", "efa_", "hfi1_", "qedr", "rxe"}) {
+        if (nic.rfind(rdma, 0) == 0) {
+            return nic + ":1";
+        }
+    }
+    return nic;
+}
+
+std::vector<int> task_cpus(const protocol::StepLayout& layout, uint32_t node_index,
+        uint32_t local_rank) {
+    if (node_index >= layout.gpu_nodes.size()) {
+        return {};
+    }
+    const auto& tasks = layout.gpu_nodes[node_index].tasks;
+    if (local_rank >= tasks.size()) {
+        return {};
+    }
+    return {tasks[local_rank].cpus.begin(), tasks[local_rank].cpus.end()};
+}
+
+std::vector<int> batch_cpus(const protocol::JobRecord& job) {
+    if (job.gpu_alloc.empty()) {
+        return {};
+    }
+    return {job.gpu_alloc.front().cpus.begin(), job.gpu_alloc.front().cpus.end()};
+}
 
 std::string compact_counts(const std::vector<uint32_t>& counts) {
     std::string out;
@@ -108,6 +204,12 @@ EnvMap batch_environment(const protocol::JobRecord& job, const BatchContext& con
         set_both(env, "ARRAY_TASK_MAX", std::to_string(job.array_max));
         set_both(env, "ARRAY_TASK_STEP", std::to_string(job.array_step));
     }
+    set_gpu_request(env, job.spec.gpu);
+    if (!job.gpu_alloc.empty()) {
+        const protocol::NodeGpuAlloc& alloc = job.gpu_alloc.front();
+        set_visible_gpus(env, alloc, alloc.gpus);
+        set_both(env, "JOB_GPUS", joined(alloc.gpus));
+    }
     env.erase("SLURM_STEP_ID");
     env.erase("SLURM_STEPID");
     return env;
@@ -165,6 +267,22 @@ EnvMap task_environment(const protocol::StepLayout& layout, const TaskContext& c
         env["NODE_RANK"] = std::to_string(context.node_index);
         env["MASTER_ADDR"] = layout.addresses.empty() ? "127.0.0.1" : layout.addresses.front();
         env["MASTER_PORT"] = std::to_string(context.master_port);
+    }
+    if (context.node_index < layout.gpu_nodes.size()) {
+        const protocol::NodeGpuBinding& gpus = layout.gpu_nodes[context.node_index];
+        set_both(env, "JOB_GPUS", joined(gpus.alloc.gpus));
+        set_both(env, "STEP_GPUS", joined(gpus.alloc.gpus));
+        if (context.local_rank < gpus.tasks.size()) {
+            const protocol::TaskGpuBinding& task = gpus.tasks[context.local_rank];
+            set_visible_gpus(env, gpus.alloc, task.gpus);
+            if (!task.nic.empty()) {
+                env["UCX_NET_DEVICES"] = ucx_device(task.nic);
+                if (ucx_device(task.nic) != task.nic) {
+                    // "=": exactly this HCA; a bare mlx5_1 would also match mlx5_10.
+                    env["NCCL_IB_HCA"] = "=" + task.nic;
+                }
+            }
+        }
     }
     env.erase("ENVIRONMENT");
     return env;

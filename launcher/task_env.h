@@ -43,6 +43,16 @@ struct TaskContext {
 EnvMap task_environment(const protocol::StepLayout& layout, const TaskContext& context,
         const EnvMap& base);
 
+// The CPU ids a step task is bound to (empty: not bound), from the step's GPU binding.
+std::vector<int> task_cpus(const protocol::StepLayout& layout, uint32_t node_index,
+        uint32_t local_rank);
+
+// The CPU ids the batch script is bound to: the job's GPU-local CPUs on its first node.
+std::vector<int> batch_cpus(const protocol::JobRecord& job);
+
+// A NIC as UCX_NET_DEVICES names it: RDMA devices with their port ("mlx5_0:1"), netdevs as is.
+std::string ucx_device(const std::string& nic);
+
 // The first global rank on `node_index` (tasks are numbered block-wise across nodes).
 uint32_t first_rank_on(const protocol::StepLayout& layout, uint32_t node_index);
 

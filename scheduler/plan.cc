@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string>
 #include <tuple>
 
 #include "scheduler/backfill/profile.h"
@@ -28,12 +29,13 @@ int64_t duration_of(const PendingJob& job) {
 // every job of that shape with at least that duration fails too, since a pass only ever takes
 // resources. Remembering it keeps a pass over a long queue of similar jobs cheap.
 using Shape = std::tuple<int, int, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, int64_t,
-        int32_t>;
+        int32_t, std::string>;
 
 Shape shape_of(const PendingJob& job) {
     const ResourceRequest& r = job.request;
     return {job.partition, job.reservation, r.nodes_min, r.nodes_max, r.ntasks,
-            r.ntasks_per_node, r.cpus_per_task, r.memory_mib_per_node, r.gpus_per_node};
+            r.ntasks_per_node, r.cpus_per_task, r.memory_mib_per_node, r.gpus_per_node,
+            r.gpu_type};
 }
 
 bool overlaps(int64_t start, int64_t end, const ReservationWindow& window) {
@@ -203,8 +205,15 @@ private:
 
     std::optional<Placement> place_at(const PendingJob& job, int64_t start, int64_t duration,
             bool honour_windows) const {
-        return place_tasks(job.request, nodes_for(job), [&](int index) -> uint32_t {
-            if (!snapshot_.nodes[static_cast<size_t>(index)].up
+        const std::vector<int>& eligible = nodes_for(job);
+        const std::vector<int> order = job.request.gpus_per_node > 0
+                ? best_fit_by_gpus(eligible, [&](int index) {
+                      return timelines_[static_cast<size_t>(index)].gpus.min_free(start, duration);
+                  })
+                : std::vector<int>{};
+        return place_tasks(job.request, order.empty() ? eligible : order, [&](int index) -> uint32_t {
+            const NodeCapacity& node = snapshot_.nodes[static_cast<size_t>(index)];
+            if (!node.up || !has_gpu_type(job.request, node)
                     || (honour_windows && !windows_allow(job, index, start, duration))) {
                 return 0;
             }

@@ -14,6 +14,7 @@ struct NodeCapacity {
     int64_t memory_mib = 0;
     bool up = false;  // registered and responding
     int32_t gpus = 0;
+    std::string gpu_type;  // its GPUs' feature, e.g. "h100"; "" unknown
 };
 
 struct ResourceRequest {
@@ -24,6 +25,7 @@ struct ResourceRequest {
     uint32_t cpus_per_task = 1;
     int64_t memory_mib_per_node = 0;  // 0: not tracked
     int32_t gpus_per_node = 0;
+    std::string gpu_type;  // only nodes with this GPU feature; "": any
 };
 
 // A running (or completing) job as planning sees it: what it holds until its expected end.

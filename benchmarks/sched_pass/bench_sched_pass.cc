@@ -39,7 +39,7 @@ Snapshot synthetic_cluster(int nodes, int pending, std::mt19937_64& rng) {
     s.now = 1'000'000;
     for (int i = 0; i < nodes; ++i) {
         s.nodes.push_back({"node" + std::to_string(i), kCpusPerNode, kMemoryPerNode, true,
-                i % 8 == 0 ? 8 : 0});
+                i % 8 == 0 ? 8 : 0, ""});
     }
     s.partitions.resize(kPartitions);
     for (int i = 0; i < nodes; ++i) {

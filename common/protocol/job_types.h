@@ -11,7 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "common/gpu_options.h"
 #include "common/job_state.h"
+#include "common/protocol/topology_serialization.h"
+#include "common/topology/node_topology.h"
 
 namespace cohort::protocol {
 
@@ -47,7 +50,7 @@ struct JobSpec {
     std::string account;
     std::string qos;
     std::string reservation;          // an advance reservation to run in; empty: none
-    int32_t gpus_per_node = 0;
+    GpuOptions gpu;                   // as given; resolve_gpus() gives the per-node shape
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
@@ -55,7 +58,20 @@ struct JobSpec {
                 & cpus_per_task_set & mem_mib & time_limit_s & script & script_args & output
                 & error & cwd & env & export_spec & hold & nice & submit_host & command_line
                 & dependency & kill_on_invalid_dep & array & begin_time & account & qos
-                & reservation & gpus_per_node;
+                & reservation & gpu;
+    }
+};
+
+// The GPUs (and the CPUs bound to them) a job holds on one node.
+struct NodeGpuAlloc {
+    std::vector<int32_t> gpus;  // node-local GPU indexes, ascending (PCI bus order)
+    std::vector<int32_t> cpus;  // CPU ids local to them; empty: the job's CPUs are not bound
+    std::vector<std::string> pci_bus_ids;  // of `gpus`
+    std::string vendor;                    // "nvidia", "amd", ...: which *_VISIBLE_DEVICES
+
+    template <class Archive>
+    void serialize(Archive& ar, unsigned /*version*/) {
+        ar & gpus & cpus & pci_bus_ids & vendor;
     }
 };
 
@@ -96,6 +112,7 @@ struct JobRecord {
     uint32_t array_max = 0;
     uint32_t array_step = 1;
     int64_t expected_start = 0;  // a pending job's planned start (cohort queue --start); 0: none
+    std::vector<NodeGpuAlloc> gpu_alloc;  // per node of `nodes`; empty: no GPUs
 
     bool is_array_task() const { return array_job_id != 0; }
     // "123" or "120_3", as squeue and sacct print job ids.
@@ -111,7 +128,7 @@ struct JobRecord {
                 & tasks_per_node & cpus_per_node & mem_per_node_mib & exit_code & exit_signal
                 & restart_count & next_step_id & interactive & final_state & nodes_cleaning
                 & array_job_id & array_task_id & array_max_running & array_count & array_min
-                & array_max & array_step & expected_start;
+                & array_max & array_step & expected_start & gpu_alloc;
     }
 };
 
@@ -183,10 +200,14 @@ struct NodeResources {
     int32_t numa_nodes = 0;
     int64_t memory_mib = 0;
     int32_t gpus = 0;
+    std::string gpu_type;  // node feature derived from the GPU model, e.g. "h100"; "" unknown
+    // The node as discovered: GPU locality (cliques, switches, NUMA, local CPUs, closest
+    // NIC, bus ids) and the link matrix, for GPU-set selection and `cohort nodes --topology`.
+    topology::NodeTopology topology;
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
-        ar & cpus & sockets & cores & numa_nodes & memory_mib & gpus;
+        ar & cpus & sockets & cores & numa_nodes & memory_mib & gpus & gpu_type & topology;
     }
 };
 
@@ -211,6 +232,30 @@ struct NodeInfo {
     }
 };
 
+// One task's GPUs, CPUs and NIC on its node.
+struct TaskGpuBinding {
+    std::vector<int32_t> gpus;  // node-local GPU indexes
+    std::vector<int32_t> cpus;  // CPU ids to bind to; empty: not bound
+    std::string nic;            // closest compute NIC of its first GPU ("mlx5_0"); "" none
+
+    template <class Archive>
+    void serialize(Archive& ar, unsigned /*version*/) {
+        ar & gpus & cpus & nic;
+    }
+};
+
+// A step's GPUs on one node and how its local tasks share them.
+struct NodeGpuBinding {
+    NodeGpuAlloc alloc;                  // the job's GPUs on the node
+    std::vector<TaskGpuBinding> tasks;   // by local rank
+    bool per_task = false;  // each task sees only its own GPUs (--gpu-bind, --gpus-per-task)
+
+    template <class Archive>
+    void serialize(Archive& ar, unsigned /*version*/) {
+        ar & alloc & tasks & per_task;
+    }
+};
+
 // Where a step's tasks run: what the client needs to contact the agents, and what every
 // rank's environment is built from.
 struct StepLayout {
@@ -229,6 +274,7 @@ struct StepLayout {
     uint32_t restart_count = 0;
     std::vector<std::string> job_nodes;
     std::vector<uint32_t> job_cpus_per_node;
+    std::vector<NodeGpuBinding> gpu_nodes;  // per node of `nodes`; empty: no GPUs
 
     uint32_t ntasks() const {
         uint32_t total = 0;
@@ -242,7 +288,7 @@ struct StepLayout {
     void serialize(Archive& ar, unsigned /*version*/) {
         ar & job_id & step_id & job_name & partition & cluster_name & nodes & addresses & ports
                 & tasks_per_node & cpus_per_task & cpus_per_task_set & job_end_time
-                & restart_count & job_nodes & job_cpus_per_node;
+                & restart_count & job_nodes & job_cpus_per_node & gpu_nodes;
     }
 };
 

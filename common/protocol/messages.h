@@ -129,11 +129,15 @@ struct JobListReply {
     }
 };
 
+// Every node without its topology, or with `topology_of` set that node alone, with it.
 struct QueryNodesRequest {
     static constexpr MessageType kType = MessageType::kQueryNodes;
+    std::string topology_of;
 
     template <class A>
-    void serialize(A&, unsigned) {}
+    void serialize(A& ar, unsigned) {
+        ar & topology_of;
+    }
 };
 
 struct NodeListReply {

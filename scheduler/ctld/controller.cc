@@ -226,7 +226,9 @@ void Controller::on_message(const ConnectionPtr& conn, protocol::Envelope envelo
             }
             return;
         case MessageType::kQueryNodes:
-            on_strand([this, conn] { handle_nodes(conn); });
+            if (auto m = decode_or_close<protocol::QueryNodesRequest>(conn, envelope)) {
+                on_strand([this, conn, m = std::move(*m)] { handle_nodes(conn, m); });
+            }
             return;
         case MessageType::kJobControl:
             if (auto m = decode_or_close<protocol::JobControlRequest>(conn, envelope)) {

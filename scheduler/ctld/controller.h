@@ -18,6 +18,7 @@
 #include "scheduler/ctld/submit_validation.h"
 #include "scheduler/backfill/backfill_pass.h"
 #include "scheduler/dependency.h"
+#include "scheduler/placement/gpu_select.h"
 #include "scheduler/plan.h"
 #include "scheduler/priority/usage_ledger.h"
 #include "scheduler/snapshot.h"
@@ -35,7 +36,18 @@ struct NodeEntry {
     int64_t last_heard_ms = 0;
     ConnectionPtr connection;
     std::set<uint64_t> jobs;
+    sched::NodeGpuLayout gpu_layout;  // from the registered topology
+    std::map<uint64_t, protocol::NodeGpuAlloc> gpu_jobs;  // GPUs (and bound CPUs) per job
 };
+
+// The GPUs and CPU ids of `node` that no job holds.
+sched::NodeFree free_gpus_and_cpus(const NodeEntry& node);
+
+// How a step's `tasks` local tasks share the job's GPUs on one node: each its own GPUs with
+// --gpu-bind=closest or --gpus-per-task, the GPUs map_gpu names, else all of them; CPUs
+// and NIC local to the task's GPUs either way. Fails on a map_gpu id outside the allocation.
+Result<protocol::NodeGpuBinding> bind_step_gpus(const NodeEntry& node,
+        const protocol::NodeGpuAlloc& alloc, const GpuOptions& gpu, uint32_t tasks);
 
 // Sets IDLE, MIXED or ALLOCATED from the node's allocated CPUs; a DOWN node stays DOWN.
 void refresh_node_state(NodeEntry& node);
@@ -67,7 +79,7 @@ private:
     void handle_submit(const ConnectionPtr& conn, const protocol::Credential& cred,
             protocol::JobSpec spec, bool interactive);
     void handle_query(const ConnectionPtr& conn, const protocol::QueryJobsRequest& request);
-    void handle_nodes(const ConnectionPtr& conn);
+    void handle_nodes(const ConnectionPtr& conn, const protocol::QueryNodesRequest& request);
     void handle_control(const ConnectionPtr& conn, const protocol::Credential& cred,
             const protocol::JobControlRequest& request);
     void handle_step_create(const ConnectionPtr& conn, const protocol::Credential& cred,
@@ -140,6 +152,8 @@ private:
     // Runs `then` on the strand once everything persisted so far is committed.
     void after_durable(std::function<void()> then);
     void release_resources(const protocol::JobRecord& job);
+    // Picks each node's GPU set (gpu_allocation.cc) for a job about to start.
+    void assign_gpus(protocol::JobRecord& job, int32_t gpus_per_node);
     void claim_resources(const protocol::JobRecord& job);
     std::vector<sched::NodeCapacity> capacities() const;
     NodeEntry* find_node(const std::string& name);

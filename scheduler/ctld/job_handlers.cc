@@ -186,12 +186,24 @@ void Controller::handle_query(const ConnectionPtr& conn,
     conn->send(reply);
 }
 
-void Controller::handle_nodes(const ConnectionPtr& conn) {
+void Controller::handle_nodes(const ConnectionPtr& conn,
+        const protocol::QueryNodesRequest& request) {
     protocol::NodeListReply reply;
     for (const auto& node : nodes_) {
+        if (!request.topology_of.empty() && node.info.name != request.topology_of) {
+            continue;
+        }
         protocol::NodeInfo info = node.info;
         info.jobs.assign(node.jobs.begin(), node.jobs.end());
+        if (request.topology_of.empty()) {
+            info.resources.topology = {};  // a listing of many nodes stays small
+        }
         reply.nodes.push_back(std::move(info));
+    }
+    if (!request.topology_of.empty() && reply.nodes.empty()) {
+        conn->send_error(Status::not_found("--topology: unknown node '" + request.topology_of
+                + "'"));
+        return;
     }
     conn->send(reply);
 }
@@ -278,6 +290,7 @@ void Controller::handle_control(const ConnectionPtr& conn, const protocol::Crede
 Result<protocol::StepLayout> Controller::make_layout(protocol::JobRecord& job,
         const protocol::StepCreateRequest& request) {
     const uint32_t job_nodes = static_cast<uint32_t>(job.nodes.size());
+    const protocol::JobSpec spec = effective_spec(job.spec);  // with its GPU options applied
     uint32_t nodes = request.nodes != 0 ? request.nodes : 0;
     if (nodes > job_nodes) {
         return Status::invalid("--nodes: " + std::to_string(nodes)
@@ -297,10 +310,10 @@ Result<protocol::StepLayout> Controller::make_layout(protocol::JobRecord& job,
         nodes = static_cast<uint32_t>(chosen->size());
     }
     uint32_t cpt = request.cpus_per_task != 0 ? request.cpus_per_task
-                                              : std::max<uint32_t>(job.spec.cpus_per_task, 1);
+                                              : std::max<uint32_t>(spec.cpus_per_task, 1);
     std::vector<uint32_t> tasks;
     if (request.ntasks == 0 && request.ntasks_per_node == 0 && nodes == 0
-            && job.spec.ntasks != 0) {
+            && spec.ntasks != 0) {
         tasks = job.tasks_per_node;  // the job's own geometry
     } else {
         if (nodes == 0) {
@@ -329,6 +342,13 @@ Result<protocol::StepLayout> Controller::make_layout(protocol::JobRecord& job,
         NodeEntry* node = find_node(job.nodes[at]);
         if (node == nullptr || !node->responding) {
             return Status::unavailable("node " + job.nodes[at] + " is not responding");
+        }
+        if (at < job.gpu_alloc.size()) {
+            auto gpus = bind_step_gpus(*node, job.gpu_alloc[at], job.spec.gpu, tasks[i]);
+            if (!gpus) {
+                return gpus.status();
+            }
+            layout.gpu_nodes.push_back(std::move(*gpus));
         }
         layout.nodes.push_back(job.nodes[at]);
         layout.addresses.push_back(node->info.address);

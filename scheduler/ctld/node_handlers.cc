@@ -33,6 +33,10 @@ void Controller::handle_register(const ConnectionPtr& conn,
     node->info.address = request.address;
     node->info.port = request.port;
     node->info.resources = request.resources;
+    node->gpu_layout = sched::gpu_layout_of(request.resources.topology);
+    if (!request.resources.topology.gpus.empty()) {
+        node->info.resources.gpu_type = gpu_type_of(request.resources.topology.gpus.front().model);
+    }
     node->info.boot_time = request.boot_time;
     node->info.last_heartbeat = unix_now();
     node->registered = true;

@@ -15,7 +15,8 @@ namespace {
 using LimitKey = std::pair<std::string, std::string>;  // qos, user
 
 int64_t allocated_gpus(const protocol::JobRecord& job) {
-    return static_cast<int64_t>(job.spec.gpus_per_node) * static_cast<int64_t>(job.nodes.size());
+    return static_cast<int64_t>(gpus_per_node_of(job.spec))
+            * static_cast<int64_t>(job.nodes.size());
 }
 
 int64_t allocated_cpus(const protocol::JobRecord& job) {
@@ -50,6 +51,7 @@ std::vector<sched::NodeCapacity> Controller::capacities() const {
         cap.cpus = node.info.resources.cpus;
         cap.memory_mib = node.info.resources.memory_mib;
         cap.gpus = node.info.resources.gpus;
+        cap.gpu_type = node.info.resources.gpu_type;
         cap.up = node.registered && node.responding && node.info.state != "DOWN";
         out.push_back(std::move(cap));
     }
@@ -65,6 +67,9 @@ void Controller::claim_resources(const protocol::JobRecord& job) {
         node->info.cpus_alloc += static_cast<int32_t>(job.cpus_per_node.at(i));
         node->info.memory_alloc_mib += job.mem_per_node_mib;
         node->jobs.insert(job.job_id);
+        if (i < job.gpu_alloc.size()) {
+            node->gpu_jobs[job.job_id] = job.gpu_alloc[i];
+        }
         refresh_node_state(*node);
     }
 }
@@ -75,6 +80,7 @@ void Controller::release_resources(const protocol::JobRecord& job) {
         if (node == nullptr || node->jobs.erase(job.job_id) == 0) {
             continue;
         }
+        node->gpu_jobs.erase(job.job_id);
         node->info.cpus_alloc -= static_cast<int32_t>(job.cpus_per_node.at(i));
         node->info.memory_alloc_mib -= job.mem_per_node_mib;
         refresh_node_state(*node);
@@ -180,7 +186,7 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
             }
         }
         running.memory_mib_per_node = job.mem_per_node_mib;
-        running.gpus_per_node = job.spec.gpus_per_node;
+        running.gpus_per_node = gpus_per_node_of(job.spec);
         // A job past its limit is being ended; plan as if it frees its nodes soon.
         running.expected_end = job.time_limit_s < 0
                 ? now + sched::kForever
@@ -342,6 +348,7 @@ void Controller::apply(const sched::Decisions& decisions, const sched::Snapshot&
         job.cpus_per_node.assign(start.placement.cpus_per_node.begin(),
                 start.placement.cpus_per_node.end());
         job.mem_per_node_mib = start.placement.memory_mib_per_node;
+        assign_gpus(job, start.placement.gpus_per_node);
         claim_resources(job);
         charged_until_[job.job_id] = job.start_time;
         // Launch only once RUNNING is durable, so a restarted controller never meets a

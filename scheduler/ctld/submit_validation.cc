@@ -8,7 +8,28 @@
 
 namespace cohort::ctld {
 
-sched::ResourceRequest request_of(const protocol::JobSpec& spec) {
+protocol::JobSpec effective_spec(const protocol::JobSpec& given) {
+    protocol::JobSpec spec = given;
+    const GpuShape shape = gpu_shape(spec.gpu, {spec.nodes_min, spec.nodes_max, spec.ntasks,
+            spec.ntasks_per_node, spec.cpus_per_task, spec.cpus_per_task_set, spec.mem_mib});
+    const TaskGeometry& g = shape.geometry;
+    spec.nodes_min = g.nodes_min;
+    spec.nodes_max = g.nodes_max;
+    spec.ntasks = g.ntasks;
+    spec.ntasks_per_node = g.ntasks_per_node;
+    spec.cpus_per_task = g.cpus_per_task;
+    spec.mem_mib = g.mem_mib;
+    return spec;
+}
+
+int32_t gpus_per_node_of(const protocol::JobSpec& spec) {
+    return gpu_shape(spec.gpu, {spec.nodes_min, spec.nodes_max, spec.ntasks,
+            spec.ntasks_per_node, spec.cpus_per_task, spec.cpus_per_task_set, spec.mem_mib})
+            .gpus_per_node;
+}
+
+sched::ResourceRequest request_of(const protocol::JobSpec& given) {
+    const protocol::JobSpec spec = effective_spec(given);
     sched::ResourceRequest request;
     request.nodes_min = spec.nodes_min;
     request.nodes_max = spec.nodes_max;
@@ -16,7 +37,8 @@ sched::ResourceRequest request_of(const protocol::JobSpec& spec) {
     request.ntasks_per_node = spec.ntasks_per_node;
     request.cpus_per_task = std::max<uint32_t>(spec.cpus_per_task, 1);
     request.memory_mib_per_node = spec.mem_mib;
-    request.gpus_per_node = spec.gpus_per_node;
+    request.gpus_per_node = gpus_per_node_of(given);
+    request.gpu_type = given.gpu.type;
     return request;
 }
 
@@ -119,9 +141,10 @@ Status check_qos_caps(const protocol::JobSpec& spec, const QosConfig& qos) {
         return Status::invalid("--ntasks: " + std::to_string(cpus) + " CPUs exceed MaxCpuPerUser "
                 + std::to_string(qos.max_cpus_per_user) + " of QoS '" + qos.name + "'");
     }
-    const int64_t gpus = static_cast<int64_t>(spec.gpus_per_node) * std::max(spec.nodes_min, 1u);
+    const int64_t gpus = static_cast<int64_t>(gpus_per_node_of(spec))
+            * std::max(spec.nodes_min, 1u);
     if (qos.max_gpus_per_user != -1 && gpus > qos.max_gpus_per_user) {
-        return Status::invalid("--gpus-per-node: " + std::to_string(gpus)
+        return Status::invalid("--gpus: " + std::to_string(gpus)
                 + " GPUs exceed MaxGRESPerUser " + std::to_string(qos.max_gpus_per_user)
                 + " of QoS '" + qos.name + "'");
     }
@@ -168,8 +191,16 @@ PartitionNodes index_partitions(const ClusterConfig& config) {
     return out;
 }
 
-Result<ValidatedJob> validate_submission(const protocol::JobSpec& spec,
+Result<ValidatedJob> validate_submission(const protocol::JobSpec& given,
         const SubmitContext& context) {
+    if (Status gpus = check_gpus(given.gpu, {given.nodes_min, given.nodes_max, given.ntasks,
+                given.ntasks_per_node, given.cpus_per_task, given.cpus_per_task_set,
+                given.mem_mib});
+            !gpus) {
+        return gpus;
+    }
+    // From here on the geometry the GPU options imply (tasks per node, CPUs, memory).
+    const protocol::JobSpec spec = effective_spec(given);
     const ClusterConfig& config = context.config;
     ValidatedJob job;
     if (spec.partition.empty()) {

@@ -26,6 +26,10 @@ using Reservations = std::map<std::string, protocol::ReservationRecord>;
 bool may_use_reservation(const protocol::ReservationRecord& reservation,
         const std::string& user, const std::string& account);
 
+// The spec with the geometry its GPU options imply (see gpu_shape).
+protocol::JobSpec effective_spec(const protocol::JobSpec& spec);
+int32_t gpus_per_node_of(const protocol::JobSpec& spec);
+
 sched::ResourceRequest request_of(const protocol::JobSpec& spec);
 
 // Indexes into the controller's node table of each partition's nodes.

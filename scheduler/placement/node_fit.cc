@@ -85,6 +85,27 @@ std::optional<Placement> place_tasks(const ResourceRequest& req, const std::vect
     return std::nullopt;
 }
 
+bool has_gpu_type(const ResourceRequest& request, const NodeCapacity& node) {
+    return request.gpu_type.empty() || request.gpu_type == node.gpu_type;
+}
+
+std::vector<int> best_fit_by_gpus(const std::vector<int>& eligible,
+        const std::function<int64_t(int node)>& free_gpus) {
+    std::vector<std::pair<int64_t, int>> keyed;
+    keyed.reserve(eligible.size());
+    for (int index : eligible) {
+        keyed.emplace_back(free_gpus(index), index);
+    }
+    std::stable_sort(keyed.begin(), keyed.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<int> out;
+    out.reserve(keyed.size());
+    for (const auto& entry : keyed) {
+        out.push_back(entry.second);
+    }
+    return out;
+}
+
 uint32_t tasks_that_fit(const ResourceRequest& req, int64_t free_cpus, int64_t free_memory_mib,
         int64_t free_gpus) {
     if (req.memory_mib_per_node > free_memory_mib || req.gpus_per_node > free_gpus
@@ -100,8 +121,11 @@ uint32_t tasks_that_fit(const ResourceRequest& req, int64_t free_cpus, int64_t f
 
 Status check_feasible(const ResourceRequest& request, const std::vector<NodeCapacity>& nodes,
         const std::vector<int>& eligible) {
-    auto empty = [&](int index) {
+    auto empty = [&](int index) -> uint32_t {
         const NodeCapacity& node = nodes[static_cast<size_t>(index)];
+        if (!has_gpu_type(request, node)) {
+            return 0;
+        }
         return tasks_that_fit(request, node.cpus, node.memory_mib, node.gpus);
     };
     if (place_tasks(request, eligible, empty)) {
@@ -122,6 +146,7 @@ Status check_feasible(const ResourceRequest& request, const std::vector<NodeCapa
             + std::to_string(ntasks) + " task(s) x " + std::to_string(request.cpus_per_task)
             + " CPU(s), " + std::to_string(request.memory_mib_per_node) + " MiB and "
             + std::to_string(request.gpus_per_node)
+            + (request.gpu_type.empty() ? "" : " " + request.gpu_type)
             + " GPU(s) per node requested; the partition has " + std::to_string(eligible.size())
             + " node(s) of at most " + std::to_string(max_cpus) + " CPUs, "
             + std::to_string(max_mem) + " MiB and " + std::to_string(max_gpus) + " GPUs");

@@ -37,7 +37,7 @@ public:
         std::vector<int> all;
         for (int64_t i = 0; i < m.nodes; ++i) {
             nodes_.push_back({"n" + std::to_string(i), static_cast<int32_t>(m.cpus_per_node), 0,
-                    true, 0});
+                    true, 0, ""});
             all.push_back(static_cast<int>(i));
         }
         partitions_.push_back(std::move(all));

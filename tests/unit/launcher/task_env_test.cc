@@ -98,5 +98,82 @@ TEST(TaskEnv, ArrayTasksSeeTheirIndexAndTheArray) {
     EXPECT_EQ(env.at("SLURM_ARRAY_TASK_STEP"), "2");
 }
 
+// Two tasks on node2, each with its own GPU of the job's pair, its own cores and NIC.
+protocol::StepLayout with_gpus(bool per_task, const std::string& vendor) {
+    auto layout = two_by_two();
+    protocol::NodeGpuAlloc alloc{{2, 3}, {4, 5}, {"0000:39:00.0", "0000:3b:00.0"}, vendor};
+    for (int node = 0; node < 2; ++node) {
+        protocol::NodeGpuBinding binding;
+        binding.alloc = alloc;
+        binding.per_task = per_task;
+        binding.tasks = {{per_task ? std::vector<int32_t>{2} : alloc.gpus, {4}, "mlx5_1"},
+                {per_task ? std::vector<int32_t>{3} : alloc.gpus, {5}, "mlx5_10"}};
+        layout.gpu_nodes.push_back(binding);
+    }
+    return layout;
+}
+
+TEST(TaskEnv, EachTaskSeesItsOwnGpuAndClosestNic) {
+    TaskContext context{1, 1, 3, 29500, "node2", true};
+    EnvMap env = task_environment(with_gpus(true, "nvidia"), context,
+            {{"CUDA_VISIBLE_DEVICES", "0,1,2,3"}});
+    EXPECT_EQ(env.at("CUDA_VISIBLE_DEVICES"), "3");
+    EXPECT_EQ(env.at("CUDA_DEVICE_ORDER"), "PCI_BUS_ID");
+    EXPECT_EQ(env.at("COHORT_GPU_PCI_BUS_IDS"), "0000:3b:00.0");
+    EXPECT_EQ(env.at("SLURM_GPUS_ON_NODE"), "2");
+    EXPECT_EQ(env.at("SLURM_STEP_GPUS"), "2,3");
+    EXPECT_EQ(env.at("SLURM_JOB_GPUS"), "2,3");
+    EXPECT_EQ(env.at("UCX_NET_DEVICES"), "mlx5_10:1");
+    EXPECT_EQ(env.at("NCCL_IB_HCA"), "=mlx5_10");
+    EXPECT_EQ(env.count("ROCR_VISIBLE_DEVICES"), 0u);
+    EXPECT_EQ(task_cpus(with_gpus(true, "nvidia"), 1, 1), std::vector<int>{5});
+}
+
+TEST(TaskEnv, WithoutPerTaskBindingEveryTaskSeesTheNodesGpus) {
+    TaskContext context{0, 0, 0, 29500, "node1", true};
+    EnvMap env = task_environment(with_gpus(false, "nvidia"), context, {});
+    EXPECT_EQ(env.at("CUDA_VISIBLE_DEVICES"), "2,3");
+    EXPECT_EQ(env.at("COHORT_GPU_PCI_BUS_IDS"), "0000:39:00.0,0000:3b:00.0");
+    EXPECT_EQ(env.at("UCX_NET_DEVICES"), "mlx5_1:1");
+}
+
+TEST(TaskEnv, AmdGpusUseRocrAndGpuDeviceOrdinal) {
+    TaskContext context{0, 1, 1, 29500, "node1", true};
+    EnvMap env = task_environment(with_gpus(true, "amd"), context, {});
+    EXPECT_EQ(env.at("ROCR_VISIBLE_DEVICES"), "3");
+    EXPECT_EQ(env.at("GPU_DEVICE_ORDINAL"), "3");
+    EXPECT_EQ(env.count("CUDA_VISIBLE_DEVICES"), 0u);
+}
+
+TEST(TaskEnv, NoGpusNoGpuVariables) {
+    TaskContext context{0, 0, 0, 29500, "node1", true};
+    EnvMap env = task_environment(two_by_two(), context, {});
+    EXPECT_EQ(env.count("CUDA_VISIBLE_DEVICES"), 0u);
+    EXPECT_EQ(env.count("UCX_NET_DEVICES"), 0u);
+    EXPECT_TRUE(task_cpus(two_by_two(), 0, 0).empty());
+}
+
+TEST(TaskEnv, NetdevNicsGoToUcxAsTheyAre) {
+    EXPECT_EQ(ucx_device("mlx5_0"), "mlx5_0:1");
+    EXPECT_EQ(ucx_device("hsi0"), "hsi0");
+}
+
+TEST(TaskEnv, BatchScriptSeesTheJobsGpusOnItsNode) {
+    protocol::JobRecord job;
+    job.job_id = 7;
+    job.nodes = {"node1"};
+    job.tasks_per_node = {1};
+    job.cpus_per_node = {2};
+    job.spec.gpu.per_node = 2;
+    job.spec.gpu.type = "h100";
+    job.gpu_alloc = {{{0, 1}, {0, 1}, {"0000:1b:00.0", "0000:43:00.0"}, "nvidia"}};
+    EnvMap env = batch_environment(job, {"c", "node1", 8, "login"});
+    EXPECT_EQ(env.at("CUDA_VISIBLE_DEVICES"), "0,1");
+    EXPECT_EQ(env.at("SLURM_JOB_GPUS"), "0,1");
+    EXPECT_EQ(env.at("SLURM_GPUS_ON_NODE"), "2");
+    EXPECT_EQ(env.at("SLURM_GPUS_PER_NODE"), "h100:2");
+    EXPECT_EQ(batch_cpus(job), (std::vector<int>{0, 1}));
+}
+
 }  // namespace
 }  // namespace cohort::agent

@@ -10,7 +10,7 @@ namespace {
 std::vector<NodeCapacity> nodes(int count, int cpus) {
     std::vector<NodeCapacity> out;
     for (int i = 0; i < count; ++i) {
-        out.push_back({"node" + std::to_string(i + 1), cpus, 8192, true});
+        out.push_back({"node" + std::to_string(i + 1), cpus, 8192, true, 0, ""});
     }
     return out;
 }
@@ -193,6 +193,52 @@ TEST(Backfill, JobsOnDownNodesNeverStart) {
     Decisions decisions = plan(snapshot, {BackfillPolicy::kEasy});
     EXPECT_TRUE(decisions.starts.empty());
     EXPECT_TRUE(decisions.reservations.empty());  // no time makes a down node free
+}
+
+// Best fit by free GPUs: a 2-GPU job goes to the node with 2 GPUs free, not the empty one.
+TEST(Plan, GpuJobTakesTheFullestNodeItFits) {
+    Snapshot snapshot = cluster_of(3, 16);
+    for (NodeCapacity& node : snapshot.nodes) {
+        node.gpus = 8;
+        node.gpu_type = "h100";
+    }
+    RunningAllocation busy;
+    busy.nodes = {2};
+    busy.cpus_per_node = {6};
+    busy.gpus_per_node = 6;
+    busy.expected_end = kForever;
+    snapshot.running = {busy};
+    ResourceRequest request = tasks(1);
+    request.gpus_per_node = 2;
+    snapshot.pending = {job(1, request)};
+    Decisions decisions = plan(snapshot, {BackfillPolicy::kNone});
+    ASSERT_EQ(decisions.starts.size(), 1u);
+    EXPECT_EQ(decisions.starts[0].placement.nodes, std::vector<int>{2});
+}
+
+TEST(Plan, GpuTypeLimitsTheNodes) {
+    Snapshot snapshot = cluster_of(2, 16);
+    snapshot.nodes[0].gpus = 4;
+    snapshot.nodes[0].gpu_type = "a100";
+    snapshot.nodes[1].gpus = 4;
+    snapshot.nodes[1].gpu_type = "h100";
+    ResourceRequest request = tasks(1);
+    request.gpus_per_node = 1;
+    request.gpu_type = "h100";
+    snapshot.pending = {job(1, request)};
+    Decisions decisions = plan(snapshot, {BackfillPolicy::kNone});
+    ASSERT_EQ(decisions.starts.size(), 1u);
+    EXPECT_EQ(decisions.starts[0].placement.nodes, std::vector<int>{1});
+    request.gpu_type = "v100";
+    Status never = check_feasible(request, snapshot.nodes, all(2));
+    EXPECT_EQ(never.code(), StatusCode::kInfeasible);
+    EXPECT_NE(never.message().find("v100"), std::string::npos) << never.message();
+}
+
+TEST(Plan, BestFitByGpusKeepsTheGivenOrderOnTies) {
+    const std::vector<int64_t> free = {4, 2, 4, 2};
+    EXPECT_EQ(best_fit_by_gpus({0, 1, 2, 3}, [&](int i) { return free[static_cast<size_t>(i)]; }),
+            (std::vector<int>{1, 3, 0, 2}));
 }
 
 }  // namespace

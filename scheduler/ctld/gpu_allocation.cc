@@ -1,0 +1,156 @@
+// Which GPUs (and the CPUs next to them) a starting job gets on each of its nodes, and how a
+// step's tasks share them. The core decided the nodes by GPU counts; the GPU set on each
+// node is chosen here from the layout the agent registered.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <set>
+
+#include "scheduler/ctld/controller.h"
+
+namespace cohort::ctld {
+namespace {
+
+// Every CPU id of the node: its NUMA nodes' CPUs, else 0..cpus-1.
+std::vector<int> all_cpus(const NodeEntry& node) {
+    std::set<int> ids;
+    for (const auto& numa : node.info.resources.topology.numa_nodes) {
+        ids.insert(numa.cpus.begin(), numa.cpus.end());
+    }
+    if (ids.empty()) {
+        for (int c = 0; c < node.info.resources.cpus; ++c) {
+            ids.insert(c);
+        }
+    }
+    return {ids.begin(), ids.end()};
+}
+
+protocol::NodeGpuAlloc alloc_of(const NodeEntry& node, const std::vector<int>& gpus,
+        const std::vector<int>& cpus) {
+    protocol::NodeGpuAlloc alloc;
+    alloc.gpus.assign(gpus.begin(), gpus.end());
+    alloc.cpus.assign(cpus.begin(), cpus.end());
+    const auto& topo_gpus = node.info.resources.topology.gpus;
+    for (int g : gpus) {
+        if (static_cast<size_t>(g) < topo_gpus.size()) {
+            alloc.pci_bus_ids.push_back(topo_gpus[static_cast<size_t>(g)].pci_bus_id);
+            alloc.vendor = topo_gpus[static_cast<size_t>(g)].vendor;
+        }
+    }
+    return alloc;
+}
+
+std::vector<int> as_ints(const std::vector<int32_t>& v) {
+    return {v.begin(), v.end()};
+}
+
+}  // namespace
+
+sched::NodeFree free_gpus_and_cpus(const NodeEntry& node) {
+    std::set<int> gpus_held;
+    std::set<int> cpus_held;
+    for (const auto& [job, alloc] : node.gpu_jobs) {
+        gpus_held.insert(alloc.gpus.begin(), alloc.gpus.end());
+        cpus_held.insert(alloc.cpus.begin(), alloc.cpus.end());
+    }
+    sched::NodeFree free;
+    for (int g = 0; g < node.info.resources.gpus; ++g) {
+        if (gpus_held.count(g) == 0) {
+            free.gpus.push_back(g);
+        }
+    }
+    for (int c : all_cpus(node)) {
+        if (cpus_held.count(c) == 0) {
+            free.cpus.push_back(c);
+        }
+    }
+    return free;
+}
+
+void Controller::assign_gpus(protocol::JobRecord& job, int32_t gpus_per_node) {
+    job.gpu_alloc.clear();
+    if (gpus_per_node <= 0) {
+        return;
+    }
+    for (size_t i = 0; i < job.nodes.size(); ++i) {
+        const NodeEntry* node = find_node(job.nodes[i]);
+        if (node == nullptr) {
+            job.gpu_alloc.emplace_back();
+            continue;
+        }
+        const sched::NodeFree free = free_gpus_and_cpus(*node);
+        // The job's CPUs on the node, spread over its GPUs and bound next to them.
+        const int cpus_per_gpu = static_cast<int>(job.cpus_per_node.at(i)) / gpus_per_node;
+        sched::GpuRequest request{gpus_per_node, cpus_per_gpu,
+                static_cast<int>(job.tasks_per_node.at(i))};
+        auto chosen = sched::select_gpus(node->gpu_layout, free, request);
+        if (!chosen && chosen.status().code() == StatusCode::kUnavailable) {
+            // CPU ids are short (other jobs' bound CPUs): the GPUs still count, unbound.
+            request.cpus_per_gpu = 0;
+            chosen = sched::select_gpus(node->gpu_layout, free, request);
+        }
+        if (chosen) {
+            job.gpu_alloc.push_back(alloc_of(*node, chosen->gpus, chosen->cpus));
+            continue;
+        }
+        // No layout for these GPUs (an agent that counts GPUs it cannot describe): the
+        // lowest free indexes, as the core counted them.
+        spdlog::warn("job {}: no topology-chosen GPUs on {} ({}); taking the lowest free",
+                job.job_id, node->info.name, chosen.status().message());
+        std::vector<int> gpus(free.gpus.begin(),
+                free.gpus.begin() + std::min<ptrdiff_t>(gpus_per_node,
+                                            static_cast<ptrdiff_t>(free.gpus.size())));
+        job.gpu_alloc.push_back(alloc_of(*node, gpus, {}));
+    }
+}
+
+Result<protocol::NodeGpuBinding> bind_step_gpus(const NodeEntry& node,
+        const protocol::NodeGpuAlloc& alloc, const GpuOptions& gpu, uint32_t tasks) {
+    protocol::NodeGpuBinding binding;
+    binding.alloc = alloc;
+    const std::vector<int> map = gpu_bind_map(gpu.bind);
+    binding.per_task = gpu.bind == "closest" || gpu.per_task > 0 || !map.empty();
+    const int k = static_cast<int>(alloc.gpus.size());
+    if (k == 0 || tasks == 0) {
+        return binding;
+    }
+    for (int id : map) {
+        if (id >= k) {
+            return Status::invalid("--gpu-bind: map_gpu id " + std::to_string(id)
+                    + " is not among the " + std::to_string(k) + " GPUs of the job on "
+                    + node.info.name + " (accepted: 0-" + std::to_string(k - 1) + ")");
+        }
+    }
+    // Split the job's GPUs and CPUs over the tasks the way the job was chosen: GPUs in order,
+    // each task's CPUs from its GPUs' local CPUs first.
+    const sched::NodeFree own{as_ints(alloc.gpus), as_ints(alloc.cpus)};
+    const sched::GpuRequest request{k, static_cast<int>(alloc.cpus.size()) / k,
+            static_cast<int>(tasks)};
+    auto split = sched::select_gpus(node.gpu_layout, own, request);
+    for (uint32_t t = 0; t < tasks; ++t) {
+        protocol::TaskGpuBinding task;
+        if (split && t < split->tasks.size()) {
+            const sched::TaskBinding& b = split->tasks[t];
+            task.gpus.assign(b.gpus.begin(), b.gpus.end());
+            task.cpus.assign(b.cpus.begin(), b.cpus.end());
+            if (b.nic >= 0 && static_cast<size_t>(b.nic) < node.gpu_layout.nics.size()) {
+                task.nic = node.gpu_layout.nics[static_cast<size_t>(b.nic)];
+            }
+        }
+        if (!map.empty()) {
+            const int32_t mapped = alloc.gpus[static_cast<size_t>(map[t % map.size()])];
+            task.gpus = {mapped};
+            const auto& layout = node.gpu_layout;
+            if (static_cast<size_t>(mapped) < layout.gpus.size()) {
+                const int nic = layout.gpus[static_cast<size_t>(mapped)].nic;
+                task.nic = nic < 0 ? "" : layout.nics[static_cast<size_t>(nic)];
+            }
+        } else if (!binding.per_task || task.gpus.empty()) {
+            task.gpus = alloc.gpus;
+        }
+        binding.tasks.push_back(std::move(task));
+    }
+    return binding;
+}
+
+}  // namespace cohort::ctld

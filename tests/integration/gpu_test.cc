@@ -1,0 +1,205 @@
+// GPU jobs end to end on a local instance whose agent registers a recorded DGX-2 topology:
+// the chosen GPU sets, what tasks see (CUDA_VISIBLE_DEVICES, bus ids, NIC) and CPU binding.
+#include <gtest/gtest.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "tests/fixtures/local_cluster.h"
+
+namespace cohort::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kDgx2 = "tests/data/topologies/hwloc-nvidiaDGX2.xml";
+
+std::vector<std::string> words(const std::string& line) {
+    std::istringstream in(line);
+    std::vector<std::string> out;
+    for (std::string w; in >> w;) {
+        out.push_back(w);
+    }
+    return out;
+}
+
+std::vector<int> ids(const std::string& list) {
+    std::vector<int> out;
+    std::stringstream in(list);
+    for (std::string id; std::getline(in, id, ',');) {
+        out.push_back(std::stoi(id));
+    }
+    return out;
+}
+
+// "0-2,5" -> {0,1,2,5}
+std::set<int> cpu_set(const std::string& list) {
+    std::set<int> out;
+    std::stringstream in(list);
+    for (std::string part; std::getline(in, part, ',');) {
+        const size_t dash = part.find('-');
+        const int lo = std::stoi(part.substr(0, dash));
+        const int hi = dash == std::string::npos ? lo : std::stoi(part.substr(dash + 1));
+        for (int c = lo; c <= hi; ++c) {
+            out.insert(c);
+        }
+    }
+    return out;
+}
+
+std::set<int> cpus_here() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    sched_getaffinity(0, sizeof(set), &set);
+    std::set<int> out;
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+        if (CPU_ISSET(c, &set)) {
+            out.insert(c);
+        }
+    }
+    return out;
+}
+
+class GpuTest : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        if (fs::exists(kDgx2)) {
+            cluster_ = new LocalCluster(1, {"--topology", fs::absolute(kDgx2).string()});
+        }
+    }
+    static void TearDownTestSuite() {
+        delete cluster_;
+        cluster_ = nullptr;
+    }
+    void SetUp() override {
+        ASSERT_NE(cluster_, nullptr) << kDgx2 << " not found (run from the repository root)";
+        ASSERT_TRUE(cluster_->up()) << "the local instance did not start";
+        CommandResult topo = cluster_->cohort({"nodes", "--topology", "node1", "--json"});
+        ASSERT_EQ(topo.exit_code, 0) << topo.err;
+        topology_ = nlohmann::json::parse(topo.out);
+    }
+    void TearDown() override {
+        if (HasFailure()) {
+            cluster_->dump_logs();
+        }
+    }
+    const nlohmann::json& gpu(int index) const { return topology_["gpus"][index]; }
+
+    static LocalCluster* cluster_;
+    nlohmann::json topology_;
+};
+
+LocalCluster* GpuTest::cluster_ = nullptr;
+
+TEST_F(GpuTest, NodesTopologyShowsTheRegisteredLayout) {
+    ASSERT_EQ(topology_["gpus"].size(), 16u);
+    EXPECT_EQ(topology_["gpu_links"].size(), 16u);
+    CommandResult text = cluster_->cohort({"nodes", "--topology", "node1"});
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("gpu type v100"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("GPU15"), std::string::npos) << text.out;
+    CommandResult unknown = cluster_->cohort({"nodes", "--topology", "node9"});
+    EXPECT_NE(unknown.exit_code, 0);
+    EXPECT_NE(unknown.err.find("node9"), std::string::npos) << unknown.err;
+}
+
+// A running 2-GPU job, then a second one: disjoint pairs, each under one PCIe switch, and
+// each task's variables name exactly its GPUs' bus ids and the NIC closest to them.
+TEST_F(GpuTest, SecondPairJobGetsAnotherPairUnderOneSwitch) {
+    const std::string marker = cluster_->work_dir() + "/first.txt";
+    CommandResult first = cluster_->cohort({"batch", "--parsable", "--gpus-per-node=2", "--wrap",
+            "echo $CUDA_VISIBLE_DEVICES $COHORT_GPU_PCI_BUS_IDS > first.tmp; mv first.tmp "
+            "first.txt; sleep 60"});
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    const std::string first_id = words(first.out).at(0);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!fs::exists(marker) && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_TRUE(fs::exists(marker)) << "the first job did not start";
+    std::ifstream in(marker);
+    std::string line;
+    std::getline(in, line);
+
+    CommandResult second = cluster_->cohort({"run", "-N1", "--gpus-per-node=2", "sh", "-c",
+            "echo $CUDA_VISIBLE_DEVICES $COHORT_GPU_PCI_BUS_IDS ${UCX_NET_DEVICES:-none}"
+            " $CUDA_DEVICE_ORDER"});
+    cluster_->cohort({"cancel", first_id});
+    ASSERT_EQ(second.exit_code, 0) << second.err;
+
+    const auto a = words(line);
+    const auto b = words(second.out);
+    ASSERT_EQ(a.size(), 2u) << line;
+    ASSERT_EQ(b.size(), 4u) << second.out;
+    EXPECT_EQ(b[3], "PCI_BUS_ID");
+    for (const auto& got : {a, b}) {
+        const std::vector<int> gpus = ids(got[0]);
+        ASSERT_EQ(gpus.size(), 2u) << got[0];
+        std::string bus_ids;
+        for (int g : gpus) {
+            bus_ids += (bus_ids.empty() ? "" : ",") + gpu(g)["pci_bus_id"].get<std::string>();
+        }
+        EXPECT_EQ(got[1], bus_ids);
+        // One NVLink clique on DGX-2; the best pair also shares the innermost PCIe switch.
+        EXPECT_EQ(gpu(gpus[0])["pcie_switches"], gpu(gpus[1])["pcie_switches"]);
+        EXPECT_EQ(gpu(gpus[0])["nvlink_clique"], gpu(gpus[1])["nvlink_clique"]);
+    }
+    std::set<int> both;
+    for (int g : ids(a[0])) {
+        both.insert(g);
+    }
+    for (int g : ids(b[0])) {
+        EXPECT_EQ(both.count(g), 0u) << "GPU " << g << " given twice";
+    }
+    // The recorded DGX-2 lists no NIC: then none is exported.
+    const nlohmann::json& nic = gpu(ids(b[0])[0])["closest_nic"];
+    EXPECT_EQ(b[2], nic.is_null() ? "none" : nic.get<std::string>() + ":1");
+    EXPECT_NE(cluster_->wait_final_state(std::stoull(first_id), std::chrono::seconds(30)), "");
+}
+
+// The task is bound to CPUs local to its GPU where this machine has them; where it has none
+// of them (the recorded node is bigger than this one) the task runs unbound, not failed.
+TEST_F(GpuTest, TaskIsBoundToCpusLocalToItsGpu) {
+    CommandResult run = cluster_->cohort({"run", "-N1", "--gpus-per-node=1", "--cpus-per-gpu=1",
+            "sh", "-c", "echo $CUDA_VISIBLE_DEVICES; grep Cpus_allowed_list /proc/self/status"});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const auto got = words(run.out);
+    ASSERT_EQ(got.size(), 3u) << run.out;
+    const int g = std::stoi(got[0]);
+    const std::set<int> allowed = cpu_set(got[2]);
+    std::set<int> local;
+    for (int c : gpu(g)["local_cpus"]) {
+        local.insert(c);
+    }
+    const std::set<int> here = cpus_here();
+    std::set<int> usable;
+    std::set_intersection(local.begin(), local.end(), here.begin(), here.end(),
+            std::inserter(usable, usable.begin()));
+    if (usable.empty()) {
+        EXPECT_EQ(allowed, here) << "no CPU local to GPU " << g << " exists here: unbound";
+    } else {
+        EXPECT_EQ(allowed.size(), 1u) << got[2];
+        for (int c : allowed) {
+            EXPECT_EQ(usable.count(c), 1u) << "CPU " << c << " is not local to GPU " << g;
+        }
+    }
+}
+
+TEST_F(GpuTest, GpuTypeMustExistOnSomeNode) {
+    CommandResult bad = cluster_->cohort({"run", "-N1", "--gpus-per-node=h100:1", "true"});
+    EXPECT_NE(bad.exit_code, 0);
+    EXPECT_NE(bad.err.find("h100"), std::string::npos) << bad.err;
+    CommandResult good = cluster_->cohort({"run", "-N1", "--gres=gpu:v100:1", "sh", "-c",
+            "echo $SLURM_GPUS_ON_NODE"});
+    ASSERT_EQ(good.exit_code, 0) << good.err;
+    EXPECT_EQ(good.out, "1\n");
+}
+
+}  // namespace
+}  // namespace cohort::testing
