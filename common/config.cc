@@ -86,6 +86,11 @@ Result<ClusterConfig> parse_config(const json& doc) {
         return Status::invalid("launch_fanout: invalid value '"
                 + std::to_string(config.launch_fanout) + "' (accepted: 1 or more)");
     }
+    config.collective_fanout = doc.value("collective_fanout", config.collective_fanout);
+    if (config.collective_fanout < 1) {
+        return Status::invalid("collective_fanout: invalid value '"
+                + std::to_string(config.collective_fanout) + "' (accepted: 1 or more)");
+    }
     config.sqlite_synchronous = doc.value("sqlite_synchronous", config.sqlite_synchronous);
     if (config.sqlite_synchronous != "full" && config.sqlite_synchronous != "normal") {
         return Status::invalid("sqlite_synchronous: invalid value '" + config.sqlite_synchronous
@@ -201,6 +206,7 @@ Status save_config(const ClusterConfig& config, const std::string& path) {
             {"node_timeout_ms", config.node_timeout_ms},
             {"kill_wait_s", config.kill_wait_s},
             {"launch_fanout", config.launch_fanout},
+            {"collective_fanout", config.collective_fanout},
             {"sqlite_synchronous", config.sqlite_synchronous},
             {"backfill", config.backfill},
             {"backfill_reservations", config.backfill_reservations}};

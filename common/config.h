@@ -36,6 +36,7 @@ struct ClusterConfig {
     int64_t node_timeout_ms = 10000;  // missed heartbeats for this long mark a node DOWN
     int64_t kill_wait_s = 30;         // SIGTERM to SIGKILL grace, as Slurm's KillWait
     int64_t launch_fanout = 8;        // children per agent when a step launch fans out
+    int64_t collective_fanout = 32;   // children per step manager in fence/barrier trees
     std::string sqlite_synchronous = "full";
     std::string backfill = "easy";       // none, easy or conservative
     int64_t backfill_reservations = -1;  // conservative: waiting jobs planned; -1: all

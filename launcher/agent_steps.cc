@@ -258,7 +258,8 @@ void Agent::start_step_manager(const ConnectionPtr& client, const UserIdentity& 
     const std::vector<std::string> argv{options_.stepd_binary, "--key-file", config_.key_file,
             "--agent-host", options_.address, "--agent-port", std::to_string(options_.port),
             "--job", std::to_string(key.first), "--step", std::to_string(key.second),
-            "--transport", request.pmix_transport};
+            "--transport", request.pmix_transport, "--fanout",
+            std::to_string(config_.collective_fanout)};
     std::vector<char*> args;
     for (const auto& arg : argv) {
         args.push_back(const_cast<char*>(arg.c_str()));

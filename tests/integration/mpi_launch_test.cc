@@ -75,6 +75,18 @@ TEST_F(MpiLaunchTest, OpenMpiRanksFenceOverUcx) {
                     "rank 2 of 4 sum 6", "rank 3 of 4 sum 6"}));
 }
 
+TEST_F(MpiLaunchTest, AsyncModexFetchesRemoteRanksThroughDirectModex) {
+    // No data in the wire-up fence: each rank's first touch of a remote rank asks its node's
+    // step manager, which fetches the blob from the remote one (direct modex).
+    for (const char* transport : {"tcp", "ucx"}) {
+        CommandResult result = run({"run", "-N2", "-n4", std::string("--pmix-transport=") + transport,
+                "--export=ALL,OMPI_MCA_pmix_base_async_modex=1,OMPI_MCA_pmix_base_collect_data=0",
+                kPrograms + "/allreduce_ompi"});
+        ASSERT_EQ(result.exit_code, 0) << transport << ": " << result.err;
+        EXPECT_EQ(sorted_lines(result.out).back(), "rank 3 of 4 sum 6") << transport;
+    }
+}
+
 TEST_F(MpiLaunchTest, MpiAbortEndsTheStepWithItsStatusOnEveryNode) {
     // Rank 1 aborts with 7 once every rank has passed the barrier.
     CommandResult result = run({"run", "-N2", "-n4", kPrograms + "/allreduce_ompi", "1"});
