@@ -58,7 +58,8 @@ void Agent::stop() {
     if (controller_) {
         controller_->close(Status::ok());
     }
-    for (const auto& client : clients_) {
+    const auto clients = clients_;  // closing one removes it from clients_
+    for (const auto& client : clients) {
         client->close(Status::ok());
     }
 }
@@ -253,11 +254,16 @@ void Agent::on_client_message(const ConnectionPtr& conn, protocol::Envelope enve
 
 void Agent::on_client_closed(const ConnectionPtr& conn) {
     clients_.erase(conn);
+    // A step manager that went away before its ranks started, or a client that went away
+    // while its step manager was starting: that step starts no ranks.
+    std::vector<StepKey> abandoned;
     for (auto& [key, step] : managed_steps_) {
-        if (step.connection == conn && !step.launched) {
-            fail_managed_step(key, "the step manager closed its connection");
-            break;
+        if (!step.launched && (step.connection == conn || step.client == conn)) {
+            abandoned.push_back(key);
         }
+    }
+    for (const StepKey& key : abandoned) {
+        fail_managed_step(key, "the step's client or step manager closed its connection");
     }
     // A client that goes away mid-step takes its tasks with it (as srun's do).
     for (auto& [pid, task] : tasks_) {

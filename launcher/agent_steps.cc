@@ -356,6 +356,10 @@ void Agent::on_step_manager_ready(ManagedStep& step, const protocol::StepdReadyM
         fail_managed_step(key, ready.error);
         return;
     }
+    if (ended_jobs_.count(key.first) != 0) {
+        fail_managed_step(key, "job " + std::to_string(key.first) + " ended meanwhile");
+        return;
+    }
     step.launched = true;
     step.start_timer->cancel();
     start_step_tasks(step.client, step.user, step.switch_user, step.request, ready.rank_env,
@@ -378,7 +382,7 @@ void Agent::fail_managed_step(StepKey key, const std::string& error) {
         step.connection->close(Status::ok());
     }
     if (step.pid > 0) {
-        kill(step.pid, SIGKILL);
+        kill(step.pid, SIGTERM);  // it finalizes PMIx and removes its directories
     }
 }
 

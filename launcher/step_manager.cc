@@ -242,9 +242,10 @@ void StepManager::on_peer_message(protocol::Envelope envelope) {
             }
             auto it = modex_requests_.find(reply->request_id);
             if (it != modex_requests_.end()) {
-                auto done = std::move(it->second);
+                PendingFence request = std::move(it->second);
                 modex_requests_.erase(it);
-                done(reply->status, std::move(reply->data));
+                request.timer->cancel();
+                request.done(reply->status, std::move(reply->data));
             }
             return;
         }
@@ -367,7 +368,21 @@ void StepManager::on_direct_modex(const std::string& nspace, uint32_t rank,
         return;
     }
     const uint64_t id = next_modex_request_++;
-    modex_requests_[id] = std::move(done);
+    auto timer = std::make_shared<asio::steady_timer>(io_, options_.fence_timeout);
+    timer->async_wait([this, id, node, rank](boost::system::error_code ec) {
+        auto it = modex_requests_.find(id);
+        if (ec || it == modex_requests_.end()) {
+            return;
+        }
+        PendingFence request = std::move(it->second);
+        modex_requests_.erase(it);
+        request.done(2, "");
+        abort_step(-1, 1, "the PMIx data of rank " + std::to_string(rank) + " did not come from "
+                + setup_.launch.layout.nodes.at(node) + " within "
+                + std::to_string(options_.fence_timeout.count())
+                + " s (did that rank start as a PMIx client?)");
+    });
+    modex_requests_[id] = {std::move(done), timer};
     send_to_node(node, protocol::DirectModexRequestMessage{id, setup_.launch.node_index,
             nspace, rank});
 }

@@ -53,6 +53,7 @@ public:
     void on_log(uint32_t rank, const std::string& text) override;
 
 private:
+    // A request that waits for other nodes, failed when its timer fires first.
     struct PendingFence {
         pmix::Completion done;
         std::shared_ptr<asio::steady_timer> timer;
@@ -98,7 +99,7 @@ private:
     std::unique_ptr<pmix::Server> server_;
     std::unique_ptr<pmix::TreeCollectives> collectives_;
     std::map<std::pair<std::string, uint64_t>, PendingFence> fences_;
-    std::map<uint64_t, pmix::Completion> modex_requests_;
+    std::map<uint64_t, PendingFence> modex_requests_;  // direct modex sent to other nodes
     uint64_t next_modex_request_ = 1;
     std::set<uint32_t> connected_;
 

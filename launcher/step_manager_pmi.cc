@@ -86,6 +86,7 @@ void StepManager::apply_pmi(pmix::PmiSimpleServer::Output output, uint64_t from)
     }
     if (!output.error.empty()) {
         spdlog::warn("step manager: PMI client {}: {}", from, output.error);
+        pmi_->forget(from);
         pmi_clients_.erase(from);
     }
     if (output.abort) {
@@ -94,9 +95,9 @@ void StepManager::apply_pmi(pmix::PmiSimpleServer::Output output, uint64_t from)
     if (output.barrier) {
         start_collective("pmi:" + nspace_, all_nodes(), std::move(*output.barrier),
                 [this](int status, std::string data) {
-                    if (status == 0) {
-                        apply_pmi(pmi_->barrier_done(data), 0);
-                    }
+                    // A failed barrier still releases the ranks, with an error they can see.
+                    apply_pmi(status == 0 ? pmi_->barrier_done(data) : pmi_->barrier_failed(),
+                            0);
                 });
     }
 }

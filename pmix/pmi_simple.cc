@@ -152,6 +152,15 @@ PmiSimpleServer::Output PmiSimpleServer::barrier_done(const std::string& all_nod
     return out;
 }
 
+PmiSimpleServer::Output PmiSimpleServer::barrier_failed() {
+    Output out;
+    for (Client client : in_barrier_) {
+        out.replies.push_back({client, "cmd=barrier_out rc=-1\n"});
+    }
+    in_barrier_.clear();
+    return out;
+}
+
 void PmiSimpleServer::forget(Client client) {
     ranks_.erase(client);
     in_barrier_.erase(client);

@@ -51,6 +51,8 @@ public:
     Output on_line(Client client, const std::string& line);
     // The cross-node barrier finished with every node's blob.
     Output barrier_done(const std::string& all_nodes);
+    // The cross-node barrier failed (a timeout, a lost node): every waiting rank gets rc=-1.
+    Output barrier_failed();
     void forget(Client client);
 
 private:

@@ -64,9 +64,14 @@ public:
             events_.release();  // the fd belongs to the worker
         }
         for (auto& [node, endpoint] : endpoints_) {
+            // Forced: a peer that is already gone must not keep this process from exiting.
             ucp_request_param_t param{};
+            param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+            param.flags = UCP_EP_CLOSE_FLAG_FORCE;
             void* closing = ucp_ep_close_nbx(endpoint, &param);
-            while (UCS_PTR_IS_PTR(closing) && ucp_request_check_status(closing) == UCS_INPROGRESS) {
+            for (int spins = 0; spins < 100000 && UCS_PTR_IS_PTR(closing)
+                    && ucp_request_check_status(closing) == UCS_INPROGRESS;
+                    ++spins) {
                 ucp_worker_progress(worker_);
             }
             if (UCS_PTR_IS_PTR(closing)) {

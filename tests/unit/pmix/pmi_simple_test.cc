@@ -71,6 +71,17 @@ TEST(PmiSimpleServer, PutsOfOtherNodesArriveThroughTheBarrier) {
             "cmd=get_result rc=0 msg=success value=aa=bb\n");
 }
 
+TEST(PmiSimpleServer, AFailedBarrierReleasesEveryWaitingRankWithAnError) {
+    PmiSimpleServer server(two_local_of_four());
+    server.on_line(1, "cmd=barrier_in");
+    ASSERT_TRUE(server.on_line(2, "cmd=barrier_in").barrier);
+    auto failed = server.barrier_failed();
+    ASSERT_EQ(failed.replies.size(), 2u);
+    EXPECT_EQ(failed.replies[0].line, "cmd=barrier_out rc=-1\n");
+    // The next barrier starts afresh.
+    EXPECT_FALSE(server.on_line(1, "cmd=barrier_in").barrier);
+}
+
 TEST(PmiSimpleServer, AbortCarriesTheRankAndExitCode) {
     PmiSimpleServer server(two_local_of_four());
     server.on_line(3, "cmd=initack pmiid=1");
