@@ -128,6 +128,11 @@ Result<ClusterConfig> parse_config(const json& doc) {
         return policy.status();
     }
     config.policy = std::move(*policy);
+    auto network = read_network(doc, config.nodes);
+    if (!network) {
+        return network.status();
+    }
+    config.network = std::move(*network);
     for (const auto& partition : config.partitions) {
         for (const auto& account : partition.allowed_accounts) {
             if (config.policy.find_account(account) == nullptr) {
@@ -211,6 +216,9 @@ Status save_config(const ClusterConfig& config, const std::string& path) {
             {"backfill", config.backfill},
             {"backfill_reservations", config.backfill_reservations}};
     doc.update(write_policy(config.policy));
+    if (!config.network.empty()) {
+        doc["network"] = write_network(config.network);
+    }
     std::string tmp = path + ".tmp";
     {
         std::ofstream out(tmp, std::ios::trunc);

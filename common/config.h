@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "common/network_config.h"
 #include "common/policy_config.h"
 #include "common/status.h"
 
@@ -41,6 +42,7 @@ struct ClusterConfig {
     std::string backfill = "easy";       // none, easy or conservative
     int64_t backfill_reservations = -1;  // conservative: waiting jobs planned; -1: all
     PolicyConfig policy;                 // QoS, accounts, priority weights, pass budget
+    NetworkConfig network;               // switch tree and blocks; empty: a flat network
 
     const PartitionConfig* default_partition() const;
     const PartitionConfig* find_partition(const std::string& name) const;

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "scheduler/backfill/profile.h"
+#include "scheduler/placement/network_fit.h"
 #include "scheduler/placement/node_fit.h"
 
 namespace cohort::sched {
@@ -29,13 +30,13 @@ int64_t duration_of(const PendingJob& job) {
 // every job of that shape with at least that duration fails too, since a pass only ever takes
 // resources. Remembering it keeps a pass over a long queue of similar jobs cheap.
 using Shape = std::tuple<int, int, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, int64_t,
-        int32_t, std::string>;
+        int32_t, std::string, uint32_t, uint32_t, int64_t>;
 
 Shape shape_of(const PendingJob& job) {
     const ResourceRequest& r = job.request;
     return {job.partition, job.reservation, r.nodes_min, r.nodes_max, r.ntasks,
             r.ntasks_per_node, r.cpus_per_task, r.memory_mib_per_node, r.gpus_per_node,
-            r.gpu_type};
+            r.gpu_type, r.max_leaf_switches, r.segment_nodes, job.switches_wait_until};
 }
 
 bool overlaps(int64_t start, int64_t end, const ReservationWindow& window) {
@@ -211,7 +212,9 @@ private:
                       return timelines_[static_cast<size_t>(index)].gpus.min_free(start, duration);
                   })
                 : std::vector<int>{};
-        return place_tasks(job.request, order.empty() ? eligible : order, [&](int index) -> uint32_t {
+        const bool switch_limit_binds = start < job.switches_wait_until;
+        const std::vector<int>& preferred = order.empty() ? eligible : order;
+        return place_on_network(job.request, preferred, [&](int index) -> uint32_t {
             const NodeCapacity& node = snapshot_.nodes[static_cast<size_t>(index)];
             if (!node.up || !has_gpu_type(job.request, node)
                     || (honour_windows && !windows_allow(job, index, start, duration))) {
@@ -221,7 +224,7 @@ private:
             return tasks_that_fit(job.request, timeline.cpus.min_free(start, duration),
                     timeline.memory.min_free(start, duration),
                     timeline.gpus.min_free(start, duration));
-        });
+        }, snapshot_.network, switch_limit_binds);
     }
 
     static void take(AvailabilityProfile& profile, int64_t start, int64_t duration,
@@ -329,6 +332,9 @@ private:
                     snapshot_.windows[static_cast<size_t>(job.reservation)].start);
         }
         std::set<int64_t> candidates{lower_bound};
+        if (job.switches_wait_until > lower_bound && r.max_leaf_switches > 0) {
+            candidates.insert(job.switches_wait_until);  // from then on any switches will do
+        }
         for (int index : nodes) {
             const NodeTimeline& t = timelines_[static_cast<size_t>(index)];
             for (const AvailabilityProfile* profile : {&t.cpus, &t.memory, &t.gpus}) {

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "scheduler/placement/network_topology.h"
+
 namespace cohort::sched {
 
 struct NodeCapacity {
@@ -26,6 +28,8 @@ struct ResourceRequest {
     int64_t memory_mib_per_node = 0;  // 0: not tracked
     int32_t gpus_per_node = 0;
     std::string gpu_type;  // only nodes with this GPU feature; "": any
+    uint32_t max_leaf_switches = 0;  // --switches=N: at most N leaf switches; 0: any
+    uint32_t segment_nodes = 0;      // --segment=N: groups of N nodes each in one block; 0: none
 };
 
 // A running (or completing) job as planning sees it: what it holds until its expected end.
@@ -68,6 +72,8 @@ struct PendingJob {
     int partition = 0;                // index into Snapshot::partitions
     std::vector<int> limits;          // indexes into Snapshot::limits it counts against
     int reservation = -1;             // index into Snapshot::windows it must run in; -1: none
+    // request.max_leaf_switches binds for starts before this time (--switches=N@max-wait).
+    int64_t switches_wait_until = 0;
 };
 
 struct Snapshot {
@@ -79,6 +85,7 @@ struct Snapshot {
     std::vector<PendingJob> pending;
     std::vector<UsageLimit> limits;
     std::vector<ReservationWindow> windows;
+    NetworkTopology network;  // empty: a flat network
 };
 
 // Where a job's tasks go.
