@@ -215,8 +215,15 @@ int cmd_show(const Args& args) {
               << "\n"
               << "   NumNodes=" << job.nodes.size() << " NumTasks=" << job.spec.ntasks
               << " CPUs/Task=" << job.spec.cpus_per_task << " MinMemoryNode="
-              << job.spec.mem_mib << "M\n"
-              << "   WorkDir=" << job.spec.cwd << "\n"
+              << job.spec.mem_mib << "M\n";
+    if (job.spec.switches > 0) {
+        // Without @max-wait the cluster's max_switch_wait applies.
+        std::cout << "   Switches=" << job.spec.switches
+                  << (job.spec.switches_wait_s >= 0 ? "@" + format_duration(job.spec.switches_wait_s)
+                                                    : "")
+                  << "\n";
+    }
+    std::cout << "   WorkDir=" << job.spec.cwd << "\n"
               << "   StdOut=" << (job.spec.output.empty() ? "slurm-%j.out" : job.spec.output)
               << "\n";
     return 0;

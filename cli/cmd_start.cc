@@ -62,6 +62,8 @@ int cmd_start(const Args& args) {
     app.add_option("--launch-fanout", options.launch_fanout,
                "children per agent when a step launch fans out (default 8)")
             ->check(CLI::PositiveNumber);
+    app.add_option("--network", options.network_file,
+            "JSON file of switches and blocks over node1..nodeN (the config's \"network\" key)");
     app.prefix_command();
     if (int rc = parse_args(app, "start", args); rc >= 0) {
         return rc;

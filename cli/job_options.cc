@@ -95,6 +95,36 @@ Result<GpuOptions> gpu_options_from(const JobOptions& o) {
     return gpu;
 }
 
+// --switches=N[@max-wait] and --segment=N.
+Status read_network_options(const JobOptions& o, protocol::JobSpec& spec) {
+    if (!o.switches.empty()) {
+        const size_t at = o.switches.find('@');
+        auto count = count_option("--switches", o.switches.substr(0, at), 0);
+        if (!count || *count == 0) {
+            return Status::invalid("--switches: invalid value '" + o.switches
+                    + "' (accepted: N[@max-wait] with N >= 1, e.g. 1@10:00)");
+        }
+        spec.switches = *count;
+        if (at != std::string::npos) {
+            auto wait = parse_time_limit(o.switches.substr(at + 1));
+            if (!wait || *wait < 0) {
+                return Status::invalid("--switches: invalid max-wait in '" + o.switches
+                        + "' (accepted: minutes, M:S, H:M:S or D-H:M:S)");
+            }
+            spec.switches_wait_s = *wait;
+        }
+    }
+    if (!o.segment.empty()) {
+        auto segment = count_option("--segment", o.segment, 0);
+        if (!segment || *segment == 0) {
+            return Status::invalid("--segment: invalid value '" + o.segment
+                    + "' (accepted: a node count of 1 or more)");
+        }
+        spec.segment = *segment;
+    }
+    return Status::ok();
+}
+
 }  // namespace
 
 void add_job_options(CLI::App& app, JobOptions& o, JobCommand command) {
@@ -129,6 +159,9 @@ void add_job_options(CLI::App& app, JobOptions& o, JobCommand command) {
     app.add_option("--ntasks-per-gpu", o.ntasks_per_gpu, "tasks for each GPU: N");
     app.add_option("--gpu-bind", o.gpu_bind,
             "closest (each task its GPUs near its cores), none, map_gpu:<id>[,<id>...]");
+    app.add_option("--switches", o.switches,
+            "at most N leaf switches, waiting up to max-wait for them: N[@max-wait]");
+    app.add_option("--segment", o.segment, "nodes per segment, each inside one block: N");
     if (command == JobCommand::kBatch) {
         app.add_option("-o,--output", o.output, "stdout file pattern (default slurm-%j.out)");
         app.add_option("-e,--error", o.error, "stderr file pattern (default: with stdout)");
@@ -289,6 +322,9 @@ Result<protocol::JobSpec> job_spec_from(const JobOptions& o) {
             spec.cpus_per_task, spec.cpus_per_task_set, spec.mem_mib};
     if (auto shape = resolve_gpus(spec.gpu, geometry); !shape) {
         return shape.status();
+    }
+    if (Status network = read_network_options(o, spec); !network) {
+        return network;
     }
     spec.account = o.account;
     spec.qos = o.qos;

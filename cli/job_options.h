@@ -39,6 +39,8 @@ struct JobOptions {
     std::string mem_per_gpu;
     std::string ntasks_per_gpu;
     std::string gpu_bind;
+    std::string switches;
+    std::string segment;
     bool hold = false;
     bool parsable = false;
     std::string wrap;

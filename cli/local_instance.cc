@@ -17,6 +17,7 @@
 #include "common/config.h"
 #include "common/hostlist.h"
 #include "common/transport/blocking_client.h"
+#include <nlohmann/json.hpp>
 
 namespace cohort::cli {
 namespace {
@@ -156,6 +157,24 @@ Status wait_for_nodes(const ClusterConfig& config, const std::string& key, size_
 // Starts cohortctld on a fresh port and waits until it answers, before any agent starts.
 // Another instance starting beside this one may take the port between the check and the
 // bind; the controller then exits at once, and a new port is tried.
+// The "network" object of `cohort start --network FILE`, checked against the instance's nodes.
+Result<NetworkConfig> read_network_file(const std::string& path,
+        const std::vector<std::string>& nodes) {
+    std::ifstream in(path);
+    if (!in) {
+        return Status::invalid("--network: cannot read '" + path + "'");
+    }
+    nlohmann::json network = nlohmann::json::parse(in, nullptr, false);
+    if (network.is_discarded()) {
+        return Status::invalid("--network: '" + path + "' is not valid JSON");
+    }
+    auto read = read_network(nlohmann::json{{"network", network}}, nodes);
+    if (!read) {
+        return read.status().with_context("--network " + path);
+    }
+    return read;
+}
+
 Result<pid_t> start_controller(ClusterConfig& config, const std::string& config_path,
         const std::string& key, const std::string& ctld_binary, const std::string& pid_file) {
     constexpr int kAttempts = 3;
@@ -228,6 +247,13 @@ Result<std::string> start_instance(const InstanceOptions& options) {
         config.node_timeout_ms = 10000;
         config.kill_wait_s = options.kill_wait_s;
         config.launch_fanout = options.launch_fanout;
+        if (!options.network_file.empty()) {
+            auto network = read_network_file(options.network_file, config.nodes);
+            if (!network) {
+                return network.status();
+            }
+            config.network = std::move(*network);
+        }
     }
     auto key = load_key(config.key_file);
     if (!key) {

@@ -16,6 +16,7 @@ struct InstanceOptions {
     int cpus_per_node = 0;  // 0: what each agent discovers
     int64_t kill_wait_s = 5;
     int64_t launch_fanout = 8;  // children per agent when a step launch fans out
+    std::string network_file;   // JSON of the config's "network" key; empty: a flat network
 };
 
 // Starts the daemons (or resumes a state dir that holds state) and waits until every node

@@ -2,7 +2,9 @@
 // clusters of recorded nodes fed the same Poisson streams of GPU requests (fixed seeds).
 //   bench_placement_quality [--data ../shared/data] [--csv FILE] [--json]
 // A request that cannot start when it arrives is counted and dropped (a loss system), so all
-// allocators see identical arrivals. There is no multi-node part: switch_span_ratio is 1.0.
+// allocators see identical arrivals. The multi-node part (network_span.cc) streams whole-node
+// jobs onto a two-level switch tree and gives switch_span_ratio; the GPU runs leave it null,
+// as the network runs leave the per-node GPU metrics.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -20,6 +22,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "benchmarks/placement_quality/network_span.h"
 #include "common/topology/discover.h"
 #include "scheduler/placement/gpu_select.h"
 
@@ -239,7 +242,7 @@ nlohmann::json summary(const Metrics& m) {
              rate(static_cast<double>(m.local_cpus), static_cast<double>(m.cpus))},
             {"nic_pairing_rate",
              rate(static_cast<double>(m.paired_tasks), static_cast<double>(m.tasks))},
-            {"switch_span_ratio", 1.0},
+            {"switch_span_ratio", nullptr},
             {"decision_us_p99", us.empty() ? 0.0 : us[us.size() * 99 / 100]}};
 }
 
@@ -275,6 +278,19 @@ int cpus_per_gpu(const cohort::topology::NodeTopology& t) {
         out = std::min(out, static_cast<int>(g.local_cpus.size() / static_cast<size_t>(sharing)));
     }
     return out;
+}
+
+nlohmann::json span_summary(const bench::SpanMetrics& m) {
+    std::vector<double> us = m.decision_us;
+    std::sort(us.begin(), us.end());
+    return {{"locality_hit_rate", nullptr},
+            {"blocked_feasible_rate", nullptr},
+            {"fragmentation", nullptr},
+            {"numa_local_rate", nullptr},
+            {"nic_pairing_rate", nullptr},
+            {"switch_span_ratio",
+             m.multi_node > 0 ? nlohmann::json(m.span_ratio_sum / m.multi_node) : nullptr},
+            {"decision_us_p99", us.empty() ? 0.0 : us[us.size() * 99 / 100]}};
 }
 
 std::string cell(const nlohmann::json& v) {
@@ -329,7 +345,7 @@ int main(int argc, char** argv) {
                           "numa_local_rate",   "nic_pairing_rate",      "switch_span_ratio",
                           "decision_us_p99"};
     if (!json) {
-        std::printf("%-17s %-8s %-10s %8s %8s %8s %8s %8s %6s %9s\n", "cluster", "mix", "allocator",
+        std::printf("%-17s %-13s %-10s %8s %8s %8s %8s %8s %6s %9s\n", "cluster", "mix", "allocator",
                     "locality", "blocked", "frag", "numa", "nic", "span", "p99 us");
     }
     for (const Cluster& c : clusters) {
@@ -344,7 +360,7 @@ int main(int argc, char** argv) {
                 }
                 csv << "\n";
                 if (!json) {
-                    std::printf("%-17s %-8s %-10s %8s %8s %8s %8s %8s %6s %9s\n", c.name.c_str(),
+                    std::printf("%-17s %-13s %-10s %8s %8s %8s %8s %8s %6s %9s\n", c.name.c_str(),
                                 mix.name.c_str(), name_of(a), cell(s[keys[0]]).c_str(),
                                 cell(s[keys[1]]).c_str(), cell(s[keys[2]]).c_str(),
                                 cell(s[keys[3]]).c_str(), cell(s[keys[4]]).c_str(),
@@ -353,6 +369,34 @@ int main(int argc, char** argv) {
             }
             runs.push_back(run);
         }
+    }
+    // Whole-node jobs of 1/2/4/8 nodes (40/25/20/15%) and of 2-16 nodes, on 16 leaf switches
+    // of 4 nodes under 4 pods.
+    const std::vector<std::pair<std::string, std::vector<int>>> node_mixes = {
+            {"nodes-1-2-4-8", {1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 4, 4, 4, 4, 8, 8, 8}},
+            {"nodes-2-16", {2, 3, 4, 5, 6, 8, 12, 16}}};
+    const bench::TreeShape tree;
+    for (const auto& [mix_name, counts] : node_mixes) {
+        nlohmann::json run{{"cluster", "tree-16x4"}, {"mix", mix_name}};
+        for (auto [a, node_alloc] : {std::pair{Allocator::kCohort, bench::NodeAllocator::kCohort},
+                     {Allocator::kFirstFit, bench::NodeAllocator::kFirstFit},
+                     {Allocator::kRandom, bench::NodeAllocator::kRandom}}) {
+            const nlohmann::json s = span_summary(bench::simulate_spans(tree, counts,
+                    kOfferedLoad, kArrivals, kSeed, node_alloc));
+            run[name_of(a)] = s;
+            csv << "tree-16x4," << mix_name << "," << name_of(a);
+            for (const char* k : keys) {
+                csv << "," << (s[k].is_null() ? "" : s[k].dump());
+            }
+            csv << "\n";
+            if (!json) {
+                std::printf("%-17s %-13s %-10s %8s %8s %8s %8s %8s %6s %9s\n", "tree-16x4",
+                            mix_name.c_str(), name_of(a), "n/a", "n/a", "n/a", "n/a", "n/a",
+                            cell(s["switch_span_ratio"]).c_str(),
+                            cell(s["decision_us_p99"]).c_str());
+            }
+        }
+        runs.push_back(run);
     }
     if (json) {
         std::cout << nlohmann::json{{"runs", runs}}.dump(2) << "\n";

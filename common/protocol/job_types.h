@@ -51,6 +51,9 @@ struct JobSpec {
     std::string qos;
     std::string reservation;          // an advance reservation to run in; empty: none
     GpuOptions gpu;                   // as given; resolve_gpus() gives the per-node shape
+    uint32_t switches = 0;            // --switches=N: at most N leaf switches; 0: any
+    int64_t switches_wait_s = -1;     // its @max-wait; -1: the cluster's max_switch_wait
+    uint32_t segment = 0;             // --segment=N: nodes per block segment; 0: none
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
@@ -58,7 +61,7 @@ struct JobSpec {
                 & cpus_per_task_set & mem_mib & time_limit_s & script & script_args & output
                 & error & cwd & env & export_spec & hold & nice & submit_host & command_line
                 & dependency & kill_on_invalid_dep & array & begin_time & account & qos
-                & reservation & gpu;
+                & reservation & gpu & switches & switches_wait_s & segment;
     }
 };
 

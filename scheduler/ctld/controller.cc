@@ -52,6 +52,7 @@ Controller::Controller(asio::io_context& io, ClusterConfig config, std::string k
       self_{static_cast<uint32_t>(getuid()), static_cast<uint32_t>(getgid())},
       writer_(std::move(store)),
       partition_nodes_(index_partitions(config_)),
+      network_(sched::build_network(config_.network, config_.nodes)),
       backfill_(backfill_options(config_)),
       priority_(config_) {
     for (const auto& name : config_.nodes) {

@@ -180,6 +180,7 @@ private:
     std::deque<uint64_t> finished_order_;
     std::map<uint64_t, uint32_t> array_sizes_;  // array id -> tasks (ids id .. id + n - 1)
     const PartitionNodes partition_nodes_;
+    const sched::NetworkTopology network_;  // over nodes_, in config order
     const sched::BackfillOptions backfill_;
     Reservations reservations_;
     sched::UsageLedger usage_;

@@ -72,6 +72,7 @@ void Controller::assign_gpus(protocol::JobRecord& job, int32_t gpus_per_node) {
     if (gpus_per_node <= 0) {
         return;
     }
+    std::vector<int> rail_gpus;  // the GPUs chosen on the first node that had a layout
     for (size_t i = 0; i < job.nodes.size(); ++i) {
         const NodeEntry* node = find_node(job.nodes[i]);
         if (node == nullptr) {
@@ -83,13 +84,17 @@ void Controller::assign_gpus(protocol::JobRecord& job, int32_t gpus_per_node) {
         const int cpus_per_gpu = static_cast<int>(job.cpus_per_node.at(i)) / gpus_per_node;
         sched::GpuRequest request{gpus_per_node, cpus_per_gpu,
                 static_cast<int>(job.tasks_per_node.at(i))};
-        auto chosen = sched::select_gpus(node->gpu_layout, free, request);
+        // The same local GPUs as on the job's first node where they are as good: rails align.
+        auto chosen = sched::select_gpus_aligned(node->gpu_layout, free, request, rail_gpus);
         if (!chosen && chosen.status().code() == StatusCode::kUnavailable) {
             // CPU ids are short (other jobs' bound CPUs): the GPUs still count, unbound.
             request.cpus_per_gpu = 0;
-            chosen = sched::select_gpus(node->gpu_layout, free, request);
+            chosen = sched::select_gpus_aligned(node->gpu_layout, free, request, rail_gpus);
         }
         if (chosen) {
+            if (rail_gpus.empty()) {
+                rail_gpus = chosen->gpus;
+            }
             job.gpu_alloc.push_back(alloc_of(*node, chosen->gpus, chosen->cpus));
             continue;
         }

@@ -142,6 +142,7 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
     sched::Snapshot snapshot;
     snapshot.now = now;
     snapshot.nodes = capacities();
+    snapshot.network = network_;
     std::map<std::string, int> partition_index;
     for (const auto& partition : config_.partitions) {
         partition_index[partition.name] = static_cast<int>(snapshot.partitions.size());
@@ -275,6 +276,11 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
         pending.partition = partition_index.at(job.partition);
         pending.limits = limits_for(job);
         pending.reservation = reservation;
+        if (job.spec.switches > 0) {
+            const int64_t wait = job.spec.switches_wait_s >= 0 ? job.spec.switches_wait_s
+                                                               : config_.network.max_switch_wait_s;
+            pending.switches_wait_until = std::max(job.submit_time, job.spec.begin_time) + wait;
+        }
         snapshot.pending.push_back(std::move(pending));
     }
     for (uint64_t id : never) {

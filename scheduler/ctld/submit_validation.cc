@@ -39,6 +39,8 @@ sched::ResourceRequest request_of(const protocol::JobSpec& given) {
     request.memory_mib_per_node = spec.mem_mib;
     request.gpus_per_node = gpus_per_node_of(given);
     request.gpu_type = given.gpu.type;
+    request.max_leaf_switches = given.switches;
+    request.segment_nodes = given.segment;
     return request;
 }
 
@@ -268,6 +270,11 @@ Result<ValidatedJob> validate_submission(const protocol::JobSpec& given,
         return Status::invalid("--nodes: " + std::to_string(spec.nodes_min)
                 + " nodes exceed MaxNodes " + std::to_string(partition.max_nodes)
                 + " of partition '" + partition.name + "'");
+    }
+    if (spec.segment > 0 && (spec.nodes_min == 0 || spec.nodes_min % spec.segment != 0)) {
+        return Status::invalid("--segment: " + std::to_string(spec.segment)
+                + " nodes per segment must divide the node count (-N "
+                + std::to_string(spec.nodes_min) + ")");
     }
     auto mem = resolve_memory(spec, partition);
     if (!mem) {

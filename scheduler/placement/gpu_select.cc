@@ -369,6 +369,24 @@ Result<GpuSelection> select_gpus(const NodeGpuLayout& layout,
     return out;
 }
 
+Result<GpuSelection> select_gpus_aligned(const NodeGpuLayout& layout,
+                                         const NodeFree& free,
+                                         const GpuRequest& request,
+                                         const std::vector<int>& aligned) {
+    const bool all_free = std::all_of(aligned.begin(), aligned.end(), [&](int g) {
+        return std::find(free.gpus.begin(), free.gpus.end(), g) != free.gpus.end();
+    });
+    if (static_cast<int>(aligned.size()) == request.gpus && all_free) {
+        auto best = best_locality(layout, free.gpus, request.gpus);
+        if (best && locality_of(layout, aligned) == *best) {
+            if (auto chosen = select_gpus(layout, {aligned, free.cpus}, request)) {
+                return chosen;
+            }
+        }
+    }
+    return select_gpus(layout, free, request);
+}
+
 Result<NodeChoice> choose_node(const std::vector<NodeCandidate>& nodes, const GpuRequest& request) {
     std::optional<NodeChoice> best;
     size_t best_free = 0;

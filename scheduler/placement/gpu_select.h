@@ -65,6 +65,14 @@ Result<GpuSelection> select_gpus(const NodeGpuLayout& layout,
                                  const NodeFree& free,
                                  const GpuRequest& request);
 
+// As select_gpus(), but takes `aligned` (the GPUs the job got on another node) when they are
+// all free and as local as the best free set, so a multi-node job uses the same local GPU
+// indexes, and so the same rails, on every node.
+Result<GpuSelection> select_gpus_aligned(const NodeGpuLayout& layout,
+                                         const NodeFree& free,
+                                         const GpuRequest& request,
+                                         const std::vector<int>& aligned);
+
 struct NodeCandidate {
     const NodeGpuLayout* layout = nullptr;
     NodeFree free;

@@ -86,6 +86,26 @@ TEST(GpuSelect, Dgx2SmallRequestsStayInsideTheDeepestSwitchAndFillBrokenOnesFirs
     EXPECT_EQ(pick(dgx2, without(all, {0}), 4), (std::vector<int>{4, 5, 6, 7}));
 }
 
+TEST(GpuSelect, AMultiNodeJobGetsTheSameLocalGpusOnEveryNodeWhenAsLocal) {
+    const NodeGpuLayout dgx2 = layout_from("hwloc-nvidiaDGX2.xml");
+    const std::vector<int> all = all_cpus(16);
+    const GpuRequest four{4, 0, 0};
+    // The first node gave GPUs 4-7 (0-3 were busy there); on an empty node the selector
+    // alone would take 0-3, but 4-7 are as local: the rails stay aligned.
+    Result<GpuSelection> s = select_gpus_aligned(dgx2, {all, all_cpus(4)}, four, {4, 5, 6, 7});
+    ASSERT_TRUE(s) << s.status().message();
+    EXPECT_EQ(s->gpus, (std::vector<int>{4, 5, 6, 7}));
+    // A set less local than the best free one is not worth aligning to: 0-1 + 8-9 span both
+    // baseboards.
+    s = select_gpus_aligned(dgx2, {all, all_cpus(4)}, four, {0, 1, 8, 9});
+    ASSERT_TRUE(s) << s.status().message();
+    EXPECT_EQ(s->gpus, (std::vector<int>{0, 1, 2, 3}));
+    // A busy GPU of the set: the best free choice instead.
+    s = select_gpus_aligned(dgx2, {without(all, {5}), all_cpus(4)}, four, {4, 5, 6, 7});
+    ASSERT_TRUE(s) << s.status().message();
+    EXPECT_EQ(s->gpus, (std::vector<int>{0, 1, 2, 3}));
+}
+
 TEST(GpuSelect, SingleRootBoxBindsEachTaskToItsSwitchHcaAndNumaCores) {
     const NodeGpuLayout box = layout_from("hwloc-linux-32intel64-2p8co2t+8ve.xml");
     ASSERT_EQ(box.gpus.size(), 8U);
