@@ -34,6 +34,7 @@ constexpr int kNodes = 16;
 constexpr int kArrivals = 4000;
 constexpr double kOfferedLoad = 0.85;  // of the cluster's GPUs, on average
 constexpr uint64_t kSeed = 20240611;
+constexpr int kSeriesEvery = 20;  // arrivals between two samples of the fragmentation series
 
 struct Mix {
     std::string name;
@@ -52,6 +53,7 @@ struct Metrics {
     int big = 0, big_blocked_feasible = 0;
     double fragmentation_sum = 0;
     int fragmentation_samples = 0;
+    std::vector<std::pair<double, double>> fragmentation_over_time;  // (time, fragmentation)
     long cpus = 0, local_cpus = 0;
     long tasks = 0, paired_tasks = 0;
     std::vector<double> decision_us;
@@ -191,8 +193,13 @@ Metrics simulate(const Cluster& c, const Mix& mix, Allocator alloc) {
             whole += static_cast<int>(f.gpus.size()) == per_node ? 1 : 0;
         }
         if (free_total / per_node > 0) {
-            m.fragmentation_sum += 1.0 - static_cast<double>(whole) / (free_total / per_node);
+            const double fragmentation =
+                    1.0 - static_cast<double>(whole) / (free_total / per_node);
+            m.fragmentation_sum += fragmentation;
             ++m.fragmentation_samples;
+            if (i % kSeriesEvery == 0) {
+                m.fragmentation_over_time.emplace_back(now, fragmentation);
+            }
         }
         const auto start = std::chrono::steady_clock::now();
         std::optional<Placed> p;
@@ -339,6 +346,9 @@ int main(int argc, char** argv) {
     nlohmann::json runs = nlohmann::json::array();
     std::filesystem::create_directories(std::filesystem::path(csv_path).parent_path());
     std::ofstream csv(csv_path);
+    const std::string series_path = csv_path.substr(0, csv_path.rfind(".csv")) + "-fragmentation.csv";
+    std::ofstream series(series_path);
+    series << "cluster,mix,allocator,time,fragmentation\n";
     csv << "cluster,mix,allocator,locality_hit_rate,blocked_feasible_rate,fragmentation,"
            "numa_local_rate,nic_pairing_rate,switch_span_ratio,decision_us_p99\n";
     const char* keys[] = {"locality_hit_rate", "blocked_feasible_rate", "fragmentation",
@@ -352,7 +362,12 @@ int main(int argc, char** argv) {
         for (const Mix& mix : {*alibaba, heavy}) {
             nlohmann::json run{{"cluster", c.name}, {"mix", mix.name}};
             for (Allocator a : {Allocator::kCohort, Allocator::kFirstFit, Allocator::kRandom}) {
-                const nlohmann::json s = summary(simulate(c, mix, a));
+                const Metrics metrics = simulate(c, mix, a);
+                for (const auto& [t, f] : metrics.fragmentation_over_time) {
+                    series << c.name << "," << mix.name << "," << name_of(a) << "," << t << ","
+                           << f << "\n";
+                }
+                const nlohmann::json s = summary(metrics);
                 run[name_of(a)] = s;
                 csv << c.name << "," << mix.name << "," << name_of(a);
                 for (const char* k : keys) {
