@@ -273,6 +273,7 @@ Result<std::unique_ptr<Server>> Server::start(const ServerOptions& options,
     info.add_string(PMIX_SERVER_NSPACE, "cohortd." + options.node_name);
     info.add_rank(PMIX_SERVER_RANK, options.node_index);
     info.add_string(PMIX_HOSTNAME, options.node_name);
+    info.add_bool(PMIX_SERVER_SHARE_TOPOLOGY, true);
     if (options.set_user) {
         // The shared-memory store and session dirs must belong to the ranks' user.
         info.add_uint32(PMIX_USERID, options.uid);
