@@ -111,6 +111,7 @@ private:
     std::unique_ptr<pmix::PmiService> pmi_;
     asio::ip::tcp::acceptor pmi_acceptor_;
     std::map<uint64_t, PmiClient> pmi_clients_;
+    uint32_t pmi_uid_ = 0;  // the ranks' uid: the only one that may connect
     uint64_t next_pmi_client_ = 1;
 };
 

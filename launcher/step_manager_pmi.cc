@@ -4,9 +4,14 @@
 #include <spdlog/spdlog.h>
 #include <sys/random.h>
 
+#include <unistd.h>
+
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "launcher/step_manager.h"
+#include "pmix/loopback_owner.h"
 
 namespace cohort::stepd {
 namespace {
@@ -28,6 +33,22 @@ Result<std::vector<std::string>> random_ids(size_t count) {
         }
     }
     return ids;
+}
+
+// The uid of the process at the other end of an accepted loopback connection.
+std::optional<uint32_t> peer_uid(const asio::ip::tcp::socket& socket) {
+    boost::system::error_code ec;
+    const auto local = socket.local_endpoint(ec);
+    const auto remote = socket.remote_endpoint(ec);
+    if (ec) {
+        return std::nullopt;
+    }
+    std::ifstream file("/proc/net/tcp");
+    std::stringstream table;
+    table << file.rdbuf();
+    // The client's socket is listed with its own address as the local one.
+    return pmix::tcp_socket_owner(table.str(), remote.address().to_string(), remote.port(),
+            local.address().to_string(), local.port());
 }
 
 }  // namespace
@@ -54,6 +75,8 @@ Result<protocol::StepdReadyMessage> StepManager::prepare_pmi_ranks(bool pmi2) {
         job.ids[(*ids)[local]] = job.local_ranks[local];
     }
     pmi_ = std::make_unique<pmix::PmiService>(job);
+    // The ranks run as the job's user when this step manager runs as root for another one.
+    pmi_uid_ = getuid() == 0 && setup_.uid != 0 ? setup_.uid : getuid();
     // The ranks are local: the PMI port is on loopback whatever the node's address.
     if (Status listening = transport::listen_on(pmi_acceptor_, "127.0.0.1", 0); !listening) {
         return listening;
@@ -80,6 +103,20 @@ Result<protocol::StepdReadyMessage> StepManager::prepare_pmi_ranks(bool pmi2) {
 void StepManager::accept_pmi_clients() {
     pmi_acceptor_.async_accept([this](boost::system::error_code ec, asio::ip::tcp::socket s) {
         if (ec) {
+            return;
+        }
+        // Another user's process is turned away before it can say anything; the PMI_ID
+        // secret keeps out the job user's other processes that guess.
+        if (auto uid = peer_uid(s); uid && *uid != pmi_uid_) {
+            spdlog::warn("step {}.{}: PMI connection from uid {} refused (the ranks run as "
+                         "uid {})",
+                    setup_.launch.layout.job_id, setup_.launch.layout.step_id, *uid, pmi_uid_);
+            const std::string refusal = "cmd=error rc=-1 msg=refused:_uid_" + std::to_string(*uid)
+                    + "_is_not_the_step's_user\n";
+            boost::system::error_code ignored;
+            asio::write(s, asio::buffer(refusal), ignored);
+            s.close(ignored);
+            accept_pmi_clients();
             return;
         }
         const uint64_t client = next_pmi_client_++;
