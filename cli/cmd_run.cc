@@ -134,7 +134,7 @@ int cmd_run(const Args& args) {
     CLI::App app{"Run a parallel step: cohort run [options] CMD [ARGS...]"};
     add_job_options(app, options, JobCommand::kRun);
     app.add_flag("-l,--label", label, "prefix each output line with its task rank");
-    app.add_option("--mpi", mpi, "how ranks wire up: pmix (default), pmix_v4, pmi1 (MPICH), none");
+    app.add_option("--mpi", mpi, "how ranks wire up: pmix (default), pmix_v4, pmi1 or pmi2 (MPICH), none");
     const char* transport_env = std::getenv("COHORT_PMIX_TRANSPORT");
     std::string transport = transport_env != nullptr && *transport_env != '\0' ? transport_env
                                                                                : "tcp";
@@ -169,9 +169,9 @@ int cmd_run(const Args& args) {
     if (mpi == "pmix_v4" || mpi == "pmix_v3") {
         mpi = "pmix";
     }
-    if (mpi != "pmix" && mpi != "pmi1" && mpi != "none") {
+    if (mpi != "pmix" && mpi != "pmi1" && mpi != "pmi2" && mpi != "none") {
         return report_error("run", Status::invalid("--mpi: invalid value '" + mpi
-                + "' (accepted: pmix, pmix_v4, pmi1, none)"));
+                + "' (accepted: pmix, pmix_v4, pmi1, pmi2, none)"));
     }
     request.mpi = mpi;
     if (transport != "tcp" && transport != "ucx") {

@@ -143,8 +143,8 @@ Result<protocol::StepdReadyMessage> StepManager::prepare_ranks() {
     }
     collectives_ = std::make_unique<pmix::TreeCollectives>(launch.node_index, options_.fanout);
     nspace_ = "cohort." + step;
-    if (launch.mpi == "pmi1") {
-        return prepare_pmi_ranks();
+    if (launch.mpi == "pmi1" || launch.mpi == "pmi2") {
+        return prepare_pmi_ranks(launch.mpi == "pmi2");
     }
     return prepare_pmix_ranks(session_dir, other_user);
 }

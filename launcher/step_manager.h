@@ -5,6 +5,7 @@
 // signalling the ranks; a rank's PMIx calls come here.
 #pragma once
 
+#include <array>
 #include <map>
 #include <memory>
 #include <set>
@@ -15,7 +16,7 @@
 #include "common/protocol/step_messages.h"
 #include "common/transport/connection.h"
 #include "pmix/peer_transport.h"
-#include "pmix/pmi_simple.h"
+#include "pmix/pmi_service.h"
 #include "pmix/server.h"
 #include "pmix/tree_collective.h"
 
@@ -67,11 +68,11 @@ private:
     Result<protocol::StepdReadyMessage> prepare_pmix_ranks(const std::string& session_dir,
             bool other_user);
 
-    // --- PMI-1 for MPICH-family MPIs (step_manager_pmi.cc)
-    Result<protocol::StepdReadyMessage> prepare_pmi_ranks();
+    // --- PMI-1/PMI-2 for MPICH-family MPIs (step_manager_pmi.cc)
+    Result<protocol::StepdReadyMessage> prepare_pmi_ranks(bool pmi2);
     void accept_pmi_clients();
-    void read_pmi_line(uint64_t client);
-    void apply_pmi(pmix::PmiSimpleServer::Output output, uint64_t from);
+    void read_pmi_bytes(uint64_t client);
+    void apply_pmi(pmix::PmiOutput output, uint64_t from);
     void set_up(const protocol::StepdSetupMessage& setup);
     Result<protocol::StepdReadyMessage> prepare_ranks();
     void on_peer_message(protocol::Envelope envelope);
@@ -105,11 +106,12 @@ private:
 
     struct PmiClient {
         std::shared_ptr<asio::ip::tcp::socket> socket;
-        std::shared_ptr<asio::streambuf> input;
+        std::shared_ptr<std::array<char, 4096>> input;
     };
-    std::unique_ptr<pmix::PmiSimpleServer> pmi_;
+    std::unique_ptr<pmix::PmiService> pmi_;
     asio::ip::tcp::acceptor pmi_acceptor_;
     std::map<uint64_t, PmiClient> pmi_clients_;
+    uint32_t pmi_uid_ = 0;  // the ranks' uid: the only one that may connect
     uint64_t next_pmi_client_ = 1;
 };
 

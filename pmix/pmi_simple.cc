@@ -19,74 +19,61 @@ std::map<std::string, std::string> parse_pairs(const std::string& line) {
     return pairs;
 }
 
-// Netstring-like framing, so blobs of several nodes can simply be concatenated.
-void append_field(std::string& blob, const std::string& field) {
-    blob += std::to_string(field.size()) + ":" + field;
-}
-
-bool read_field(const std::string& blob, size_t& at, std::string& field) {
-    const size_t colon = blob.find(':', at);
-    if (colon == std::string::npos) {
-        return false;
+// PMI-1 values end at a space: the words of a message are joined with '_'.
+std::string one_word(std::string text) {
+    for (char& c : text) {
+        if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
+            c = '_';
+        }
     }
-    char* end = nullptr;
-    const size_t length = std::strtoul(blob.c_str() + at, &end, 10);
-    if (end != blob.c_str() + colon || colon + 1 + length > blob.size()) {
-        return false;
-    }
-    field = blob.substr(colon + 1, length);
-    at = colon + 1 + length;
-    return true;
+    return text;
 }
 
 }  // namespace
 
-std::string pmi_process_mapping(const std::vector<uint32_t>& tasks_per_node) {
-    std::string mapping = "(vector";
-    for (size_t node = 0; node < tasks_per_node.size();) {
-        size_t run = 1;
-        while (node + run < tasks_per_node.size()
-                && tasks_per_node[node + run] == tasks_per_node[node]) {
-            ++run;
-        }
-        mapping += ",(" + std::to_string(node) + "," + std::to_string(run) + ","
-                + std::to_string(tasks_per_node[node]) + ")";
-        node += run;
-    }
-    return mapping + ")";
+std::string PmiSimpleServer::barrier_reply(bool ok) {
+    return ok ? "cmd=barrier_out rc=0\n" : "cmd=barrier_out rc=-1\n";
 }
 
-PmiSimpleServer::PmiSimpleServer(PmiJob job) : job_(std::move(job)) {
-    kvs_["PMI_process_mapping"] = job_.process_mapping;
-}
-
-PmiSimpleServer::Output PmiSimpleServer::on_line(Client client, const std::string& line) {
+PmiOutput PmiSimpleServer::on_line(PmiClient client, const std::string& line) {
     auto args = parse_pairs(line);
     auto command = args.find("cmd");
     if (command == args.end()) {
-        Output output;
-        output.error = "PMI line without cmd=: '" + line + "'";
+        PmiOutput output;
+        output.error = "PMI-1 line without cmd=: '" + line.substr(0, 200) + "'";
         return output;
     }
     return handle(client, command->second, args);
 }
 
-PmiSimpleServer::Output PmiSimpleServer::handle(Client client, const std::string& command,
+PmiOutput PmiSimpleServer::handle(PmiClient client, const std::string& command,
         const std::map<std::string, std::string>& args) {
-    Output out;
+    PmiOutput out;
     auto reply = [&](const std::string& text) { out.replies.push_back({client, text + "\n"}); };
     auto arg = [&](const std::string& name) {
         auto it = args.find(name);
         return it == args.end() ? std::string() : it->second;
     };
-    if (command == "initack") {  // PMI_PORT mode: the client names its rank first
-        const std::string rank = arg("pmiid");
-        ranks_[client] = std::atoi(rank.c_str());
+    if (command == "initack") {  // PMI_PORT mode: the client presents its PMI_ID first
+        auto rank = core_.claim(client, arg("pmiid"));
+        if (!rank) {
+            reply("cmd=initack rc=-1 msg=" + one_word("refused: " + rank.status().message()));
+            out.error = "PMI-1 initack refused: " + rank.status().message();
+            return out;
+        }
         reply("cmd=initack rc=0");
-        reply("cmd=set size=" + std::to_string(job_.size));
-        reply("cmd=set rank=" + rank);
+        reply("cmd=set size=" + std::to_string(core_.job().size));
+        reply("cmd=set rank=" + std::to_string(*rank));
         reply("cmd=set debug=0");
-    } else if (command == "init") {
+        return out;
+    }
+    if (command != "init" && core_.requires_id() && !core_.rank_of(client)) {
+        reply("cmd=" + command + "_result rc=-1 msg=refused:_send_initack_with_PMI_ID_first");
+        out.error = "PMI-1 cmd=" + one_word(command)
+                + " from a connection that has not presented a PMI_ID (initack)";
+        return out;
+    }
+    if (command == "init") {
         if (arg("pmi_version") != "1") {
             reply("cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=-1");
         } else {
@@ -97,73 +84,33 @@ PmiSimpleServer::Output PmiSimpleServer::handle(Client client, const std::string
     } else if (command == "get_appnum") {
         reply("cmd=appnum appnum=0 rc=0");
     } else if (command == "get_universe_size") {
-        reply("cmd=universe_size size=" + std::to_string(job_.size) + " rc=0");
+        reply("cmd=universe_size size=" + std::to_string(core_.job().size) + " rc=0");
     } else if (command == "get_my_kvsname") {
-        reply("cmd=my_kvsname kvsname=" + job_.kvsname + " rc=0");
+        reply("cmd=my_kvsname kvsname=" + core_.job().kvsname + " rc=0");
     } else if (command == "put") {
-        pending_.emplace_back(arg("key"), arg("value"));
-        kvs_[arg("key")] = arg("value");  // a rank reads its own puts at once
+        core_.put(arg("key"), arg("value"));
         reply("cmd=put_result rc=0 msg=success");
     } else if (command == "get") {
-        auto it = kvs_.find(arg("key"));
-        if (it == kvs_.end()) {
+        auto value = core_.get(arg("key"));
+        if (!value) {
             reply("cmd=get_result rc=-1 msg=key_" + arg("key") + "_not_found");
         } else {
-            reply("cmd=get_result rc=0 msg=success value=" + it->second);
+            reply("cmd=get_result rc=0 msg=success value=" + *value);
         }
     } else if (command == "barrier_in") {
-        in_barrier_.insert(client);
-        if (in_barrier_.size() == job_.local_ranks.size()) {
-            std::string blob;
-            for (const auto& [key, value] : pending_) {
-                append_field(blob, key);
-                append_field(blob, value);
-            }
-            pending_.clear();
-            out.barrier = std::move(blob);
-        }
+        out.barrier = core_.enter_barrier(client);
     } else if (command == "finalize") {
         reply("cmd=finalize_ack rc=0");
     } else if (command == "abort") {
         const std::string code = arg("exitcode");
-        auto rank = ranks_.find(client);
-        out.abort = Output::Abort{rank == ranks_.end() ? -1 : rank->second,
+        auto rank = core_.rank_of(client);
+        out.abort = PmiOutput::Abort{rank ? static_cast<int32_t>(*rank) : -1,
                 code.empty() ? 1 : std::atoi(code.c_str()),
                 arg("message").empty() ? "PMI abort" : arg("message")};
     } else {
         reply("cmd=" + command + "_result rc=-1 msg=unsupported_by_cohort");
     }
     return out;
-}
-
-PmiSimpleServer::Output PmiSimpleServer::barrier_done(const std::string& all_nodes) {
-    Output out;
-    size_t at = 0;
-    std::string key;
-    std::string value;
-    while (at < all_nodes.size() && read_field(all_nodes, at, key)
-            && read_field(all_nodes, at, value)) {
-        kvs_[key] = value;
-    }
-    for (Client client : in_barrier_) {
-        out.replies.push_back({client, "cmd=barrier_out rc=0\n"});
-    }
-    in_barrier_.clear();
-    return out;
-}
-
-PmiSimpleServer::Output PmiSimpleServer::barrier_failed() {
-    Output out;
-    for (Client client : in_barrier_) {
-        out.replies.push_back({client, "cmd=barrier_out rc=-1\n"});
-    }
-    in_barrier_.clear();
-    return out;
-}
-
-void PmiSimpleServer::forget(Client client) {
-    ranks_.erase(client);
-    in_barrier_.erase(client);
 }
 
 }  // namespace cohort::pmix

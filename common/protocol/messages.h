@@ -375,7 +375,7 @@ struct LaunchStepRequest {
     std::vector<std::pair<std::string, std::string>> env;
     uint16_t master_port = 0;  // 0 on node 0: the agent picks a free one
     bool label = false;
-    std::string mpi = "pmix";  // pmix or pmi1 (a step manager serves it), or none
+    std::string mpi = "pmix";  // pmix, pmi1 or pmi2 (a step manager serves it), or none
     std::string pmix_transport = "tcp";  // how step managers reach each other: tcp or ucx
     std::string output;        // per-task file pattern for stdout; empty: stream to the client
     std::string error;         // the same for stderr; empty with `output` set: joins stdout

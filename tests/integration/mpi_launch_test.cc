@@ -142,6 +142,53 @@ TEST_F(MpiLaunchTest, MpichAbortOverPmi1EndsTheStepWithItsStatus) {
             << result.err;
 }
 
+TEST_F(MpiLaunchTest, Pmi2ClientsPutFenceAndGetAcrossNodes) {
+    // A PMI-2 client written from the wire format (Debian's MPICH has only the PMI-1 one).
+    CommandResult result = run({"run", "-N2", "-n4", "--mpi=pmi2", kPython,
+            kScripts + "/pmi_client.py", "pmi2"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(sorted_lines(result.out),
+            (std::vector<std::string>{
+                    "pmi2 rank 0 of 4 got hello;from=1 map (vector,(0,2,2))",
+                    "pmi2 rank 1 of 4 got hello;from=2 map (vector,(0,2,2))",
+                    "pmi2 rank 2 of 4 got hello;from=3 map (vector,(0,2,2))",
+                    "pmi2 rank 3 of 4 got hello;from=0 map (vector,(0,2,2))"}));
+}
+
+TEST_F(MpiLaunchTest, Pmi2AbortEndsTheStep) {
+    CommandResult result = run({"run", "-N2", "-n2", "--mpi=pmi2", kPython,
+            kScripts + "/pmi_client.py", "pmi2-abort"});
+    EXPECT_NE(result.exit_code, 0);
+    EXPECT_NE(result.err.find("aborted by rank 1 with status 1: rank 1 gives up"),
+            std::string::npos)
+            << result.err;
+}
+
+TEST_F(MpiLaunchTest, MpichRanksUnderPmi2SpeakPmi1OnTheSamePort) {
+    // Debian's MPICH 4.0.2 has only the PMI-1 client: --mpi=pmi2 serves it too, as Slurm's
+    // pmi2 plugin does.
+    CommandResult result = run({"run", "-N2", "-n4", "--mpi=pmi2",
+            kPrograms + "/allreduce_mpich"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(sorted_lines(result.out),
+            (std::vector<std::string>{"rank 0 of 4 sum 6", "rank 1 of 4 sum 6",
+                    "rank 2 of 4 sum 6", "rank 3 of 4 sum 6"}));
+}
+
+TEST_F(MpiLaunchTest, APmiConnectionWithAWrongIdIsRefusedAndTheStepCarriesOn) {
+    // Before MPICH starts, rank 0 connects to its PMI port with a wrong PMI_ID.
+    CommandResult result = run({"run", "-N2", "-n2", "--mpi=pmi1", "sh", "-c",
+            "if [ \"$SLURM_PROCID\" = 0 ]; then " + kPython + " " + kScripts
+                    + "/pmi_client.py pmi1-wrong-id; fi; exec " + kPrograms
+                    + "/allreduce_mpich"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(sorted_lines(result.out),
+            (std::vector<std::string>{"intruder got 'cmd=initack rc=-1 "
+                                      "msg=refused:_PMI_ID_is_not_one_of_this_step's_ranks_on_"
+                                      "this_node' closed=True",
+                    "rank 0 of 2 sum 1", "rank 1 of 2 sum 1"}));
+}
+
 TEST_F(MpiLaunchTest, ARankThatNeverJoinsFailsTheStepInBoundedTime) {
     // Rank 1 is no PMIx client at all: rank 0 waits in the wire-up fence for node 2.
     const auto started = std::chrono::steady_clock::now();
@@ -241,7 +288,10 @@ TEST_F(MpiLaunchTest, StdinGoesToRankZeroAndOutputFilesArePerTask) {
 TEST_F(MpiLaunchTest, UnknownMpiTypeOrTransportIsRejected) {
     CommandResult result = run({"run", "--mpi=lam", "true"});
     EXPECT_EQ(result.exit_code, 1);
-    EXPECT_NE(result.err.find("--mpi: invalid value 'lam'"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("--mpi: invalid value 'lam' (accepted: pmix, pmix_v4, pmi1, pmi2, "
+                              "none)"),
+            std::string::npos)
+            << result.err;
     result = run({"run", "--pmix-transport=ib", "true"});
     EXPECT_EQ(result.exit_code, 1);
     EXPECT_NE(result.err.find("--pmix-transport: invalid value 'ib' (accepted: tcp, ucx)"),
