@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 
 namespace cohort::stepd {
 namespace {
@@ -17,6 +19,36 @@ namespace fs = std::filesystem;
 bool has_var(const protocol::LaunchStepRequest& launch, const std::string& name) {
     return std::any_of(launch.env.begin(), launch.env.end(),
             [&](const auto& pair) { return pair.first == name; });
+}
+
+// Open MPI's MCA booleans: 1/true/yes/enabled (or their opposites), any case.
+std::optional<bool> mca_flag(const protocol::LaunchStepRequest& launch, const std::string& name) {
+    for (const auto& [var, value] : launch.env) {
+        if (var != name) {
+            continue;
+        }
+        std::string v = value;
+        std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
+        if (v == "1" || v == "t" || v == "true" || v == "y" || v == "yes" || v == "enabled") {
+            return true;
+        }
+        if (v == "0" || v == "f" || v == "false" || v == "n" || v == "no" || v == "disabled") {
+            return false;
+        }
+    }
+    return std::nullopt;
+}
+
+// Ranks that skip the wire-up fence (Open MPI's async modex without data collection) fetch
+// each peer's data on first touch, racing their local peers' commits. OpenPMIx 4.2's
+// shared-memory store (gds ds21/ds12) loses that race now and then: the server answers a
+// get for a local peer's key that is being committed with NOT_FOUND, and MPI_Init fails
+// with "PML add procs failed: Not found" (about one run in fifteen on a loaded 2-core
+// host; none in 80 with the hash store). The hash store answers every such get from the
+// server, after the commit.
+bool skips_the_modex_fence(const protocol::LaunchStepRequest& launch) {
+    return mca_flag(launch, "OMPI_MCA_pmix_base_async_modex").value_or(false)
+            && !mca_flag(launch, "OMPI_MCA_pmix_base_collect_data").value_or(true);
 }
 
 }  // namespace
@@ -195,10 +227,24 @@ Result<protocol::StepdReadyMessage> StepManager::prepare_pmix_ranks(
     for (uint32_t node = 0; node < launch.node_index; ++node) {
         first += layout.tasks_per_node[node];
     }
+    // A client asks for the store its PMIX_GDS_MODULE names; the server then keeps the
+    // namespace's data there. The user's own PMIX_MCA_gds wins.
+    const bool hash_store = skips_the_modex_fence(launch) && !has_var(launch, "PMIX_MCA_gds");
+    if (hash_store) {
+        spdlog::info("step {}: ranks skip the modex fence: PMIx data kept in the hash store",
+                step);
+    }
     for (uint32_t local = 0; local < layout.tasks_per_node[launch.node_index]; ++local) {
         auto vars = server_->prepare_rank(nspace_, first + local, setup_.uid, setup_.gid);
         if (!vars) {
             return vars.status();
+        }
+        if (hash_store) {
+            for (auto& [name, value] : *vars) {
+                if (name == "PMIX_GDS_MODULE") {
+                    value = "hash";
+                }
+            }
         }
         // Open MPI keeps shared-memory segments per (host, job, local rank): two virtual
         // nodes on one host would collide without a directory of their own.
@@ -223,15 +269,46 @@ void StepManager::on_peer_message(protocol::Envelope envelope) {
         }
         case protocol::MessageType::kDirectModexRequest: {
             auto request = protocol::decode_message<protocol::DirectModexRequestMessage>(envelope);
-            if (!request || !server_) {
+            if (!request) {
                 return;
             }
             const uint64_t id = request->request_id;
             const uint32_t from = request->from_node;
-            server_->request_modex(request->nspace, request->rank,
-                    [this, id, from](int status, std::string data) {
+            if (from >= setup_.launch.layout.nodes.size()) {
+                spdlog::warn("step manager: direct modex request from node {}, which is not "
+                             "in the step", from);
+                return;
+            }
+            pmix::ModexQuery query{request->nspace, request->rank, request->required_key,
+                    request->timeout_s};
+            std::string refused = check_modex_query(query);
+            if (refused.empty() && node_of(query.rank) != setup_.launch.node_index) {
+                refused = "rank " + std::to_string(query.rank) + " does not run on this node";
+            }
+            if (!server_) {
+                refused = "this node's step manager has no PMIx server";
+            }
+            if (!refused.empty()) {
+                spdlog::warn("step manager: direct modex request from {}: {}",
+                        setup_.launch.layout.nodes.at(from), refused);
+                send_to_node(from, protocol::DirectModexReplyMessage{id,
+                        pmix::kCompletionNotFound, ""});
+                return;
+            }
+            // Held until the rank has committed the key the asker needs: the library alone
+            // would answer after the rank's first commit, which may not carry it yet.
+            server_->request_modex(query, modex_deadline(query.timeout_s),
+                    [this, id, from, query](int status, std::string data) {
                         send_to_node(from, protocol::DirectModexReplyMessage{id, status,
                                 std::move(data)});
+                        if (status == pmix::kCompletionTimeout && query.timeout_s == 0) {
+                            // Nobody bounded the wait but the step: the asker cannot go on.
+                            abort_step(-1, 1, "rank " + std::to_string(query.rank)
+                                    + " did not make key " + query.required_key + " available "
+                                    + "within " + std::to_string(options_.fence_timeout.count())
+                                    + " s (rank on " + setup_.node_name + ", asked for by "
+                                    + setup_.launch.layout.nodes.at(from) + ")");
+                        }
                     });
             return;
         }
@@ -360,31 +437,62 @@ void StepManager::fence_timed_out(const std::string& collective, uint64_t sequen
     abort_step(-1, 1, message);
 }
 
-void StepManager::on_direct_modex(const std::string& nspace, uint32_t rank,
-        pmix::Completion done) {
+std::string StepManager::check_modex_query(const pmix::ModexQuery& query) const {
+    if (query.nspace != nspace_) {
+        return "namespace '" + query.nspace + "' is not this step's (" + nspace_ + ")";
+    }
+    const uint32_t ntasks = setup_.launch.layout.ntasks();
+    if (query.rank >= ntasks) {
+        return "namespace " + nspace_ + " has " + std::to_string(ntasks)
+                + " ranks, asked for rank " + std::to_string(static_cast<int64_t>(
+                        static_cast<int32_t>(query.rank)));
+    }
+    return "";
+}
+
+std::chrono::steady_clock::time_point StepManager::modex_deadline(uint32_t timeout_s) const {
+    std::chrono::seconds bound = options_.fence_timeout;
+    if (timeout_s > 0) {
+        bound = std::min(bound, std::chrono::seconds(timeout_s));
+    }
+    return std::chrono::steady_clock::now() + bound;
+}
+
+void StepManager::on_direct_modex(const pmix::ModexQuery& query, pmix::Completion done) {
+    if (std::string refused = check_modex_query(query); !refused.empty()) {
+        spdlog::warn("step manager: direct modex: {}", refused);
+        done(pmix::kCompletionNotFound, "");
+        return;
+    }
+    const uint32_t rank = query.rank;
     const uint32_t node = node_of(rank);
     if (node == setup_.launch.node_index) {
-        server_->request_modex(nspace, rank, std::move(done));
+        server_->request_modex(query, modex_deadline(query.timeout_s), std::move(done));
         return;
     }
     const uint64_t id = next_modex_request_++;
-    auto timer = std::make_shared<asio::steady_timer>(io_, options_.fence_timeout);
-    timer->async_wait([this, id, node, rank](boost::system::error_code ec) {
+    // The hosting node answers within its own bound (the same timeout), so this one only
+    // fires when that node or the link to it is gone.
+    auto timer = std::make_shared<asio::steady_timer>(io_, options_.fence_timeout
+                    + std::chrono::seconds(5));
+    const std::string what = query.required_key.empty()
+            ? "the PMIx data of rank " + std::to_string(rank)
+            : "key " + query.required_key + " of rank " + std::to_string(rank);
+    timer->async_wait([this, id, node, what](boost::system::error_code ec) {
         auto it = modex_requests_.find(id);
         if (ec || it == modex_requests_.end()) {
             return;
         }
         PendingFence request = std::move(it->second);
         modex_requests_.erase(it);
-        request.done(2, "");
-        abort_step(-1, 1, "the PMIx data of rank " + std::to_string(rank) + " did not come from "
-                + setup_.launch.layout.nodes.at(node) + " within "
-                + std::to_string(options_.fence_timeout.count())
+        request.done(pmix::kCompletionTimeout, "");
+        abort_step(-1, 1, what + " did not come from " + setup_.launch.layout.nodes.at(node)
+                + " within " + std::to_string(options_.fence_timeout.count())
                 + " s (did that rank start as a PMIx client?)");
     });
     modex_requests_[id] = {std::move(done), timer};
     send_to_node(node, protocol::DirectModexRequestMessage{id, setup_.launch.node_index,
-            nspace, rank});
+            query.nspace, rank, query.required_key, query.timeout_s});
 }
 
 void StepManager::on_connected(uint32_t rank) {

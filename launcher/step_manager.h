@@ -49,8 +49,7 @@ public:
     void on_abort(uint32_t rank, int status, const std::string& message) override;
     void on_fence(const std::string& nspace, std::vector<uint32_t> ranks, bool collect,
             std::string data, pmix::Completion done) override;
-    void on_direct_modex(const std::string& nspace, uint32_t rank,
-            pmix::Completion done) override;
+    void on_direct_modex(const pmix::ModexQuery& query, pmix::Completion done) override;
     void on_log(uint32_t rank, const std::string& text) override;
 
 private:
@@ -82,6 +81,10 @@ private:
     void send_to_node(uint32_t node, const Message& message);
     void abort_step(int32_t rank, int32_t status, const std::string& message);
     uint32_t node_of(uint32_t rank) const;
+    // Why a direct-modex query cannot be answered (empty: it can).
+    std::string check_modex_query(const pmix::ModexQuery& query) const;
+    // How long this node holds a direct-modex request for a key its rank has not committed.
+    std::chrono::steady_clock::time_point modex_deadline(uint32_t timeout_s) const;
     void shut_down();
 
     asio::io_context& io_;

@@ -105,8 +105,10 @@ Completion modex_completion(pmix_modex_cbfunc_t cbfunc, void* cbdata) {
             return;
         }
         if (status != 0) {
-            cbfunc(status == 2 ? PMIX_ERR_TIMEOUT : PMIX_ERROR, nullptr, 0, cbdata, nullptr,
-                    nullptr);
+            const pmix_status_t error = status == kCompletionTimeout ? PMIX_ERR_TIMEOUT
+                    : status == kCompletionNotFound                  ? PMIX_ERR_NOT_FOUND
+                                                                     : PMIX_ERROR;
+            cbfunc(error, nullptr, 0, cbdata, nullptr, nullptr);
             return;
         }
         char* buffer = static_cast<char*>(std::malloc(std::max<size_t>(data.size(), 1)));
@@ -182,12 +184,26 @@ struct Upcalls {
         return PMIX_SUCCESS;
     }
 
-    static pmix_status_t direct_modex(const pmix_proc_t* proc, const pmix_info_t[], size_t,
-            pmix_modex_cbfunc_t cbfunc, void* cbdata) {
-        std::string nspace = proc->nspace;
-        const uint32_t rank = proc->rank;
+    static pmix_status_t direct_modex(const pmix_proc_t* proc, const pmix_info_t info[],
+            size_t ninfo, pmix_modex_cbfunc_t cbfunc, void* cbdata) {
+        ModexQuery query;
+        query.nspace = proc->nspace;
+        query.rank = proc->rank;
+        for (size_t i = 0; i < ninfo; ++i) {
+            if (PMIX_CHECK_KEY(&info[i], PMIX_REQUIRED_KEY) && info[i].value.type == PMIX_STRING
+                    && info[i].value.data.string != nullptr) {
+                query.required_key = info[i].value.data.string;
+            } else if (PMIX_CHECK_KEY(&info[i], PMIX_TIMEOUT)) {
+                pmix_status_t rc = PMIX_SUCCESS;
+                int64_t seconds = 0;
+                PMIX_VALUE_GET_NUMBER(rc, &info[i].value, seconds, int64_t);
+                if (rc == PMIX_SUCCESS && seconds > 0) {
+                    query.timeout_s = static_cast<uint32_t>(std::min<int64_t>(seconds, 86400));
+                }
+            }
+        }
         Completion done = modex_completion(cbfunc, cbdata);
-        post([nspace, rank, done] { g_server->host_.on_direct_modex(nspace, rank, done); });
+        post([query = std::move(query), done] { g_server->host_.on_direct_modex(query, done); });
         return PMIX_SUCCESS;
     }
 
@@ -403,7 +419,9 @@ void on_modex_response(pmix_status_t status, char* data, size_t size, void* cbda
     std::unique_ptr<ModexRequest> request(static_cast<ModexRequest*>(cbdata));
     std::string bytes = status == PMIX_SUCCESS && data != nullptr ? std::string(data, size)
                                                                    : std::string();
-    const int result = status == PMIX_SUCCESS ? 0 : 1;
+    const int result = status == PMIX_SUCCESS ? 0
+            : status == PMIX_ERR_NOT_FOUND    ? kCompletionNotFound
+                                              : kCompletionError;
     auto done = std::move(request->done);
     boost::asio::post(request->executor,
             [done = std::move(done), result, bytes = std::move(bytes)]() mutable {
@@ -411,15 +429,126 @@ void on_modex_response(pmix_status_t status, char* data, size_t size, void* cbda
             });
 }
 
+// The first and the longest pause between two looks for a key a rank has not committed yet.
+constexpr std::chrono::milliseconds kFirstKeyPoll{5};
+constexpr std::chrono::milliseconds kLongestKeyPoll{200};
+
 }  // namespace
 
-void Server::request_modex(const std::string& nspace, uint32_t rank, Completion done) {
-    pmix_proc_t proc = make_proc(nspace, rank);
+// A direct-modex request held until the rank has committed the key the asker needs.
+struct Server::KeyWait {
+    ModexQuery query;
+    std::chrono::steady_clock::time_point deadline;
+    Completion done;
+    boost::asio::steady_timer timer;
+    std::chrono::milliseconds pause = kFirstKeyPoll;
+    uint32_t looks = 0;
+};
+
+void Server::request_modex(const ModexQuery& query,
+        std::chrono::steady_clock::time_point deadline, Completion done) {
+    // Keys in the "pmix" namespace are job data this host registered, never committed by the
+    // rank: waiting for one would wait for ever, so those go to the library as they are.
+    if (query.required_key.empty() || query.required_key.rfind("pmix", 0) == 0) {
+        fetch_modex(query, std::move(done));
+        return;
+    }
+    auto wait = std::make_shared<KeyWait>(KeyWait{query, deadline, std::move(done),
+            boost::asio::steady_timer(executor_), kFirstKeyPoll, 0});
+    check_required_key(std::move(wait));
+}
+
+namespace {
+
+// One look for a key: the library keeps pointers to the key and the info until it calls
+// back, so they live here, freed by the callback.
+struct KeyLook {
+    KeyLook() { PMIX_INFO_CONSTRUCT(&immediate); }
+    ~KeyLook() { PMIX_INFO_DESTRUCT(&immediate); }
+    KeyLook(const KeyLook&) = delete;
+    KeyLook& operator=(const KeyLook&) = delete;
+
+    std::string key;
+    pmix_info_t immediate;
+    std::function<void(bool found)> then;  // posted to the host's executor
+};
+
+}  // namespace
+
+void Server::check_required_key(std::shared_ptr<KeyWait> wait) {
+    auto look = std::make_unique<KeyLook>();
+    look->key = wait->query.required_key;
+    // The server's own store holds what its local clients committed; PMIX_IMMEDIATE keeps
+    // the look local (a server has nobody to ask anyway).
+    bool yes = true;
+    PMIX_INFO_LOAD(&look->immediate, PMIX_IMMEDIATE, &yes, PMIX_BOOL);
+    ++wait->looks;
+    look->then = [this, wait](bool found) mutable {
+        if (found) {
+            if (wait->looks > 1) {
+                spdlog::info("pmix: rank {} committed key {} after {} looks; answering the "
+                             "direct modex",
+                        wait->query.rank, wait->query.required_key, wait->looks);
+            }
+            fetch_modex(wait->query, std::move(wait->done));
+            return;
+        }
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= wait->deadline) {
+            spdlog::warn("pmix: rank {} of {} did not commit key {} in time for a direct modex",
+                    wait->query.rank, wait->query.nspace, wait->query.required_key);
+            wait->done(kCompletionTimeout, "");
+            return;
+        }
+        if (wait->looks == 1) {
+            spdlog::info("pmix: direct modex for rank {} waits until it commits key {}",
+                    wait->query.rank, wait->query.required_key);
+        }
+        const auto pause =
+                std::min<std::chrono::steady_clock::duration>(wait->pause, wait->deadline - now);
+        wait->pause = std::min(wait->pause * 2, kLongestKeyPoll);
+        wait->timer.expires_after(pause);
+        KeyWait& held = *wait;
+        held.timer.async_wait([this, wait = std::move(wait)](boost::system::error_code ec) mutable {
+            if (!ec) {
+                check_required_key(std::move(wait));
+            }
+        });
+    };
+    pmix_proc_t proc = make_proc(wait->query.nspace, wait->query.rank);
+    KeyLook* raw = look.get();
+    pmix_status_t rc = PMIx_Get_nb(&proc, raw->key.c_str(), &raw->immediate, 1,
+            [](pmix_status_t status, pmix_value_t* value, void* cbdata) {
+                std::unique_ptr<KeyLook> finished(static_cast<KeyLook*>(cbdata));
+                if (value != nullptr) {
+                    PMIX_VALUE_RELEASE(value);  // ours; only "is it there" matters
+                }
+                boost::asio::post(g_server->executor_,
+                        [then = std::move(finished->then), found = status == PMIX_SUCCESS]() mutable {
+                            then(found);
+                        });
+            },
+            raw);
+    if (rc != PMIX_SUCCESS) {
+        // The library did not take the look: answer with what the rank has committed.
+        spdlog::warn("pmix: cannot look for key {} of rank {}: {}", wait->query.required_key,
+                wait->query.rank, status_text(rc));
+        boost::asio::post(executor_, [this, wait = std::move(wait)]() mutable {
+            fetch_modex(wait->query, std::move(wait->done));
+        });
+        return;
+    }
+    look.release();  // the callback owns it now
+}
+
+void Server::fetch_modex(const ModexQuery& query, Completion done) {
+    pmix_proc_t proc = make_proc(query.nspace, query.rank);
     auto* request = new ModexRequest{executor_, std::move(done)};
     pmix_status_t rc = PMIx_server_dmodex_request(&proc, on_modex_response, request);
     if (rc != PMIX_SUCCESS) {
         std::unique_ptr<ModexRequest> failed(request);
-        boost::asio::post(executor_, [done = std::move(failed->done)] { done(1, ""); });
+        boost::asio::post(executor_,
+                [done = std::move(failed->done)] { done(kCompletionError, ""); });
     }
 }
 

@@ -107,16 +107,21 @@ struct CollectiveMessage {
     }
 };
 
+// Step manager -> the step manager hosting `rank`: that rank's modex data, please. The
+// answer waits until the rank has committed `required_key` (the key the asking client needs;
+// empty: whatever it has committed), for at most `timeout_s` (0: the step's PMIx timeout).
 struct DirectModexRequestMessage {
     static constexpr MessageType kType = MessageType::kDirectModexRequest;
     uint64_t request_id = 0;
     uint32_t from_node = 0;
     std::string nspace;
     uint32_t rank = 0;
+    std::string required_key;
+    uint32_t timeout_s = 0;
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & request_id & from_node & nspace & rank;
+        ar & request_id & from_node & nspace & rank & required_key & timeout_s;
     }
 };
 
