@@ -1,6 +1,7 @@
 // Reading, checking and writing the network topology of the cluster configuration.
 #include "common/network_config.h"
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -176,6 +177,31 @@ Result<NetworkConfig> read_network(const json& doc, const std::vector<std::strin
     }
     network.max_switch_wait_s = *wait;
     return network;
+}
+
+TopologyAddress topology_address(const NetworkConfig& network, const std::string& node) {
+    TopologyAddress out{node, "node"};
+    std::string below = node;
+    bool is_node = true;
+    // Upwards from the node: the switch that lists what is below, until none does.
+    for (size_t level = 0; level <= network.switches.size(); ++level) {
+        const SwitchConfig* parent = nullptr;
+        for (const SwitchConfig& sw : network.switches) {
+            const auto& children = is_node ? sw.nodes : sw.switches;
+            if (std::find(children.begin(), children.end(), below) != children.end()) {
+                parent = &sw;
+                break;
+            }
+        }
+        if (parent == nullptr) {
+            break;
+        }
+        out.address = parent->name + "." + out.address;
+        out.pattern = "switch." + out.pattern;
+        below = parent->name;
+        is_node = false;
+    }
+    return out;
 }
 
 json write_network(const NetworkConfig& network) {

@@ -43,4 +43,12 @@ Result<NetworkConfig> read_network(const nlohmann::json& doc,
         const std::vector<std::string>& cluster_nodes);
 nlohmann::json write_network(const NetworkConfig& network);
 
+// Where a node sits, as Slurm's SLURM_TOPOLOGY_ADDR and SLURM_TOPOLOGY_ADDR_PATTERN give it:
+// {"spine.leaf1.node1", "switch.switch.node"}; {"node1", "node"} under no switch.
+struct TopologyAddress {
+    std::string address;
+    std::string pattern;
+};
+TopologyAddress topology_address(const NetworkConfig& network, const std::string& node);
+
 }  // namespace cohort

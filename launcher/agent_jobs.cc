@@ -90,7 +90,7 @@ void Agent::launch_batch(const protocol::LaunchBatchRequest& request) {
     spec.argv.push_back(script_path);
     spec.argv.insert(spec.argv.end(), job.spec.script_args.begin(), job.spec.script_args.end());
     BatchContext context{request.cluster_name, options_.name, resources_.cpus,
-            job.spec.submit_host};
+            job.spec.submit_host, topology_address(config_.network, options_.name)};
     spec.env = env_to_strings(batch_environment(job, context));
     spec.cwd = cwd;
     spec.user = *user;

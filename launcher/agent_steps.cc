@@ -437,7 +437,7 @@ void Agent::start_step_tasks(const ConnectionPtr& conn, const UserIdentity& user
     for (uint32_t local = 0; local < local_tasks; ++local) {
         const uint32_t rank = first_rank + local;
         TaskContext context{request.node_index, local, rank, reply.master_port, options_.name,
-                torch_env};
+                torch_env, topology_address(config_.network, options_.name)};
         SpawnSpec spec;
         auto streams = TaskStreams::open(request, rank, step_file_names(request, rank, user),
                 spec);

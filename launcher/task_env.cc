@@ -170,6 +170,8 @@ EnvMap batch_environment(const protocol::JobRecord& job, const BatchContext& con
     set_both(env, "LOCALID", "0");
     env["SLURMD_NODENAME"] = context.node_name;
     env["COHORTD_NODENAME"] = context.node_name;
+    set_both(env, "TOPOLOGY_ADDR", context.topology.address);
+    set_both(env, "TOPOLOGY_ADDR_PATTERN", context.topology.pattern);
     set_both(env, "JOB_START_TIME", std::to_string(job.start_time));
     if (job.time_limit_s >= 0) {
         set_both(env, "JOB_END_TIME", std::to_string(job.start_time + job.time_limit_s));
@@ -255,6 +257,8 @@ EnvMap task_environment(const protocol::StepLayout& layout, const TaskContext& c
     }
     env["SLURMD_NODENAME"] = context.node_name;
     env["COHORTD_NODENAME"] = context.node_name;
+    set_both(env, "TOPOLOGY_ADDR", context.topology.address);
+    set_both(env, "TOPOLOGY_ADDR_PATTERN", context.topology.pattern);
     if (layout.job_end_time != 0) {
         set_both(env, "JOB_END_TIME", std::to_string(layout.job_end_time));
     }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/network_config.h"
 #include "common/protocol/job_types.h"
 
 namespace cohort::agent {
@@ -24,6 +25,7 @@ struct BatchContext {
     std::string node_name;
     int32_t node_cpus = 0;
     std::string submit_host;
+    TopologyAddress topology;  // SLURM_TOPOLOGY_ADDR[_PATTERN]
 };
 
 // The batch script's variables, over the job's exported environment. No SLURM_STEP_ID:
@@ -37,6 +39,7 @@ struct TaskContext {
     uint16_t master_port = 0;
     std::string node_name;
     bool torch_env = true;  // RANK, WORLD_SIZE, MASTER_ADDR, ... (off for tools that refuse them)
+    TopologyAddress topology;  // SLURM_TOPOLOGY_ADDR[_PATTERN]
 };
 
 // One step task's variables, over the client's environment.

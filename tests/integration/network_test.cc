@@ -112,6 +112,16 @@ TEST_F(NetworkTest, SwitchesHoldsTheJobUntilItsMaxWaitThenItRunsOnMore) {
     release(busy);
 }
 
+TEST_F(NetworkTest, TasksSeeWhereTheirNodeSits) {
+    CommandResult result = cluster_->cohort({"run", "-N4", "sh", "-c",
+            "echo $SLURM_TOPOLOGY_ADDR $SLURM_TOPOLOGY_ADDR_PATTERN"});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(lines_of(result.out),
+            (std::set<std::string>{"spine.leaf1.node1 switch.switch.node",
+                    "spine.leaf1.node2 switch.switch.node", "spine.leaf2.node3 switch.switch.node",
+                    "spine.leaf2.node4 switch.switch.node"}));
+}
+
 TEST_F(NetworkTest, BadNetworkOptionsAreRefusedWithTheValue) {
     CommandResult result = cluster_->cohort({"run", "-N2", "--switches=0", "true"});
     EXPECT_NE(result.exit_code, 0);

@@ -36,6 +36,19 @@ TEST(NetworkConfig, ReadsATreeAndBlocksAndWritesThemBack) {
     EXPECT_EQ(again->max_switch_wait_s, 600);
 }
 
+TEST(NetworkConfig, TopologyAddressNamesTheSwitchesAboveANode) {
+    auto network = read(R"({"network": {
+        "switches": [{"name": "leaf0", "nodes": "n[0-1]"}, {"name": "leaf1", "nodes": "n2"},
+                     {"name": "spine", "switches": "leaf[0-1]"}]}})");
+    ASSERT_TRUE(network) << network.status().message();
+    const TopologyAddress n1 = topology_address(*network, "n1");
+    EXPECT_EQ(n1.address, "spine.leaf0.n1");
+    EXPECT_EQ(n1.pattern, "switch.switch.node");
+    const TopologyAddress n3 = topology_address(*network, "n3");
+    EXPECT_EQ(n3.address, "n3");
+    EXPECT_EQ(n3.pattern, "node");
+}
+
 TEST(NetworkConfig, NoNetworkKeyIsAFlatNetwork) {
     auto network = read(R"({"nodes": "n[0-3]"})");
     ASSERT_TRUE(network);

@@ -28,7 +28,7 @@ TEST(TaskEnv, CompactCounts) {
 TEST(TaskEnv, RankVariablesOnTheSecondNode) {
     auto layout = two_by_two();
     EXPECT_EQ(first_rank_on(layout, 1), 2u);
-    TaskContext context{1, 1, 3, 29500, "node2", true};
+    TaskContext context{1, 1, 3, 29500, "node2", true, {}};
     EnvMap env = task_environment(layout, context, {{"HOME", "/root"}});
     EXPECT_EQ(env.at("RANK"), "3");
     EXPECT_EQ(env.at("WORLD_SIZE"), "4");
@@ -50,7 +50,7 @@ TEST(TaskEnv, RankVariablesOnTheSecondNode) {
 }
 
 TEST(TaskEnv, TorchVariablesCanBeSwitchedOff) {
-    TaskContext context{0, 0, 0, 29500, "node1", false};
+    TaskContext context{0, 0, 0, 29500, "node1", false, {}};
     EnvMap env = task_environment(two_by_two(), context, {});
     EXPECT_EQ(env.count("RANK"), 0u);
     EXPECT_EQ(env.count("MASTER_ADDR"), 0u);
@@ -66,7 +66,7 @@ TEST(TaskEnv, BatchScriptHasNoStepId) {
     job.cpus_per_node = {2, 2, 1};
     job.tasks_per_node = {2, 2, 1};
     job.spec.ntasks = 5;
-    EnvMap env = batch_environment(job, {"cohort", "node1", 2, "login"});
+    EnvMap env = batch_environment(job, {"cohort", "node1", 2, "login", {}});
     EXPECT_EQ(env.count("SLURM_STEP_ID"), 0u);
     EXPECT_EQ(env.at("KEEP"), "1");
     EXPECT_EQ(env.at("SLURM_JOB_ID"), "5");
@@ -89,7 +89,7 @@ TEST(TaskEnv, ArrayTasksSeeTheirIndexAndTheArray) {
     job.nodes = {"node1"};
     job.cpus_per_node = {1};
     job.tasks_per_node = {1};
-    EnvMap env = batch_environment(job, {"cohort", "node1", 2, "login"});
+    EnvMap env = batch_environment(job, {"cohort", "node1", 2, "login", {}});
     EXPECT_EQ(env.at("SLURM_JOB_ID"), "12");
     EXPECT_EQ(env.at("SLURM_ARRAY_JOB_ID"), "10");
     EXPECT_EQ(env.at("SLURM_ARRAY_TASK_ID"), "4");
@@ -114,7 +114,7 @@ protocol::StepLayout with_gpus(bool per_task, const std::string& vendor) {
 }
 
 TEST(TaskEnv, EachTaskSeesItsOwnGpuAndClosestNic) {
-    TaskContext context{1, 1, 3, 29500, "node2", true};
+    TaskContext context{1, 1, 3, 29500, "node2", true, {}};
     EnvMap env = task_environment(with_gpus(true, "nvidia"), context,
             {{"CUDA_VISIBLE_DEVICES", "0,1,2,3"}});
     EXPECT_EQ(env.at("CUDA_VISIBLE_DEVICES"), "3");
@@ -130,7 +130,7 @@ TEST(TaskEnv, EachTaskSeesItsOwnGpuAndClosestNic) {
 }
 
 TEST(TaskEnv, WithoutPerTaskBindingEveryTaskSeesTheNodesGpus) {
-    TaskContext context{0, 0, 0, 29500, "node1", true};
+    TaskContext context{0, 0, 0, 29500, "node1", true, {}};
     EnvMap env = task_environment(with_gpus(false, "nvidia"), context, {});
     EXPECT_EQ(env.at("CUDA_VISIBLE_DEVICES"), "2,3");
     EXPECT_EQ(env.at("COHORT_GPU_PCI_BUS_IDS"), "0000:39:00.0,0000:3b:00.0");
@@ -138,7 +138,7 @@ TEST(TaskEnv, WithoutPerTaskBindingEveryTaskSeesTheNodesGpus) {
 }
 
 TEST(TaskEnv, AmdGpusUseRocrAndGpuDeviceOrdinal) {
-    TaskContext context{0, 1, 1, 29500, "node1", true};
+    TaskContext context{0, 1, 1, 29500, "node1", true, {}};
     EnvMap env = task_environment(with_gpus(true, "amd"), context, {});
     EXPECT_EQ(env.at("ROCR_VISIBLE_DEVICES"), "3");
     EXPECT_EQ(env.at("GPU_DEVICE_ORDINAL"), "3");
@@ -146,7 +146,7 @@ TEST(TaskEnv, AmdGpusUseRocrAndGpuDeviceOrdinal) {
 }
 
 TEST(TaskEnv, NoGpusNoGpuVariables) {
-    TaskContext context{0, 0, 0, 29500, "node1", true};
+    TaskContext context{0, 0, 0, 29500, "node1", true, {}};
     EnvMap env = task_environment(two_by_two(), context, {});
     EXPECT_EQ(env.count("CUDA_VISIBLE_DEVICES"), 0u);
     EXPECT_EQ(env.count("UCX_NET_DEVICES"), 0u);
@@ -167,7 +167,7 @@ TEST(TaskEnv, BatchScriptSeesTheJobsGpusOnItsNode) {
     job.spec.gpu.per_node = 2;
     job.spec.gpu.type = "h100";
     job.gpu_alloc = {{{0, 1}, {0, 1}, {"0000:1b:00.0", "0000:43:00.0"}, "nvidia"}};
-    EnvMap env = batch_environment(job, {"c", "node1", 8, "login"});
+    EnvMap env = batch_environment(job, {"c", "node1", 8, "login", {}});
     EXPECT_EQ(env.at("CUDA_VISIBLE_DEVICES"), "0,1");
     EXPECT_EQ(env.at("SLURM_JOB_GPUS"), "0,1");
     EXPECT_EQ(env.at("SLURM_GPUS_ON_NODE"), "2");
