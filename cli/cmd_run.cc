@@ -24,6 +24,20 @@ uint64_t allocation_from_env() {
     return 0;
 }
 
+// Inside a job, srun's default distribution: the job's (or the enclosing step's), which the
+// environment carries as SLURM_DISTRIBUTION and, for planes, SLURM_DIST_PLANESIZE.
+std::string distribution_from_env() {
+    const char* name = std::getenv("SLURM_DISTRIBUTION");
+    if (name == nullptr || *name == '\0') {
+        return "";
+    }
+    const char* plane = std::getenv("SLURM_DIST_PLANESIZE");
+    if (std::string(name) == "plane" && plane != nullptr) {
+        return "plane=" + std::string(plane);
+    }
+    return name;
+}
+
 // Ends the allocation this command created; retried, since the controller may be restarting.
 void complete_job(const ClientContext& context, uint64_t job_id, const StepResult& result) {
     protocol::JobCompleteRequest request{job_id, result.exit_signal != 0 ? 0 : result.exit_code,
@@ -211,7 +225,8 @@ int cmd_run(const Args& args) {
         }
         protocol::StepCreateRequest create{job_id, request.argv.front(), spec->nodes_min,
                 spec->ntasks, spec->ntasks_per_node,
-                spec->cpus_per_task_set ? spec->cpus_per_task : 0, nodelist};
+                spec->cpus_per_task_set ? spec->cpus_per_task : 0, nodelist,
+                spec->distribution.empty() ? distribution_from_env() : spec->distribution};
         auto created = client->call<protocol::StepCreatedReply>(create);
         if (!created) {
             return report_error("run", created.status().with_context("step creation failed"));

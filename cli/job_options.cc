@@ -162,6 +162,8 @@ void add_job_options(CLI::App& app, JobOptions& o, JobCommand command) {
     app.add_option("--switches", o.switches,
             "at most N leaf switches, waiting up to max-wait for them: N[@max-wait]");
     app.add_option("--segment", o.segment, "nodes per segment, each inside one block: N");
+    app.add_option("-m,--distribution", o.distribution,
+            "how ranks are dealt over the nodes: block (default), cyclic, plane=N");
     if (command == JobCommand::kBatch) {
         app.add_option("-o,--output", o.output, "stdout file pattern (default slurm-%j.out)");
         app.add_option("-e,--error", o.error, "stderr file pattern (default: with stdout)");
@@ -326,6 +328,10 @@ Result<protocol::JobSpec> job_spec_from(const JobOptions& o) {
     if (Status network = read_network_options(o, spec); !network) {
         return network;
     }
+    if (auto distribution = parse_distribution("--distribution", o.distribution); !distribution) {
+        return distribution.status();
+    }
+    spec.distribution = o.distribution;
     spec.account = o.account;
     spec.qos = o.qos;
     spec.reservation = o.reservation;

@@ -41,6 +41,7 @@ struct JobOptions {
     std::string gpu_bind;
     std::string switches;
     std::string segment;
+    std::string distribution;
     bool hold = false;
     bool parsable = false;
     std::string wrap;

@@ -23,6 +23,13 @@ struct TaskDistribution {
     // SLURM_DISTRIBUTION's value ("block", "cyclic", "plane").
     std::string slurm_name() const;
     bool operator==(const TaskDistribution&) const = default;
+
+    template <class Archive>
+    void serialize(Archive& ar, unsigned /*version*/) {
+        auto code = static_cast<uint8_t>(kind);
+        ar & code & plane_size;
+        kind = static_cast<Kind>(code);
+    }
 };
 
 // Parses a --distribution value; `field` names the option (or variable) in the error. Empty

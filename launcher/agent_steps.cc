@@ -427,15 +427,14 @@ void Agent::start_step_tasks(const ConnectionPtr& conn, const UserIdentity& user
         // Nodes that talk over loopback: Open MPI's TCP transport must not try other NICs.
         base["OMPI_MCA_btl_tcp_if_include"] = "lo";
     }
-    const uint32_t local_tasks = layout.tasks_per_node[request.node_index];
-    const uint32_t first_rank = first_rank_on(layout, request.node_index);
+    const std::vector<uint32_t> ranks_here = layout.rank_map().ranks_on_node[request.node_index];
     LocalJob& job = jobs_[layout.job_id];
     if (layout.job_end_time != 0 && !job.limit_timer) {
         arm_time_limit(layout.job_id, layout.job_end_time);
     }
     std::vector<protocol::TaskExitMessage> failures;
-    for (uint32_t local = 0; local < local_tasks; ++local) {
-        const uint32_t rank = first_rank + local;
+    for (uint32_t local = 0; local < ranks_here.size(); ++local) {
+        const uint32_t rank = ranks_here[local];
         TaskContext context{request.node_index, local, rank, reply.master_port, options_.name,
                 torch_env, topology_address(config_.network, options_.name)};
         SpawnSpec spec;

@@ -133,6 +133,7 @@ void StepManager::on_agent_message(protocol::Envelope envelope) {
 
 void StepManager::set_up(const protocol::StepdSetupMessage& setup) {
     setup_ = setup;
+    ranks_ = setup_.launch.layout.rank_map();
     // The step may shorten the fence timeout (as SLURM_PMIX_TIMEOUT does for srun).
     for (const auto& [name, value] : setup_.launch.env) {
         if (name == "COHORT_PMIX_TIMEOUT" || name == "SLURM_PMIX_TIMEOUT") {
@@ -214,7 +215,7 @@ Result<protocol::StepdReadyMessage> StepManager::prepare_pmix_ranks(
     ns.nspace = nspace_;
     ns.job_id = step;
     ns.nodes = layout.nodes;
-    ns.tasks_per_node = layout.tasks_per_node;
+    ns.ranks_on_node = ranks_.ranks_on_node;
     ns.this_node = launch.node_index;
     ns.job_tmpdir = session_dir;
     ns.step_tmpdir = session_dir;
@@ -223,10 +224,7 @@ Result<protocol::StepdReadyMessage> StepManager::prepare_pmix_ranks(
     }
 
     protocol::StepdReadyMessage ready;
-    uint32_t first = 0;
-    for (uint32_t node = 0; node < launch.node_index; ++node) {
-        first += layout.tasks_per_node[node];
-    }
+    const std::vector<uint32_t>& local_ranks = ranks_.ranks_on_node.at(launch.node_index);
     // A client asks for the store its PMIX_GDS_MODULE names; the server then keeps the
     // namespace's data there. The user's own PMIX_MCA_gds wins.
     const bool hash_store = skips_the_modex_fence(launch) && !has_var(launch, "PMIX_MCA_gds");
@@ -234,8 +232,8 @@ Result<protocol::StepdReadyMessage> StepManager::prepare_pmix_ranks(
         spdlog::info("step {}: ranks skip the modex fence: PMIx data kept in the hash store",
                 step);
     }
-    for (uint32_t local = 0; local < layout.tasks_per_node[launch.node_index]; ++local) {
-        auto vars = server_->prepare_rank(nspace_, first + local, setup_.uid, setup_.gid);
+    for (uint32_t local = 0; local < local_ranks.size(); ++local) {
+        auto vars = server_->prepare_rank(nspace_, local_ranks[local], setup_.uid, setup_.gid);
         if (!vars) {
             return vars.status();
         }
@@ -359,15 +357,7 @@ void StepManager::apply(pmix::TreeCollectives::Actions actions) {
 }
 
 uint32_t StepManager::node_of(uint32_t rank) const {
-    const auto& counts = setup_.launch.layout.tasks_per_node;
-    uint32_t first = 0;
-    for (uint32_t node = 0; node < counts.size(); ++node) {
-        if (rank < first + counts[node]) {
-            return node;
-        }
-        first += counts[node];
-    }
-    return 0;
+    return rank < ranks_.node_of.size() ? ranks_.node_of[rank] : 0;
 }
 
 void StepManager::on_fence(const std::string& nspace, std::vector<uint32_t> ranks, bool,

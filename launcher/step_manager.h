@@ -97,6 +97,7 @@ private:
     bool have_peers_ = false;
 
     protocol::StepdSetupMessage setup_;
+    RankMap ranks_;  // which ranks run on which node of the step
     std::string tmpdir_;
     std::string shm_dir_;  // Open MPI's shared-memory backing files
     std::string nspace_;

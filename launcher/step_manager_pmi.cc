@@ -59,14 +59,8 @@ Result<protocol::StepdReadyMessage> StepManager::prepare_pmi_ranks(bool pmi2) {
     pmix::PmiJob job;
     job.kvsname = nspace_;
     job.size = layout.ntasks();
-    job.process_mapping = pmix::pmi_process_mapping(layout.tasks_per_node);
-    uint32_t first = 0;
-    for (uint32_t node = 0; node < launch.node_index; ++node) {
-        first += layout.tasks_per_node[node];
-    }
-    for (uint32_t local = 0; local < layout.tasks_per_node[launch.node_index]; ++local) {
-        job.local_ranks.push_back(first + local);
-    }
+    job.process_mapping = pmix::pmi_process_mapping(ranks_.node_of);
+    job.local_ranks = ranks_.ranks_on_node.at(launch.node_index);
     auto ids = random_ids(job.local_ranks.size());
     if (!ids) {
         return ids.status();

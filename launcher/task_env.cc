@@ -79,6 +79,15 @@ void set_gpu_request(EnvMap& env, const GpuOptions& gpu) {
     }
 }
 
+// SLURM_DISTRIBUTION (and SLURM_DIST_PLANESIZE for planes), as srun sets them and reads
+// them back as its default inside a job.
+void set_distribution(EnvMap& env, const TaskDistribution& distribution) {
+    set_both(env, "DISTRIBUTION", distribution.slurm_name());
+    if (distribution.kind == TaskDistribution::Kind::kPlane) {
+        set_both(env, "DIST_PLANESIZE", std::to_string(distribution.plane_size));
+    }
+}
+
 }  // namespace
 
 std::string ucx_device(const std::string& nic) {
@@ -136,14 +145,6 @@ std::vector<std::string> env_to_strings(const EnvMap& env) {
         out.push_back(name + "=" + value);
     }
     return out;
-}
-
-uint32_t first_rank_on(const protocol::StepLayout& layout, uint32_t node_index) {
-    uint32_t rank = 0;
-    for (uint32_t i = 0; i < node_index && i < layout.tasks_per_node.size(); ++i) {
-        rank += layout.tasks_per_node[i];
-    }
-    return rank;
 }
 
 EnvMap batch_environment(const protocol::JobRecord& job, const BatchContext& context) {
@@ -212,6 +213,11 @@ EnvMap batch_environment(const protocol::JobRecord& job, const BatchContext& con
         set_visible_gpus(env, alloc, alloc.gpus);
         set_both(env, "JOB_GPUS", joined(alloc.gpus));
     }
+    if (!job.spec.distribution.empty()) {
+        if (auto distribution = parse_distribution("--distribution", job.spec.distribution)) {
+            set_distribution(env, *distribution);
+        }
+    }
     env.erase("SLURM_STEP_ID");
     env.erase("SLURM_STEPID");
     return env;
@@ -250,6 +256,7 @@ EnvMap task_environment(const protocol::StepLayout& layout, const TaskContext& c
     set_both(env, "LOCALID", std::to_string(context.local_rank));
     set_both(env, "NODEID", std::to_string(context.node_index));
     set_both(env, "RESTART_COUNT", std::to_string(layout.restart_count));
+    set_distribution(env, layout.distribution);
     set_both(env, "CPUS_ON_NODE",
             std::to_string(local_size * layout.cpus_per_task));
     if (layout.cpus_per_task_set) {

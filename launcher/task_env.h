@@ -56,7 +56,5 @@ std::vector<int> batch_cpus(const protocol::JobRecord& job);
 // A NIC as UCX_NET_DEVICES names it: RDMA devices with their port ("mlx5_0:1"), netdevs as is.
 std::string ucx_device(const std::string& nic);
 
-// The first global rank on `node_index` (tasks are numbered block-wise across nodes).
-uint32_t first_rank_on(const protocol::StepLayout& layout, uint32_t node_index);
 
 }  // namespace cohort::agent

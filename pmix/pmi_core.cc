@@ -29,17 +29,42 @@ bool read_field(const std::string& blob, size_t& at, std::string& field) {
 
 }  // namespace
 
-std::string pmi_process_mapping(const std::vector<uint32_t>& tasks_per_node) {
-    std::string mapping = "(vector";
-    for (size_t node = 0; node < tasks_per_node.size();) {
+std::string pmi_process_mapping(const std::vector<uint32_t>& node_of_rank) {
+    // Runs of consecutive ranks on one node, as (node, ranks).
+    std::vector<std::pair<uint32_t, uint32_t>> blocks;
+    for (uint32_t node : node_of_rank) {
+        if (!blocks.empty() && blocks.back().first == node) {
+            ++blocks.back().second;
+        } else {
+            blocks.emplace_back(node, 1);
+        }
+    }
+    // Blocks of one size on consecutive nodes make one (start, nodes, ranks) triple.
+    std::vector<std::string> triples;
+    for (size_t b = 0; b < blocks.size();) {
         size_t run = 1;
-        while (node + run < tasks_per_node.size()
-                && tasks_per_node[node + run] == tasks_per_node[node]) {
+        while (b + run < blocks.size() && blocks[b + run].second == blocks[b].second
+                && blocks[b + run].first == blocks[b].first + run) {
             ++run;
         }
-        mapping += ",(" + std::to_string(node) + "," + std::to_string(run) + ","
-                + std::to_string(tasks_per_node[node]) + ")";
-        node += run;
+        triples.push_back("(" + std::to_string(blocks[b].first) + "," + std::to_string(run)
+                + "," + std::to_string(blocks[b].second) + ")");
+        b += run;
+    }
+    // MPICH repeats the vector until every rank has a node: a repeating pattern (cyclic
+    // gives (0,N,1) again and again) is written once.
+    size_t period = triples.size();
+    for (size_t p = 1; p < triples.size(); ++p) {
+        if (triples.size() % p == 0
+                && std::equal(triples.begin() + static_cast<std::ptrdiff_t>(p), triples.end(),
+                        triples.begin())) {
+            period = p;
+            break;
+        }
+    }
+    std::string mapping = "(vector";
+    for (size_t t = 0; t < period; ++t) {
+        mapping += "," + triples[t];
     }
     return mapping + ")";
 }

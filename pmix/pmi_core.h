@@ -32,8 +32,9 @@ struct PmiJob {
     std::map<std::string, uint32_t> ids;
 };
 
-// "(vector,(0,2,2))" for 2 nodes of 2 ranks each, block-numbered.
-std::string pmi_process_mapping(const std::vector<uint32_t>& tasks_per_node);
+// PMI_process_mapping from each rank's node index: "(vector,(0,2,2))" for ranks 0,1 on node
+// 0 and 2,3 on node 1; "(vector,(0,2,1))" for 0,2 | 1,3 (cyclic).
+std::string pmi_process_mapping(const std::vector<uint32_t>& node_of_rank);
 
 // What the protocol servers hand back for the step manager to carry out.
 struct PmiOutput {

@@ -313,16 +313,14 @@ Server::~Server() {
 
 Status Server::register_namespace(const NamespaceLayout& layout) {
     std::vector<std::string> node_ranks;  // "0,1" per node
-    std::vector<uint32_t> first_rank;
     uint32_t total = 0;
-    for (uint32_t count : layout.tasks_per_node) {
-        first_rank.push_back(total);
+    for (const std::vector<uint32_t>& on_node : layout.ranks_on_node) {
         std::vector<std::string> ranks;
-        for (uint32_t r = total; r < total + count; ++r) {
+        for (uint32_t r : on_node) {
             ranks.push_back(std::to_string(r));
         }
         node_ranks.push_back(join(ranks, ","));
-        total += count;
+        total += static_cast<uint32_t>(on_node.size());
     }
     char* node_map = nullptr;
     char* proc_map = nullptr;
@@ -332,8 +330,9 @@ Status Server::register_namespace(const NamespaceLayout& layout) {
         std::free(proc_map);
         return Status::internal("cannot encode the node and process maps for PMIx");
     }
-    const uint32_t local_size = layout.tasks_per_node.at(layout.this_node);
-    const uint32_t leader = first_rank.at(layout.this_node);
+    const std::vector<uint32_t>& here = layout.ranks_on_node.at(layout.this_node);
+    const auto local_size = static_cast<uint32_t>(here.size());
+    const uint32_t leader = here.empty() ? 0 : here.front();
 
     InfoList info;
     info.add_string(PMIX_JOBID, layout.job_id);
@@ -355,8 +354,9 @@ Status Server::register_namespace(const NamespaceLayout& layout) {
     info.add_string(PMIX_NSDIR, layout.step_tmpdir);
     info.add_bool(PMIX_TDIR_RMCLEAN, true);
     for (uint32_t node = 0; node < layout.nodes.size(); ++node) {
-        for (uint32_t local = 0; local < layout.tasks_per_node[node]; ++local) {
-            const pmix_rank_t rank = first_rank[node] + local;
+        const std::vector<uint32_t>& on_node = layout.ranks_on_node[node];
+        for (uint32_t local = 0; local < on_node.size(); ++local) {
+            const pmix_rank_t rank = on_node[local];
             InfoList proc;
             proc.add_rank(PMIX_RANK, rank);
             proc.add_uint32(PMIX_APPNUM, 0);

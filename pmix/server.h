@@ -24,7 +24,7 @@ struct NamespaceLayout {
     std::string nspace;    // unique per step, e.g. "cohort.12.0"
     std::string job_id;    // "12.0"
     std::vector<std::string> nodes;          // node names, node index order
-    std::vector<uint32_t> tasks_per_node;    // ranks are numbered block-wise over nodes
+    std::vector<std::vector<uint32_t>> ranks_on_node;  // per node: its global ranks, ascending
     uint32_t this_node = 0;
     std::string job_tmpdir;   // PMIX_TMPDIR
     std::string step_tmpdir;  // PMIX_NSDIR: Open MPI makes its session dirs under it

@@ -13,6 +13,7 @@
 
 #include "common/gpu_options.h"
 #include "common/job_state.h"
+#include "common/task_distribution.h"
 #include "common/protocol/topology_serialization.h"
 #include "common/topology/node_topology.h"
 
@@ -54,6 +55,7 @@ struct JobSpec {
     uint32_t switches = 0;            // --switches=N: at most N leaf switches; 0: any
     int64_t switches_wait_s = -1;     // its @max-wait; -1: the cluster's max_switch_wait
     uint32_t segment = 0;             // --segment=N: nodes per block segment; 0: none
+    std::string distribution;         // --distribution as given; empty: block
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
@@ -61,7 +63,7 @@ struct JobSpec {
                 & cpus_per_task_set & mem_mib & time_limit_s & script & script_args & output
                 & error & cwd & env & export_spec & hold & nice & submit_host & command_line
                 & dependency & kill_on_invalid_dep & array & begin_time & account & qos
-                & reservation & gpu & switches & switches_wait_s & segment;
+                & reservation & gpu & switches & switches_wait_s & segment & distribution;
     }
 };
 
@@ -278,6 +280,10 @@ struct StepLayout {
     std::vector<std::string> job_nodes;
     std::vector<uint32_t> job_cpus_per_node;
     std::vector<NodeGpuBinding> gpu_nodes;  // per node of `nodes`; empty: no GPUs
+    TaskDistribution distribution;          // how ranks are dealt over `nodes`
+
+    // Which ranks run on which node, by `distribution`.
+    RankMap rank_map() const { return map_ranks(tasks_per_node, distribution); }
 
     uint32_t ntasks() const {
         uint32_t total = 0;
@@ -291,7 +297,7 @@ struct StepLayout {
     void serialize(Archive& ar, unsigned /*version*/) {
         ar & job_id & step_id & job_name & partition & cluster_name & nodes & addresses & ports
                 & tasks_per_node & cpus_per_task & cpus_per_task_set & job_end_time
-                & restart_count & job_nodes & job_cpus_per_node & gpu_nodes;
+                & restart_count & job_nodes & job_cpus_per_node & gpu_nodes & distribution;
     }
 };
 

@@ -200,10 +200,12 @@ struct StepCreateRequest {
     uint32_t ntasks_per_node = 0;  // 0: not given
     uint32_t cpus_per_task = 0;    // 0: the job's
     std::string nodelist;          // hostlist of the job's nodes to use; empty: the first ones
+    std::string distribution;      // --distribution as given; empty: the job's
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & job_id & name & nodes & ntasks & ntasks_per_node & cpus_per_task & nodelist;
+        ar & job_id & name & nodes & ntasks & ntasks_per_node & cpus_per_task & nodelist
+                & distribution;
     }
 };
 

@@ -329,7 +329,31 @@ Result<protocol::StepLayout> Controller::make_layout(protocol::JobRecord& job,
             tasks.push_back(ntasks / nodes + (i < ntasks % nodes ? 1 : 0));
         }
     }
+    const std::string& asked =
+            !request.distribution.empty() ? request.distribution : job.spec.distribution;
+    auto distribution = parse_distribution("--distribution", asked);
+    if (!distribution) {
+        return distribution.status();
+    }
+    if (distribution->kind == TaskDistribution::Kind::kPlane) {
+        // Planes deal blocks of N ranks, so the per-node counts follow from N.
+        uint32_t ntasks = 0;
+        for (uint32_t count : tasks) {
+            ntasks += count;
+        }
+        tasks = distribution_counts(ntasks, static_cast<uint32_t>(tasks.size()), *distribution);
+        const auto used = static_cast<size_t>(
+                std::count_if(tasks.begin(), tasks.end(), [](uint32_t n) { return n > 0; }));
+        if (used < tasks.size()) {
+            return Status::invalid("--distribution: " + distribution->name() + " deals "
+                    + std::to_string(ntasks) + " tasks to " + std::to_string(used) + " of the "
+                    + std::to_string(tasks.size())
+                    + " nodes (accepted: a plane size that gives every node a task, or fewer "
+                      "nodes with -N)");
+        }
+    }
     protocol::StepLayout layout;
+    layout.distribution = *distribution;
     for (size_t i = 0; i < tasks.size(); ++i) {
         const size_t at = (*chosen)[i];  // index into the job's nodes
         uint32_t cpus_alloc = at < job.cpus_per_node.size() ? job.cpus_per_node[at] : 0;

@@ -271,6 +271,10 @@ Result<ValidatedJob> validate_submission(const protocol::JobSpec& given,
                 + " nodes exceed MaxNodes " + std::to_string(partition.max_nodes)
                 + " of partition '" + partition.name + "'");
     }
+    if (auto distribution = parse_distribution("--distribution", spec.distribution);
+            !distribution) {
+        return distribution.status();
+    }
     if (spec.segment > 0 && (spec.nodes_min == 0 || spec.nodes_min % spec.segment != 0)) {
         return Status::invalid("--segment: " + std::to_string(spec.segment)
                 + " nodes per segment must divide the node count (-N "

@@ -282,6 +282,40 @@ TEST_F(MpiLaunchTest, StdinGoesToRankZeroAndOutputFilesArePerTask) {
     }
 }
 
+TEST_F(MpiLaunchTest, CyclicDistributionDealsRanksRoundRobinOverTheNodes) {
+    CommandResult result = run({"run", "-N2", "-n4", "-l", "--distribution=cyclic", "sh", "-c",
+            "echo $SLURM_PROCID $SLURM_NODEID $SLURM_LOCALID $SLURM_DISTRIBUTION"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    // -l labels each line with the task's global rank.
+    EXPECT_EQ(sorted_lines(result.out),
+            (std::vector<std::string>{"0: 0 0 0 cyclic", "1: 1 1 0 cyclic", "2: 2 0 1 cyclic",
+                    "3: 3 1 1 cyclic"}));
+}
+
+TEST_F(MpiLaunchTest, OpenMpiAndMpichRanksAgreeWithACyclicLayout) {
+    // The PMIx proc map and PMI_process_mapping follow the distribution, so the MPIs find
+    // their local and remote peers where they are.
+    CommandResult ompi = run({"run", "-N2", "-n4", "-m", "cyclic", kPrograms + "/allreduce_ompi"});
+    ASSERT_EQ(ompi.exit_code, 0) << ompi.err;
+    EXPECT_EQ(sorted_lines(ompi.out),
+            (std::vector<std::string>{"rank 0 of 4 sum 6", "rank 1 of 4 sum 6",
+                    "rank 2 of 4 sum 6", "rank 3 of 4 sum 6"}));
+    CommandResult mpich = run({"run", "-N2", "-n4", "-m", "cyclic", "--mpi=pmi1",
+            kPrograms + "/allreduce_mpich"});
+    ASSERT_EQ(mpich.exit_code, 0) << mpich.err;
+    EXPECT_EQ(sorted_lines(mpich.out).size(), 4u) << mpich.out;
+    EXPECT_EQ(sorted_lines(mpich.out).back(), "rank 3 of 4 sum 6") << mpich.out;
+}
+
+TEST_F(MpiLaunchTest, AnUnknownDistributionIsRefusedWithTheValue) {
+    CommandResult result = run({"run", "-N2", "-n4", "--distribution=arbitrary", "true"});
+    EXPECT_NE(result.exit_code, 0);
+    EXPECT_NE(result.err.find("--distribution: invalid value 'arbitrary' (accepted: block, "
+                              "cyclic, plane=N with N >= 1)"),
+            std::string::npos)
+            << result.err;
+}
+
 TEST_F(MpiLaunchTest, UnknownMpiTypeOrTransportIsRejected) {
     CommandResult result = run({"run", "--mpi=lam", "true"});
     EXPECT_EQ(result.exit_code, 1);

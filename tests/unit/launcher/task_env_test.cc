@@ -27,7 +27,6 @@ TEST(TaskEnv, CompactCounts) {
 
 TEST(TaskEnv, RankVariablesOnTheSecondNode) {
     auto layout = two_by_two();
-    EXPECT_EQ(first_rank_on(layout, 1), 2u);
     TaskContext context{1, 1, 3, 29500, "node2", true, {}};
     EnvMap env = task_environment(layout, context, {{"HOME", "/root"}});
     EXPECT_EQ(env.at("RANK"), "3");
@@ -75,6 +74,21 @@ TEST(TaskEnv, BatchScriptHasNoStepId) {
     EXPECT_EQ(env.at("SLURM_JOB_NODELIST"), "node[1-3]");
     EXPECT_EQ(env.at("ENVIRONMENT"), "BATCH");
     EXPECT_EQ(env.count("SLURM_CPUS_PER_TASK"), 0u);  // only when -c was given
+    EXPECT_EQ(env.count("SLURM_DISTRIBUTION"), 0u);   // only when -m was given
+}
+
+TEST(TaskEnv, TheDistributionReachesScriptsAndTasksForSrunToReadBack) {
+    protocol::JobRecord job;
+    job.spec.distribution = "plane=2";
+    EnvMap batch = batch_environment(job, {"cohort", "node1", 2, "login", {}});
+    EXPECT_EQ(batch.at("SLURM_DISTRIBUTION"), "plane");
+    EXPECT_EQ(batch.at("SLURM_DIST_PLANESIZE"), "2");
+
+    auto layout = two_by_two();
+    layout.distribution.kind = TaskDistribution::Kind::kCyclic;
+    EnvMap task = task_environment(layout, {0, 1, 2, 29500, "node1", true, {}}, {});
+    EXPECT_EQ(task.at("SLURM_DISTRIBUTION"), "cyclic");
+    EXPECT_EQ(task.count("SLURM_DIST_PLANESIZE"), 0u);
 }
 
 TEST(TaskEnv, ArrayTasksSeeTheirIndexAndTheArray) {

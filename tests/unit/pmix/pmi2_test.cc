@@ -173,7 +173,7 @@ PmiJob node_job(std::vector<uint32_t> ranks, std::map<std::string, uint32_t> ids
     PmiJob job;
     job.kvsname = "cohort.5.0";
     job.size = 4;
-    job.process_mapping = pmi_process_mapping({2, 2});
+    job.process_mapping = pmi_process_mapping({0, 0, 1, 1});
     job.local_ranks = std::move(ranks);
     job.ids = std::move(ids);
     return job;

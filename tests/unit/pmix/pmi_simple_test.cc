@@ -12,7 +12,7 @@ PmiJob two_local_of_four() {
     PmiJob job;
     job.kvsname = "cohort.5.0";
     job.size = 4;
-    job.process_mapping = pmi_process_mapping({2, 2});
+    job.process_mapping = pmi_process_mapping({0, 0, 1, 1});
     job.local_ranks = {0, 1};
     job.ids = {{"1111", 0}, {"2222", 1}};
     return job;
@@ -35,9 +35,14 @@ PmiOutput line(PmiService& service, PmiClient client, const std::string& text) {
 }
 
 TEST(PmiProcessMapping, RunsOfEqualNodesAreCompressed) {
-    EXPECT_EQ(pmi_process_mapping({2, 2}), "(vector,(0,2,2))");
-    EXPECT_EQ(pmi_process_mapping({3, 3, 1}), "(vector,(0,2,3),(2,1,1))");
-    EXPECT_EQ(pmi_process_mapping({1}), "(vector,(0,1,1))");
+    EXPECT_EQ(pmi_process_mapping({0, 0, 1, 1}), "(vector,(0,2,2))");
+    EXPECT_EQ(pmi_process_mapping({0, 0, 0, 1, 1, 1, 2}), "(vector,(0,2,3),(2,1,1))");
+    EXPECT_EQ(pmi_process_mapping({0}), "(vector,(0,1,1))");
+    // Cyclic: the pattern repeats, so it is written once, as Slurm writes it.
+    EXPECT_EQ(pmi_process_mapping({0, 1, 2, 0, 1, 2}), "(vector,(0,3,1))");
+    EXPECT_EQ(pmi_process_mapping({0, 1, 0}), "(vector,(0,2,1),(0,1,1))");
+    // plane=2 over 2 nodes: 0,1,4 | 2,3.
+    EXPECT_EQ(pmi_process_mapping({0, 0, 1, 1, 0}), "(vector,(0,2,2),(0,1,1))");
 }
 
 TEST(PmiSimpleServer, AnswersTheStartUpQueriesMpichMakes) {
