@@ -312,8 +312,9 @@ Result<protocol::StepLayout> Controller::make_layout(protocol::JobRecord& job,
     uint32_t cpt = request.cpus_per_task != 0 ? request.cpus_per_task
                                               : std::max<uint32_t>(spec.cpus_per_task, 1);
     std::vector<uint32_t> tasks;
-    if (request.ntasks == 0 && request.ntasks_per_node == 0 && nodes == 0
-            && spec.ntasks != 0) {
+    const bool job_geometry = request.ntasks == 0 && request.ntasks_per_node == 0 && nodes == 0
+            && spec.ntasks != 0;
+    if (job_geometry) {
         tasks = job.tasks_per_node;  // the job's own geometry
     } else {
         if (nodes == 0) {
@@ -337,9 +338,9 @@ Result<protocol::StepLayout> Controller::make_layout(protocol::JobRecord& job,
     }
     if (distribution->kind == TaskDistribution::Kind::kPlane) {
         // Planes deal blocks of N ranks, so the per-node counts follow from N.
-        uint32_t ntasks = 0;
+        uint32_t ntasks = job_geometry ? spec.ntasks : 0;
         for (uint32_t count : tasks) {
-            ntasks += count;
+            ntasks += job_geometry ? 0 : count;
         }
         tasks = distribution_counts(ntasks, static_cast<uint32_t>(tasks.size()), *distribution);
         const auto used = static_cast<size_t>(

@@ -39,6 +39,15 @@ sched::ResourceRequest request_of(const protocol::JobSpec& given) {
     request.memory_mib_per_node = spec.mem_mib;
     request.gpus_per_node = gpus_per_node_of(given);
     request.gpu_type = given.gpu.type;
+    auto distribution = parse_distribution("--distribution", given.distribution);
+    if (distribution && distribution->kind == TaskDistribution::Kind::kPlane
+            && spec.nodes_min > 0 && spec.ntasks > 0) {
+        // Planes load the first nodes most: every node is allocated the fullest one's share.
+        const std::vector<uint32_t> counts =
+                distribution_counts(spec.ntasks, spec.nodes_min, *distribution);
+        request.ntasks = 0;
+        request.ntasks_per_node = *std::max_element(counts.begin(), counts.end());
+    }
     request.max_leaf_switches = given.switches;
     request.segment_nodes = given.segment;
     return request;
