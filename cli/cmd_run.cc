@@ -38,6 +38,23 @@ std::string distribution_from_env() {
     return name;
 }
 
+// Asks for a step; while the job's running steps hold the CPUs it needs, waits for them as
+// srun does, saying so once. The wait ends with them, or with the job.
+Result<protocol::StepCreatedReply> create_step(transport::BlockingClient& client,
+        const protocol::StepCreateRequest& create) {
+    for (bool told = false;; told = true) {
+        auto created = client.call<protocol::StepCreatedReply>(create);
+        if (created || created.status().code() != StatusCode::kUnavailable
+                || created.status().message().rfind(protocol::kStepCreationDisabled, 0) != 0) {
+            return created;
+        }
+        if (!told) {
+            std::cerr << "cohort run: " << created.status().message() << "; waiting\n";
+        }
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+}
+
 // Ends the allocation this command created; retried, since the controller may be restarting.
 void complete_job(const ClientContext& context, uint64_t job_id, const StepResult& result) {
     protocol::JobCompleteRequest request{job_id, result.exit_signal != 0 ? 0 : result.exit_code,
@@ -164,6 +181,9 @@ int cmd_run(const Args& args) {
     app.add_option("-e,--error", error, "each task's stderr to this file pattern");
     app.add_option("-i,--input", input, "where stdin goes: 0 (rank 0, default) or none")
             ->check(CLI::IsMember({"0", "none"}));
+    bool overlap = false;
+    app.add_flag("--overlap", overlap,
+            "share the CPUs the job's running steps hold instead of waiting for them");
     std::string torch_env = "yes";
     app.add_option("--export-torch-env", torch_env,
                "set RANK, WORLD_SIZE, MASTER_ADDR, ... for PyTorch (yes, no)")
@@ -226,8 +246,9 @@ int cmd_run(const Args& args) {
         protocol::StepCreateRequest create{job_id, request.argv.front(), spec->nodes_min,
                 spec->ntasks, spec->ntasks_per_node,
                 spec->cpus_per_task_set ? spec->cpus_per_task : 0, nodelist,
-                spec->distribution.empty() ? distribution_from_env() : spec->distribution};
-        auto created = client->call<protocol::StepCreatedReply>(create);
+                spec->distribution.empty() ? distribution_from_env() : spec->distribution,
+                overlap};
+        auto created = create_step(*client, create);
         if (!created) {
             return report_error("run", created.status().with_context("step creation failed"));
         }

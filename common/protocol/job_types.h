@@ -148,11 +148,13 @@ struct StepRecord {
     JobState state = JobState::kRunning;
     int32_t exit_code = 0;
     int32_t exit_signal = 0;
+    std::vector<uint32_t> cpus_per_node;  // per node of `nodes`: CPUs the step holds there
+    bool overlap = false;                 // --overlap: shares CPUs, holds none
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
         ar & job_id & step_id & name & nodes & ntasks & start_time & end_time & state & exit_code
-                & exit_signal;
+                & exit_signal & cpus_per_node & overlap;
     }
 };
 

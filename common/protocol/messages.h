@@ -191,6 +191,10 @@ struct AllocationReply {
     }
 };
 
+// How a StepCreate refusal begins when the step fits the allocation but not what the job's
+// running steps leave (kUnavailable, as Slurm's words): the client retries until they end.
+inline constexpr char kStepCreationDisabled[] = "step creation temporarily disabled";
+
 struct StepCreateRequest {
     static constexpr MessageType kType = MessageType::kStepCreate;
     uint64_t job_id = 0;
@@ -201,11 +205,12 @@ struct StepCreateRequest {
     uint32_t cpus_per_task = 0;    // 0: the job's
     std::string nodelist;          // hostlist of the job's nodes to use; empty: the first ones
     std::string distribution;      // --distribution as given; empty: the job's
+    bool overlap = false;          // --overlap: share CPUs other steps hold
 
     template <class A>
     void serialize(A& ar, unsigned) {
         ar & job_id & name & nodes & ntasks & ntasks_per_node & cpus_per_task & nodelist
-                & distribution;
+                & distribution & overlap;
     }
 };
 

@@ -89,6 +89,8 @@ private:
     void handle_job_complete(const ConnectionPtr& conn, const protocol::Credential& cred,
             const protocol::JobCompleteRequest& request);
     void handle_acct(const ConnectionPtr& conn, const protocol::AcctQueryRequest& request);
+    // CPUs the job's open steps hold on each of its nodes (--overlap steps hold none).
+    std::vector<uint32_t> cpus_held_by_steps(const protocol::JobRecord& job) const;
     Result<protocol::StepLayout> make_layout(protocol::JobRecord& job,
             const protocol::StepCreateRequest& request);
     // Lays out a step, records it and calls `done` (on the writer thread) once it is durable.

@@ -287,6 +287,22 @@ void Controller::handle_control(const ConnectionPtr& conn, const protocol::Crede
     request_schedule();
 }
 
+std::vector<uint32_t> Controller::cpus_held_by_steps(const protocol::JobRecord& job) const {
+    std::vector<uint32_t> held(job.nodes.size(), 0);
+    for (auto it = open_steps_.lower_bound({job.job_id, 0});
+            it != open_steps_.end() && it->first.first == job.job_id; ++it) {
+        const protocol::StepRecord& step = it->second;
+        for (size_t i = 0; !step.overlap && i < step.nodes.size() && i < step.cpus_per_node.size();
+                ++i) {
+            auto at = std::find(job.nodes.begin(), job.nodes.end(), step.nodes[i]);
+            if (at != job.nodes.end()) {
+                held[static_cast<size_t>(at - job.nodes.begin())] += step.cpus_per_node[i];
+            }
+        }
+    }
+    return held;
+}
+
 Result<protocol::StepLayout> Controller::make_layout(protocol::JobRecord& job,
         const protocol::StepCreateRequest& request) {
     const uint32_t job_nodes = static_cast<uint32_t>(job.nodes.size());
@@ -300,6 +316,12 @@ Result<protocol::StepLayout> Controller::make_layout(protocol::JobRecord& job,
     auto chosen = step_nodes(job, request.nodelist);
     if (!chosen) {
         return chosen.status();
+    }
+    const std::vector<uint32_t> held = cpus_held_by_steps(job);
+    if (request.nodelist.empty()) {
+        // A step of fewer nodes than the job goes where other steps hold the fewest CPUs.
+        std::stable_sort(chosen->begin(), chosen->end(),
+                [&](size_t a, size_t b) { return held[a] < held[b]; });
     }
     if (!request.nodelist.empty()) {
         if (nodes != 0 && nodes != chosen->size()) {
@@ -363,6 +385,13 @@ Result<protocol::StepLayout> Controller::make_layout(protocol::JobRecord& job,
                     + std::to_string(cpt) + " CPUs on " + job.nodes[at] + " exceed the "
                     + std::to_string(cpus_alloc) + " CPUs job " + std::to_string(job.job_id)
                     + " holds there");
+        }
+        if (!request.overlap && static_cast<uint64_t>(tasks[i]) * cpt + held[at] > cpus_alloc) {
+            // It fits the allocation, not what the job's running steps leave: srun waits.
+            return Status::unavailable(std::string(protocol::kStepCreationDisabled) + ": job "
+                    + std::to_string(job.job_id) + "'s running steps hold "
+                    + std::to_string(held[at]) + " of its " + std::to_string(cpus_alloc)
+                    + " CPUs on " + job.nodes[at] + " (--overlap shares them)");
         }
         NodeEntry* node = find_node(job.nodes[at]);
         if (node == nullptr || !node->responding) {
@@ -430,6 +459,10 @@ void Controller::open_step(protocol::JobRecord& job, const protocol::StepCreateR
     step.nodes = layout->nodes;
     step.ntasks = layout->ntasks();
     step.start_time = unix_now();
+    step.overlap = request.overlap;
+    for (uint32_t tasks : layout->tasks_per_node) {
+        step.cpus_per_node.push_back(tasks * layout->cpus_per_task);
+    }
     open_steps_[{step.job_id, step.step_id}] = step;
     writer_.write({job, step},
             [done = std::move(done), layout = std::move(*layout)](const Status& status) {

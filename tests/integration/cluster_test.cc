@@ -119,6 +119,32 @@ TEST_F(ClusterTest, StepInsideABatchJobUsesItsAllocation) {
     }
 }
 
+TEST_F(ClusterTest, AStepWaitsForTheCpusOfRunningStepsUnlessItOverlaps) {
+    // The job holds 2 CPUs on one node; the first step takes both for 3 s.
+    const std::string run = cohort_binary() + " run";
+    const std::string script = run + " -n2 sh -c 'sleep 3; echo first done' &\n"
+            "sleep 1\n"
+            + run + " -n1 --overlap echo overlapping\n"
+            + run + " -n1 echo waited\n"
+            "wait\n";
+    CommandResult submitted = cluster_->cohort({"batch", "--parsable", "-N1", "-n2", "-o",
+            "steps-%j.out", "--wrap", script});
+    ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+    uint64_t id = submitted_id(submitted);
+    EXPECT_EQ(cluster_->wait_final_state(id, std::chrono::seconds(60)), "COMPLETED");
+    const std::string output = read_file(cluster_->work_dir() + "/steps-" + std::to_string(id)
+            + ".out");
+    const size_t overlapping = output.find("overlapping");
+    const size_t first = output.find("first done");
+    const size_t waited = output.find("waited");
+    ASSERT_NE(overlapping, std::string::npos) << output;
+    ASSERT_NE(first, std::string::npos) << output;
+    ASSERT_NE(waited, std::string::npos) << output;
+    EXPECT_LT(overlapping, first) << output;  // --overlap ran beside the first step
+    EXPECT_LT(first, waited) << output;       // the other waited for its CPUs
+    EXPECT_NE(output.find("step creation temporarily disabled"), std::string::npos) << output;
+}
+
 TEST_F(ClusterTest, MissingProgramFailsTheStepWithAClearError) {
     CommandResult run = cluster_->cohort({"run", "-n2", "no-such-program-xyz"});
     EXPECT_NE(run.exit_code, 0);
