@@ -9,6 +9,8 @@
 #include "cli/commands.h"
 #include "cli/job_options.h"
 #include "cli/step_client.h"
+#include "common/transport/connect.h"
+#include "common/transport/connect_timeouts.h"
 
 namespace cohort::cli {
 namespace {
@@ -92,7 +94,7 @@ struct AllocationWait {
 Result<protocol::StepLayout> allocate(const ClientContext& context, asio::io_context& io,
         const protocol::JobSpec& spec, std::shared_ptr<transport::Connection>& keep) {
     auto socket = transport::connect_to(io, context.config.controller_host,
-            context.config.controller_port);
+            context.config.controller_port, transport::kCliConnectTimeout);
     if (!socket) {
         return socket.status().with_context("cannot reach cohortctld (is the instance up?)");
     }

@@ -9,6 +9,9 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "common/transport/connect.h"
+#include "common/transport/connect_timeouts.h"
+
 namespace cohort::cli {
 
 namespace asio = boost::asio;
@@ -28,7 +31,8 @@ StepResult StepClient::run(const protocol::StepLayout& layout, const StepRequest
         return {1, 0, "the step has no nodes"};
     }
     // The launch goes to node 0 only; every agent calls back on the address that reaches it.
-    auto socket = transport::connect_to(io_, layout.addresses[0], layout.ports[0]);
+    auto socket = transport::connect_to(io_, layout.addresses[0], layout.ports[0],
+            transport::kCliConnectTimeout);
     if (!socket) {
         return {1, 0, "node " + layout.nodes[0] + ": " + socket.status().message()};
     }

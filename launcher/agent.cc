@@ -8,6 +8,9 @@
 #include <chrono>
 #include <csignal>
 
+#include "common/transport/connect.h"
+#include "common/transport/connect_timeouts.h"
+
 namespace cohort::agent {
 
 using protocol::MessageType;
@@ -65,18 +68,24 @@ void Agent::stop() {
 }
 
 void Agent::connect_controller() {
-    auto socket = transport::connect_to(io_, config_.controller_host, config_.controller_port);
-    if (!socket) {
-        spdlog::debug("controller not reachable: {}", socket.status().message());
-        reconnect_timer_.expires_after(std::chrono::milliseconds(500));
-        reconnect_timer_.async_wait([this](boost::system::error_code ec) {
-            if (!ec) {
-                connect_controller();
-            }
-        });
-        return;
-    }
-    controller_ = Connection::create(std::move(*socket), key_, self_);
+    transport::async_connect_to(io_, config_.controller_host, config_.controller_port,
+            transport::kControllerConnectTimeout, [this](Result<asio::ip::tcp::socket> socket) {
+                if (!socket) {
+                    spdlog::debug("controller not reachable: {}", socket.status().message());
+                    reconnect_timer_.expires_after(std::chrono::milliseconds(500));
+                    reconnect_timer_.async_wait([this](boost::system::error_code ec) {
+                        if (!ec) {
+                            connect_controller();
+                        }
+                    });
+                    return;
+                }
+                on_controller_connected(std::move(*socket));
+            });
+}
+
+void Agent::on_controller_connected(asio::ip::tcp::socket socket) {
+    controller_ = Connection::create(std::move(socket), key_, self_);
     controller_->start(
             [this](const ConnectionPtr&, protocol::Envelope envelope) {
                 asio::post(io_, [this, envelope = std::move(envelope)]() mutable {

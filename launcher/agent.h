@@ -5,6 +5,7 @@
 
 #include "common/asio.h"
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -98,7 +99,9 @@ private:
     };
 
     // --- links (agent.cc)
+    // Dials the controller without blocking, and again every 500 ms until it answers.
     void connect_controller();
+    void on_controller_connected(asio::ip::tcp::socket socket);
     void on_controller_message(protocol::Envelope envelope);
     void on_controller_closed();
     void register_self();
@@ -117,10 +120,16 @@ private:
     void launch_batch(const protocol::LaunchBatchRequest& request);
     void launch_step(const protocol::Credential& sender,
             const protocol::LaunchStepRequest& received);
-    // Opens the connection this node's part of the step reports on.
-    Result<ConnectionPtr> call_client_back(const protocol::LaunchStepRequest& request);
-    // Passes the launch on to this node's children in the launch tree.
+    // This node's ranks (or its step manager), once the client has been called back.
+    void launch_local_part(const protocol::LaunchStepRequest& request, const ConnectionPtr& conn);
+    // Opens, without blocking, the connection this node's part of the step reports on; `done`
+    // gets it, or why the client could not be reached.
+    void call_client_back(const protocol::LaunchStepRequest& request,
+            std::function<void(Result<ConnectionPtr>)> done);
+    // Passes the launch on to this node's children in the launch tree; a child that cannot be
+    // reached is reported to `client`.
     void forward_launch(const protocol::LaunchStepRequest& request, const ConnectionPtr& client);
+    void pass_launch_on(protocol::LaunchStepRequest child, const ConnectionPtr& client);
 
     // --- steps and their step managers (agent_steps.cc)
     void start_step_manager(const ConnectionPtr& client, const UserIdentity& user,

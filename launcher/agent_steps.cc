@@ -10,6 +10,8 @@
 #include <csignal>
 
 #include "common/filename_pattern.h"
+#include "common/transport/connect.h"
+#include "common/transport/connect_timeouts.h"
 #include "launcher/agent.h"
 #include "launcher/task_env.h"
 
@@ -165,14 +167,19 @@ void Agent::launch_step(const protocol::Credential& sender,
     if (request.node_index == 0 && request.master_port == 0) {
         request.master_port = pick_free_port(io_, options_.address);  // rank 0 binds it
     }
-    auto called_back = call_client_back(request);
-    if (!called_back) {
-        spdlog::warn("step {}.{}: {}", request.layout.job_id, request.layout.step_id,
-                called_back.status().message());
-        return;  // the client names this node when it does not call back
-    }
-    const ConnectionPtr conn = *called_back;
-    forward_launch(request, conn);
+    call_client_back(request, [this, request](Result<ConnectionPtr> called_back) {
+        if (!called_back) {
+            spdlog::warn("step {}.{}: {}", request.layout.job_id, request.layout.step_id,
+                    called_back.status().message());
+            return;  // the client names this node when it does not call back
+        }
+        forward_launch(request, *called_back);
+        launch_local_part(request, *called_back);
+    });
+}
+
+void Agent::launch_local_part(const protocol::LaunchStepRequest& request,
+        const ConnectionPtr& conn) {
     const protocol::Credential& cred = request.user;
     const protocol::StepLayout& layout = request.layout;
     if (ended_jobs_.count(layout.job_id) != 0) {
@@ -198,20 +205,27 @@ void Agent::launch_step(const protocol::Credential& sender,
     start_step_manager(conn, *user, switch_user, request);
 }
 
-Result<ConnectionPtr> Agent::call_client_back(const protocol::LaunchStepRequest& request) {
-    auto socket = transport::connect_to(io_, request.client_host, request.client_port);
-    if (!socket) {
-        return socket.status().with_context("cannot call the client back at "
-                + request.client_host + ":" + std::to_string(request.client_port));
-    }
-    auto conn = Connection::create(std::move(*socket), key_, self_);
-    clients_.insert(conn);
-    conn->start([this](const ConnectionPtr& c,
-                        protocol::Envelope envelope) { on_client_message(c, std::move(envelope)); },
-            [this](const ConnectionPtr& c, const Status&) { on_client_closed(c); });
-    conn->send(protocol::StepAttachMessage{request.layout.job_id, request.layout.step_id,
-            request.node_index});
-    return conn;
+void Agent::call_client_back(const protocol::LaunchStepRequest& request,
+        std::function<void(Result<ConnectionPtr>)> done) {
+    const protocol::StepAttachMessage attach{request.layout.job_id, request.layout.step_id,
+            request.node_index};
+    const std::string where = "cannot call the client back at " + request.client_host + ":"
+            + std::to_string(request.client_port);
+    transport::async_connect_to(io_, request.client_host, request.client_port,
+            transport::kLaunchConnectTimeout,
+            [this, attach, where, done = std::move(done)](Result<asio::ip::tcp::socket> socket) {
+                if (!socket) {
+                    done(socket.status().with_context(where));
+                    return;
+                }
+                auto conn = Connection::create(std::move(*socket), key_, self_);
+                clients_.insert(conn);
+                conn->start([this](const ConnectionPtr& c, protocol::Envelope envelope) {
+                    on_client_message(c, std::move(envelope));
+                }, [this](const ConnectionPtr& c, const Status&) { on_client_closed(c); });
+                conn->send(attach);
+                done(conn);
+            });
 }
 
 void Agent::forward_launch(const protocol::LaunchStepRequest& request,
@@ -230,21 +244,33 @@ void Agent::forward_launch(const protocol::LaunchStepRequest& request,
         if (child.node_index >= layout.nodes.size()) {
             continue;
         }
-        auto socket = transport::connect_to(io_, layout.addresses[child.node_index],
-                layout.ports[child.node_index]);
-        if (!socket) {
-            client->send_error(Status::unavailable("cannot pass the launch on to "
-                    + layout.nodes[child.node_index] + ": " + socket.status().message()));
-            continue;
-        }
-        auto conn = Connection::create(std::move(*socket), key_, self_);
-        conn->start([](const ConnectionPtr&, protocol::Envelope) {},
-                [](const ConnectionPtr&, const Status&) {});
-        conn->send(child);
-        conn->close_after_writes();
-        spdlog::info("step {}.{}: launch passed on to {} ({} nodes below it)", layout.job_id,
-                layout.step_id, layout.nodes[child.node_index], child.forward_to.size());
+        pass_launch_on(std::move(child), client);
     }
+}
+
+void Agent::pass_launch_on(protocol::LaunchStepRequest child, const ConnectionPtr& client) {
+    // Copied out first: `child` moves into the completion.
+    const std::string node = child.layout.nodes[child.node_index];
+    const std::string host = child.layout.addresses[child.node_index];
+    const uint16_t port = child.layout.ports[child.node_index];
+    // Each child is dialled on its own: a dead one delays neither its siblings nor this
+    // node's own ranks.
+    transport::async_connect_to(io_, host, port, transport::kLaunchConnectTimeout,
+            [this, child = std::move(child), client, node](
+                    Result<asio::ip::tcp::socket> socket) {
+                if (!socket) {
+                    client->send_error(Status::unavailable("cannot pass the launch on to " + node
+                            + ": " + socket.status().message()));
+                    return;
+                }
+                auto conn = Connection::create(std::move(*socket), key_, self_);
+                conn->start([](const ConnectionPtr&, protocol::Envelope) {},
+                        [](const ConnectionPtr&, const Status&) {});
+                conn->send(child);
+                conn->close_after_writes();
+                spdlog::info("step {}.{}: launch passed on to {} ({} nodes below it)",
+                        child.layout.job_id, child.layout.step_id, node, child.forward_to.size());
+            });
 }
 
 void Agent::start_step_manager(const ConnectionPtr& client, const UserIdentity& user,

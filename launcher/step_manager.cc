@@ -11,6 +11,9 @@
 #include <filesystem>
 #include <optional>
 
+#include "common/transport/connect.h"
+#include "common/transport/connect_timeouts.h"
+
 namespace cohort::stepd {
 namespace {
 
@@ -84,17 +87,28 @@ Status StepManager::start() {
         return peers.status();
     }
     peers_ = std::move(*peers);
-    auto socket = transport::connect_to(io_, options_.agent_host, options_.agent_port);
-    if (!socket) {
-        return socket.status().with_context("cannot reach the node agent");
-    }
-    agent_ = transport::Connection::create(std::move(*socket), key_, self_);
+    transport::async_connect_to(io_, options_.agent_host, options_.agent_port,
+            transport::kLocalAgentConnectTimeout,
+            [this](Result<asio::ip::tcp::socket> socket) {
+                if (!socket) {
+                    spdlog::error("step {}.{}: {}", options_.job_id, options_.step_id,
+                            socket.status().with_context("cannot reach the node agent").message());
+                    exit_code_ = 1;
+                    shut_down();
+                    return;
+                }
+                on_agent_connected(std::move(*socket));
+            });
+    return Status::ok();
+}
+
+void StepManager::on_agent_connected(asio::ip::tcp::socket socket) {
+    agent_ = transport::Connection::create(std::move(socket), key_, self_);
     agent_->start([this](const ConnectionPtr&,
                           protocol::Envelope envelope) { on_agent_message(std::move(envelope)); },
             [this](const ConnectionPtr&, const Status&) { shut_down(); });
     agent_->send(protocol::StepdHelloMessage{options_.job_id, options_.step_id,
             peers_->local_address()});
-    return Status::ok();
 }
 
 void StepManager::shut_down() {

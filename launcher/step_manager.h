@@ -40,8 +40,11 @@ public:
     StepManager(asio::io_context& io, std::string key, StepManagerOptions options);
     ~StepManager() override;
 
-    // Listens for peers and says hello to the agent; the agent's setup message follows.
+    // Listens for peers and starts dialling the agent; once connected it says hello, and the
+    // agent's setup message follows. A failure found later stops `io` and sets exit_code().
     Status start();
+    // What cohort-stepd exits with once `io` has stopped.
+    int exit_code() const { return exit_code_; }
 
     // pmix::ServerHost
     void on_connected(uint32_t rank) override;
@@ -59,6 +62,7 @@ private:
         std::shared_ptr<asio::steady_timer> timer;
     };
 
+    void on_agent_connected(asio::ip::tcp::socket socket);
     void on_agent_message(protocol::Envelope envelope);
     // A tree collective over `nodes`; `done` gets every node's data, or fails on timeout.
     void start_collective(const std::string& collective, const std::vector<uint32_t>& nodes,
@@ -92,6 +96,7 @@ private:
     StepManagerOptions options_;
     protocol::Credential self_;
     ConnectionPtr agent_;
+    int exit_code_ = 0;
     std::unique_ptr<pmix::PeerTransport> peers_;
     std::vector<std::pair<uint32_t, std::string>> waiting_for_peers_;  // frames to send
     bool have_peers_ = false;

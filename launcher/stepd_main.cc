@@ -37,5 +37,5 @@ int main(int argc, char** argv) {
     boost::asio::signal_set stop(io, SIGTERM, SIGINT);
     stop.async_wait([&](const boost::system::error_code&, int) { io.stop(); });
     io.run();
-    return 0;
+    return manager.exit_code();
 }

@@ -1,12 +1,16 @@
 // Step manager to step manager over TCP: one outgoing connection per peer, opened on first
-// use; frames from any peer arrive on the connections it opened to us.
+// use without blocking (frames wait in order until it is up); frames from any peer arrive on
+// the connections it opened to us.
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <map>
 #include <set>
+#include <vector>
 
+#include "common/transport/connect.h"
+#include "common/transport/connect_timeouts.h"
 #include "common/transport/connection.h"
 #include "pmix/peer_transport.h"
 
@@ -27,10 +31,13 @@ public:
           acceptor_(io) {}
 
     ~TcpPeerTransport() override {
+        *alive_ = false;
         boost::system::error_code ignored;
         acceptor_.close(ignored);
-        for (auto& [node, conn] : outgoing_) {
-            conn->close(Status::ok());
+        for (auto& [node, peer] : outgoing_) {
+            if (peer.conn) {
+                peer.conn->close(Status::ok());
+            }
         }
         for (const auto& conn : incoming_) {
             conn->close(Status::ok());
@@ -51,40 +58,76 @@ public:
     void set_peers(std::vector<std::string> addresses) override { peers_ = std::move(addresses); }
 
     void send(uint32_t node, std::string frame) override {
-        ConnectionPtr& conn = outgoing_[node];
-        if (!conn) {
-            auto opened = open(node);
-            if (!opened) {
-                outgoing_.erase(node);
-                handlers_.on_failure(node, opened.status().message());
-                return;
-            }
-            conn = *opened;
+        Peer& peer = outgoing_[node];
+        if (peer.conn) {
+            peer.conn->send_encoded(std::move(frame));
+            return;
         }
-        conn->send_encoded(std::move(frame));
+        peer.waiting.push_back(std::move(frame));
+        if (peer.waiting.size() == 1) {
+            open(node);
+        }
     }
 
 private:
-    Result<ConnectionPtr> open(uint32_t node) {
+    // An outgoing link: connected, or being dialled with the frames it will carry first.
+    struct Peer {
+        ConnectionPtr conn;
+        std::vector<std::string> waiting;
+    };
+
+    // Dials `node`; its waiting frames are sent once connected, or dropped with the failure
+    // reported (a later send dials again).
+    void open(uint32_t node) {
         if (node >= peers_.size() || peers_[node].rfind("tcp://", 0) != 0) {
-            return Status::invalid("no TCP address for node " + std::to_string(node));
+            // Reported from the io loop, as a failed connect is: never inside send().
+            boost::asio::post(io_, [this, alive = alive_, node] {
+                if (*alive) {
+                    fail(node, "no TCP address for node " + std::to_string(node));
+                }
+            });
+            return;
         }
         const std::string hostport = peers_[node].substr(6);
         const size_t colon = hostport.rfind(':');
         const auto port = static_cast<uint16_t>(std::atoi(hostport.c_str() + colon + 1));
-        auto socket = transport::connect_to(io_, hostport.substr(0, colon), port);
-        if (!socket) {
-            return socket.status();
-        }
-        auto conn = Connection::create(std::move(*socket), key_, self_);
+        transport::async_connect_to(io_, hostport.substr(0, colon), port,
+                transport::kPeerConnectTimeout,
+                [this, alive = alive_, node](Result<boost::asio::ip::tcp::socket> socket) {
+                    if (!*alive) {
+                        return;
+                    }
+                    if (!socket) {
+                        fail(node, socket.status().message());
+                        return;
+                    }
+                    connected(node, std::move(*socket));
+                });
+    }
+
+    void connected(uint32_t node, boost::asio::ip::tcp::socket socket) {
+        auto conn = Connection::create(std::move(socket), key_, self_);
         conn->start([](const ConnectionPtr&, protocol::Envelope) {},
-                [this, node](const ConnectionPtr& closed, const Status&) {
+                [this, alive = alive_, node](const ConnectionPtr& closed, const Status&) {
+                    if (!*alive) {
+                        return;
+                    }
                     auto it = outgoing_.find(node);
-                    if (it != outgoing_.end() && it->second == closed) {
+                    if (it != outgoing_.end() && it->second.conn == closed) {
                         outgoing_.erase(it);
                     }
                 });
-        return conn;
+        Peer& peer = outgoing_[node];
+        peer.conn = conn;
+        for (auto& frame : peer.waiting) {
+            conn->send_encoded(std::move(frame));
+        }
+        peer.waiting.clear();
+    }
+
+    void fail(uint32_t node, const std::string& why) {
+        outgoing_.erase(node);
+        handlers_.on_failure(node, why);
     }
 
     void accept() {
@@ -114,7 +157,9 @@ private:
     boost::asio::ip::tcp::acceptor acceptor_;
     std::string address_;
     std::vector<std::string> peers_;
-    std::map<uint32_t, ConnectionPtr> outgoing_;
+    std::map<uint32_t, Peer> outgoing_;
+    // Cleared when this transport goes: completions still queued on `io` then do nothing.
+    std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
     std::set<ConnectionPtr> incoming_;
 };
 

@@ -1,7 +1,8 @@
 // Synchronous framed client.
 #include "common/transport/blocking_client.h"
 
-#include "common/transport/connection.h"
+#include "common/transport/connect.h"
+#include "common/transport/connect_timeouts.h"
 
 namespace cohort::transport {
 
@@ -10,7 +11,7 @@ namespace asio = boost::asio;
 Result<BlockingClient> BlockingClient::connect(const std::string& host, uint16_t port,
         std::string key, protocol::Credential self) {
     auto io = std::make_unique<asio::io_context>();
-    auto socket = connect_to(*io, host, port);
+    auto socket = connect_to(*io, host, port, kCliConnectTimeout);
     if (!socket) {
         return socket.status();
     }

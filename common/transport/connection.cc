@@ -158,25 +158,4 @@ Status listen_on(tcp::acceptor& acceptor, const std::string& host, uint16_t port
     return Status::ok();
 }
 
-Result<tcp::socket> connect_to(asio::io_context& io, const std::string& host, uint16_t port) {
-    boost::system::error_code ec;
-    auto address = asio::ip::make_address(host, ec);
-    tcp::socket socket(asio::make_strand(io));
-    if (ec) {
-        tcp::resolver resolver(io);
-        auto endpoints = resolver.resolve(host, std::to_string(port), ec);
-        if (ec) {
-            return Status::unavailable("cannot resolve '" + host + "': " + ec.message());
-        }
-        asio::connect(socket, endpoints, ec);
-    } else {
-        socket.connect(tcp::endpoint(address, port), ec);
-    }
-    if (ec) {
-        return Status::unavailable("cannot connect to " + host + ":" + std::to_string(port)
-                + ": " + ec.message());
-    }
-    return socket;
-}
-
 }  // namespace cohort::transport

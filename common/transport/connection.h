@@ -75,7 +75,4 @@ private:
 // Opens, binds (SO_REUSEADDR) and listens; the error names the address and port.
 Status listen_on(tcp::acceptor& acceptor, const std::string& host, uint16_t port);
 
-// Connects synchronously (bounded by the OS connect timeout on loopback).
-Result<tcp::socket> connect_to(asio::io_context& io, const std::string& host, uint16_t port);
-
 }  // namespace cohort::transport
