@@ -2,6 +2,7 @@
 // two-level tree (leaf1: node1-2, leaf2: node3-4, spine above both), from `cohort start
 // --network FILE`.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -32,7 +33,9 @@ std::set<std::string> lines_of(const std::string& text) {
 class NetworkTest : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
-        network_file_ = new std::string(fs::temp_directory_path() / "cohort-network-test.json");
+        // One file per test process: ctest runs each test in its own process, side by side.
+        network_file_ = new std::string(fs::temp_directory_path()
+                / ("cohort-network-test-" + std::to_string(getpid()) + ".json"));
         std::ofstream(*network_file_) << R"({"switches": [
             {"name": "leaf1", "nodes": "node[1-2]"},
             {"name": "leaf2", "nodes": "node[3-4]"},
