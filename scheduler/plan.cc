@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "scheduler/backfill/profile.h"
+#include "scheduler/placement/gpu_select.h"
 #include "scheduler/placement/network_fit.h"
 #include "scheduler/placement/node_fit.h"
 
@@ -73,6 +74,10 @@ public:
         for (const UsageLimit& limit : snapshot_.limits) {
             limit_used_.push_back(limit.used);
         }
+        for (const NodeCapacity& node : snapshot_.nodes) {
+            gpus_free_now_.push_back(node.free_gpus);
+        }
+        reachable_cache_.resize(snapshot_.nodes.size());
         free_now_.resize(snapshot_.nodes.size());
         node_partitions_.resize(snapshot_.nodes.size());
         for (size_t i = 0; i < snapshot_.nodes.size(); ++i) {
@@ -207,10 +212,17 @@ private:
     std::optional<Placement> place_at(const PendingJob& job, int64_t start, int64_t duration,
             bool honour_windows) const {
         const std::vector<int>& eligible = nodes_for(job);
-        const std::vector<int> order = job.request.gpus_per_node > 0
-                ? best_fit_by_gpus(eligible, [&](int index) {
-                      return timelines_[static_cast<size_t>(index)].gpus.min_free(start, duration);
-                  })
+        const int32_t k = job.request.gpus_per_node;
+        const std::vector<int> order = k > 0
+                ? gpu_fit_order(eligible,
+                          [&](int index) {
+                              return timelines_[static_cast<size_t>(index)].gpus.min_free(
+                                      start, duration);
+                          },
+                          [&](int index) {
+                              return start == snapshot_.now ? reachable_now(index, k)
+                                                            : GpuSetLocality{};
+                          })
                 : std::vector<int>{};
         const bool switch_limit_binds = start < job.switches_wait_until;
         const std::vector<int>& preferred = order.empty() ? eligible : order;
@@ -227,6 +239,38 @@ private:
         }, snapshot_.network, switch_limit_binds);
     }
 
+    // The best locality `k` of the node's GPUs free now can reach; all false without a layout.
+    GpuSetLocality reachable_now(int node, int32_t k) const {
+        const auto n = static_cast<size_t>(node);
+        const NodeGpuLayout* layout = snapshot_.nodes[n].gpu_layout.get();
+        if (layout == nullptr) {
+            return {};
+        }
+        auto [it, fresh] = reachable_cache_[n].try_emplace(k);
+        if (fresh) {
+            it->second = best_locality(*layout, gpus_free_now_[n], k).value_or(GpuSetLocality{});
+        }
+        return it->second;
+    }
+
+    // Takes `k` GPUs free now off the node as the controller will: the selector's choice
+    // (rail alignment may take other, equally local GPUs on a job's later nodes), the lowest
+    // indexes where the node has no layout. Only the ranking of later jobs reads it.
+    void take_gpus_now(size_t node, int32_t k) {
+        std::vector<int>& free = gpus_free_now_[node];
+        std::vector<int> taken(free.begin(), free.begin() + std::min<ptrdiff_t>(k,
+                static_cast<ptrdiff_t>(free.size())));
+        if (const NodeGpuLayout* layout = snapshot_.nodes[node].gpu_layout.get()) {
+            if (auto chosen = select_gpus(*layout, {free, {}}, {k, 0, 0})) {
+                taken = chosen->gpus;
+            }
+        }
+        std::erase_if(free, [&](int g) {
+            return std::find(taken.begin(), taken.end(), g) != taken.end();
+        });
+        reachable_cache_[node].clear();
+    }
+
     static void take(AvailabilityProfile& profile, int64_t start, int64_t duration,
             int64_t amount) {
         if (amount > 0) {
@@ -238,6 +282,9 @@ private:
         for (size_t i = 0; i < placement.nodes.size(); ++i) {
             const auto node = static_cast<size_t>(placement.nodes[i]);
             if (start == snapshot_.now) {
+                if (placement.gpus_per_node > 0) {
+                    take_gpus_now(node, placement.gpus_per_node);
+                }
                 free_now_[node] -= placement.cpus_per_node[i];
                 for (int p : node_partitions_[node]) {
                     partition_free_now_[static_cast<size_t>(p)] -= placement.cpus_per_node[i];
@@ -382,6 +429,10 @@ private:
     std::vector<int64_t> free_now_;
     std::vector<int64_t> partition_free_now_;
     std::vector<std::vector<int>> node_partitions_;
+    // GPU indexes free at `now` per node, kept as jobs start, and the locality `k` of them
+    // reach, by k, computed when first asked.
+    std::vector<std::vector<int>> gpus_free_now_;
+    mutable std::vector<std::map<int32_t, GpuSetLocality>> reachable_cache_;
 };
 
 PlanPass::PlanPass(Snapshot snapshot, const BackfillOptions& options)

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "scheduler/placement/gpu_layout.h"
 #include "scheduler/placement/network_topology.h"
 
 namespace cohort::sched {
@@ -17,6 +19,10 @@ struct NodeCapacity {
     bool up = false;  // registered and responding
     int32_t gpus = 0;
     std::string gpu_type;  // its GPUs' feature, e.g. "h100"; "" unknown
+    // For GPU jobs that start now: which GPUs link to which, and the indexes no job holds,
+    // so the job goes where its GPUs share one NVLink clique. Null: GPUs are only counted.
+    std::shared_ptr<const NodeGpuLayout> gpu_layout;
+    std::vector<int> free_gpus;
 };
 
 struct ResourceRequest {

@@ -38,8 +38,13 @@ Snapshot synthetic_cluster(int nodes, int pending, std::mt19937_64& rng) {
     Snapshot s;
     s.now = 1'000'000;
     for (int i = 0; i < nodes; ++i) {
-        s.nodes.push_back({"node" + std::to_string(i), kCpusPerNode, kMemoryPerNode, true,
-                i % 8 == 0 ? 8 : 0, ""});
+        NodeCapacity node;
+        node.name = "node" + std::to_string(i);
+        node.cpus = kCpusPerNode;
+        node.memory_mib = kMemoryPerNode;
+        node.up = true;
+        node.gpus = i % 8 == 0 ? 8 : 0;
+        s.nodes.push_back(std::move(node));
     }
     s.partitions.resize(kPartitions);
     for (int i = 0; i < nodes; ++i) {

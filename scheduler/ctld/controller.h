@@ -36,7 +36,9 @@ struct NodeEntry {
     int64_t last_heard_ms = 0;
     ConnectionPtr connection;
     std::set<uint64_t> jobs;
-    sched::NodeGpuLayout gpu_layout;  // from the registered topology
+    // From the registered topology; shared with the scheduling passes' snapshots. Never null.
+    std::shared_ptr<const sched::NodeGpuLayout> gpu_layout =
+            std::make_shared<const sched::NodeGpuLayout>();
     std::map<uint64_t, protocol::NodeGpuAlloc> gpu_jobs;  // GPUs (and bound CPUs) per job
 };
 

@@ -1,6 +1,6 @@
 // Which GPUs (and the CPUs next to them) a starting job gets on each of its nodes, and how a
-// step's tasks share them. The core decided the nodes by GPU counts; the GPU set on each
-// node is chosen here from the layout the agent registered.
+// step's tasks share them. The core decided the nodes; the GPU set on each node is chosen
+// here from the layout the agent registered, by the same selector the core ranked them with.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -85,11 +85,11 @@ void Controller::assign_gpus(protocol::JobRecord& job, int32_t gpus_per_node) {
         sched::GpuRequest request{gpus_per_node, cpus_per_gpu,
                 static_cast<int>(job.tasks_per_node.at(i))};
         // The same local GPUs as on the job's first node where they are as good: rails align.
-        auto chosen = sched::select_gpus_aligned(node->gpu_layout, free, request, rail_gpus);
+        auto chosen = sched::select_gpus_aligned(*node->gpu_layout, free, request, rail_gpus);
         if (!chosen && chosen.status().code() == StatusCode::kUnavailable) {
             // CPU ids are short (other jobs' bound CPUs): the GPUs still count, unbound.
             request.cpus_per_gpu = 0;
-            chosen = sched::select_gpus_aligned(node->gpu_layout, free, request, rail_gpus);
+            chosen = sched::select_gpus_aligned(*node->gpu_layout, free, request, rail_gpus);
         }
         if (chosen) {
             if (rail_gpus.empty()) {
@@ -131,21 +131,21 @@ Result<protocol::NodeGpuBinding> bind_step_gpus(const NodeEntry& node,
     const sched::NodeFree own{as_ints(alloc.gpus), as_ints(alloc.cpus)};
     const sched::GpuRequest request{k, static_cast<int>(alloc.cpus.size()) / k,
             static_cast<int>(tasks)};
-    auto split = sched::select_gpus(node.gpu_layout, own, request);
+    auto split = sched::select_gpus(*node.gpu_layout, own, request);
     for (uint32_t t = 0; t < tasks; ++t) {
         protocol::TaskGpuBinding task;
         if (split && t < split->tasks.size()) {
             const sched::TaskBinding& b = split->tasks[t];
             task.gpus.assign(b.gpus.begin(), b.gpus.end());
             task.cpus.assign(b.cpus.begin(), b.cpus.end());
-            if (b.nic >= 0 && static_cast<size_t>(b.nic) < node.gpu_layout.nics.size()) {
-                task.nic = node.gpu_layout.nics[static_cast<size_t>(b.nic)];
+            if (b.nic >= 0 && static_cast<size_t>(b.nic) < node.gpu_layout->nics.size()) {
+                task.nic = node.gpu_layout->nics[static_cast<size_t>(b.nic)];
             }
         }
         if (!map.empty()) {
             const int32_t mapped = alloc.gpus[static_cast<size_t>(map[t % map.size()])];
             task.gpus = {mapped};
-            const auto& layout = node.gpu_layout;
+            const auto& layout = *node.gpu_layout;
             if (static_cast<size_t>(mapped) < layout.gpus.size()) {
                 const int nic = layout.gpus[static_cast<size_t>(mapped)].nic;
                 task.nic = nic < 0 ? "" : layout.nics[static_cast<size_t>(nic)];

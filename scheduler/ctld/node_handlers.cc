@@ -33,7 +33,8 @@ void Controller::handle_register(const ConnectionPtr& conn,
     node->info.address = request.address;
     node->info.port = request.port;
     node->info.resources = request.resources;
-    node->gpu_layout = sched::gpu_layout_of(request.resources.topology);
+    node->gpu_layout = std::make_shared<const sched::NodeGpuLayout>(
+            sched::gpu_layout_of(request.resources.topology));
     if (!request.resources.topology.gpus.empty()) {
         node->info.resources.gpu_type = gpu_type_of(request.resources.topology.gpus.front().model);
     }

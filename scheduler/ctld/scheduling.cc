@@ -53,6 +53,10 @@ std::vector<sched::NodeCapacity> Controller::capacities() const {
         cap.gpus = node.info.resources.gpus;
         cap.gpu_type = node.info.resources.gpu_type;
         cap.up = node.registered && node.responding && node.info.state != "DOWN";
+        if (cap.gpus > 0) {
+            cap.gpu_layout = node.gpu_layout;
+            cap.free_gpus = free_gpus_and_cpus(node).gpus;
+        }
         out.push_back(std::move(cap));
     }
     return out;

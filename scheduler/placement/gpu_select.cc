@@ -303,12 +303,6 @@ Result<std::vector<TaskBinding>> bind_tasks(const NodeGpuLayout& layout,
     return out;
 }
 
-// One NVLink clique matters most to a job's collectives, so it comes first; then the best
-// fit, which keeps whole nodes whole; then the rest of the locality.
-std::tuple<bool, int64_t, GpuSetLocality> rank(const GpuSelection& s, size_t free_gpus) {
-    return {s.locality.one_clique, -static_cast<int64_t>(free_gpus), s.locality};
-}
-
 }  // namespace
 
 GpuSetLocality locality_of(const NodeGpuLayout& layout, const std::vector<int>& gpus) {
@@ -387,9 +381,13 @@ Result<GpuSelection> select_gpus_aligned(const NodeGpuLayout& layout,
     return select_gpus(layout, free, request);
 }
 
+GpuNodeRank gpu_node_rank(const GpuSetLocality& reachable, int64_t free_gpus) {
+    return {reachable.one_clique, -free_gpus, reachable};
+}
+
 Result<NodeChoice> choose_node(const std::vector<NodeCandidate>& nodes, const GpuRequest& request) {
     std::optional<NodeChoice> best;
-    size_t best_free = 0;
+    GpuNodeRank best_rank;
     bool could_ever = false;
     for (size_t i = 0; i < nodes.size(); ++i) {
         Result<GpuSelection> s = select_gpus(*nodes[i].layout, nodes[i].free, request);
@@ -397,10 +395,11 @@ Result<NodeChoice> choose_node(const std::vector<NodeCandidate>& nodes, const Gp
         if (!s) {
             continue;
         }
-        const size_t free_gpus = nodes[i].free.gpus.size();
-        if (!best || rank(*s, free_gpus) > rank(best->selection, best_free)) {
+        const GpuNodeRank here =
+                gpu_node_rank(s->locality, static_cast<int64_t>(nodes[i].free.gpus.size()));
+        if (!best || here > best_rank) {
             best = NodeChoice{static_cast<int>(i), std::move(*s)};
-            best_free = free_gpus;
+            best_rank = here;
         }
     }
     if (best) {

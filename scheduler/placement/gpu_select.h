@@ -3,7 +3,9 @@
 // the largest free domains intact for later jobs.
 #pragma once
 
+#include <cstdint>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "common/status.h"
@@ -83,10 +85,14 @@ struct NodeChoice {
     GpuSelection selection;
 };
 
-// For a single-node GPU job: a node where its GPUs can share one NVLink clique, then the
-// best fit (the fewest free GPUs, so whole nodes stay whole for whole-node jobs), then the
-// best remaining locality (switch, NUMA, socket), then the first. Fails with kInfeasible
-// when no candidate could ever hold it, else kUnavailable.
+// How good a node is for a job's GPUs, larger is better: one NVLink clique within reach
+// first, since it matters most to collectives; then the best fit (the fewest free GPUs, so
+// whole nodes stay whole for whole-node jobs); then the rest of the locality within reach.
+using GpuNodeRank = std::tuple<bool, int64_t, GpuSetLocality>;
+GpuNodeRank gpu_node_rank(const GpuSetLocality& reachable, int64_t free_gpus);
+
+// For a single-node GPU job: the candidate of the highest gpu_node_rank(), the first on ties.
+// Fails with kInfeasible when no candidate could ever hold it, else kUnavailable.
 Result<NodeChoice> choose_node(const std::vector<NodeCandidate>& nodes, const GpuRequest& request);
 
 }  // namespace cohort::sched

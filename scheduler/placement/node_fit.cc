@@ -89,18 +89,19 @@ bool has_gpu_type(const ResourceRequest& request, const NodeCapacity& node) {
     return request.gpu_type.empty() || request.gpu_type == node.gpu_type;
 }
 
-std::vector<int> best_fit_by_gpus(const std::vector<int>& eligible,
-        const std::function<int64_t(int node)>& free_gpus) {
-    std::vector<std::pair<int64_t, int>> keyed;
-    keyed.reserve(eligible.size());
+std::vector<int> gpu_fit_order(const std::vector<int>& eligible,
+        const std::function<int64_t(int node)>& free_gpus,
+        const std::function<GpuSetLocality(int node)>& reachable) {
+    std::vector<std::pair<GpuNodeRank, int>> ranked;
+    ranked.reserve(eligible.size());
     for (int index : eligible) {
-        keyed.emplace_back(free_gpus(index), index);
+        ranked.emplace_back(gpu_node_rank(reachable(index), free_gpus(index)), index);
     }
-    std::stable_sort(keyed.begin(), keyed.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::stable_sort(ranked.begin(), ranked.end(),
+            [](const auto& a, const auto& b) { return a.first > b.first; });
     std::vector<int> out;
-    out.reserve(keyed.size());
-    for (const auto& entry : keyed) {
+    out.reserve(ranked.size());
+    for (const auto& entry : ranked) {
         out.push_back(entry.second);
     }
     return out;

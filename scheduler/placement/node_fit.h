@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "scheduler/placement/gpu_select.h"
 #include "scheduler/snapshot.h"
 
 namespace cohort::sched {
@@ -25,10 +26,13 @@ uint32_t tasks_that_fit(const ResourceRequest& request, int64_t free_cpus,
 // Does the node have the GPU type the request names (any node when it names none)?
 bool has_gpu_type(const ResourceRequest& request, const NodeCapacity& node);
 
-// The eligible nodes ordered by their free GPUs, fewest first (ties in the given order):
-// a GPU job takes the fullest node it fits on, so whole nodes stay whole for whole-node jobs.
-std::vector<int> best_fit_by_gpus(const std::vector<int>& eligible,
-        const std::function<int64_t(int node)>& free_gpus);
+// The eligible nodes in the order a GPU job tries them, best gpu_node_rank() first (ties in
+// the given order): where its GPUs can share one NVLink clique, then the fullest node it fits
+// on, so whole nodes stay whole for whole-node jobs. `reachable` is the best locality the
+// job's GPUs can reach on a node; all false where it is unknown, as for a later start.
+std::vector<int> gpu_fit_order(const std::vector<int>& eligible,
+        const std::function<int64_t(int node)>& free_gpus,
+        const std::function<GpuSetLocality(int node)>& reachable);
 
 // "Never": could the request fit if every eligible node were empty and up? The error names
 // what was asked and the largest thing the partition offers.

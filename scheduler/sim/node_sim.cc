@@ -36,8 +36,11 @@ public:
         nodes_.reserve(static_cast<size_t>(m.nodes));
         std::vector<int> all;
         for (int64_t i = 0; i < m.nodes; ++i) {
-            nodes_.push_back({"n" + std::to_string(i), static_cast<int32_t>(m.cpus_per_node), 0,
-                    true, 0, ""});
+            sched::NodeCapacity node;
+            node.name = "n" + std::to_string(i);
+            node.cpus = static_cast<int32_t>(m.cpus_per_node);
+            node.up = true;
+            nodes_.push_back(std::move(node));
             all.push_back(static_cast<int>(i));
         }
         partitions_.push_back(std::move(all));

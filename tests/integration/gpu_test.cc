@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -19,6 +20,8 @@ namespace {
 namespace fs = std::filesystem;
 
 const fs::path kDgx2 = "tests/data/topologies/hwloc-nvidiaDGX2.xml";
+// IBM Minsky: 4 GPUs in two NVLink pairs, 0-1 and 2-3.
+const fs::path kMinsky = "tests/data/topologies/hwloc-power8gpudistances.xml";
 
 std::vector<std::string> words(const std::string& line) {
     std::istringstream in(line);
@@ -199,6 +202,68 @@ TEST_F(GpuTest, GpuTypeMustExistOnSomeNode) {
             "echo $SLURM_GPUS_ON_NODE"});
     ASSERT_EQ(good.exit_code, 0) << good.err;
     EXPECT_EQ(good.out, "1\n");
+}
+
+// Two Minsky nodes, so that which node a job lands on depends on the NVLink pairs.
+class GpuNodeChoiceTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ASSERT_TRUE(fs::exists(kMinsky)) << kMinsky << " not found (run from the repository root)";
+        cluster_ = std::make_unique<LocalCluster>(
+                2, std::vector<std::string>{"--topology", fs::absolute(kMinsky).string()});
+        ASSERT_TRUE(cluster_->up()) << "the local instance did not start";
+    }
+    void TearDown() override {
+        if (HasFailure()) {
+            cluster_->dump_logs();
+        }
+    }
+
+    // Starts a 1-GPU batch job that sleeps; returns its id and "NODE GPUS" as it saw them.
+    std::pair<std::string, std::string> start_one_gpu_job(const std::string& name) {
+        const std::string marker = cluster_->work_dir() + "/" + name + ".txt";
+        CommandResult submitted = cluster_->cohort({"batch", "--parsable", "--gpus-per-node=1",
+                "--wrap", "echo $SLURMD_NODENAME $CUDA_VISIBLE_DEVICES > " + name + ".tmp; mv "
+                        + name + ".tmp " + name + ".txt; sleep 120"});
+        EXPECT_EQ(submitted.exit_code, 0) << submitted.err;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (!fs::exists(marker) && std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+        std::ifstream in(marker);
+        std::string line;
+        std::getline(in, line);
+        return {words(submitted.out).at(0), line};
+    }
+
+    std::unique_ptr<LocalCluster> cluster_;
+};
+
+// node1 is left with GPUs 1 and 3 free (one of each pair), node2 with 1, 2 and 3. Best fit
+// by count would put a 2-GPU job on node1, across the sockets; it goes to node2's whole pair.
+TEST_F(GpuNodeChoiceTest, TwoGpuJobGoesWhereAWholeNvLinkPairIsFree) {
+    std::vector<std::pair<std::string, std::string>> jobs;
+    for (const char* name : {"j1", "j2", "j3", "j4", "j5"}) {
+        jobs.push_back(start_one_gpu_job(name));
+    }
+    ASSERT_EQ(jobs[0].second, "node1 0");
+    ASSERT_EQ(jobs[1].second, "node1 1");  // completes the pair it broke
+    ASSERT_EQ(jobs[2].second, "node1 2");
+    ASSERT_EQ(jobs[3].second, "node1 3");
+    ASSERT_EQ(jobs[4].second, "node2 0");  // node1 is full
+    for (size_t done : {1u, 3u}) {
+        cluster_->cohort({"cancel", jobs[done].first});
+        EXPECT_NE(cluster_->wait_final_state(std::stoull(jobs[done].first),
+                          std::chrono::seconds(30)),
+                "");
+    }
+    CommandResult pair = cluster_->cohort({"run", "-N1", "--gpus-per-node=2", "sh", "-c",
+            "echo $SLURMD_NODENAME $CUDA_VISIBLE_DEVICES"});
+    for (size_t running : {0u, 2u, 4u}) {
+        cluster_->cohort({"cancel", jobs[running].first});
+    }
+    ASSERT_EQ(pair.exit_code, 0) << pair.err;
+    EXPECT_EQ(pair.out, "node2 2,3\n");
 }
 
 }  // namespace

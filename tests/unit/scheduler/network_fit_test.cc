@@ -177,7 +177,12 @@ TEST(NetworkFit, AFlatNetworkPlacesAsBefore) {
 Snapshot tree_cluster() {
     Snapshot snapshot;
     for (const std::string& name : node_names(16)) {
-        snapshot.nodes.push_back({name, 4, 8192, true, 0, ""});
+        NodeCapacity node;
+        node.name = name;
+        node.cpus = 4;
+        node.memory_mib = 8192;
+        node.up = true;
+        snapshot.nodes.push_back(std::move(node));
     }
     snapshot.partitions = {all_nodes()};
     snapshot.network = build_network(two_level_tree(), node_names(16));

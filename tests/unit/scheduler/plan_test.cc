@@ -10,7 +10,12 @@ namespace {
 std::vector<NodeCapacity> nodes(int count, int cpus) {
     std::vector<NodeCapacity> out;
     for (int i = 0; i < count; ++i) {
-        out.push_back({"node" + std::to_string(i + 1), cpus, 8192, true, 0, ""});
+        NodeCapacity node;
+        node.name = "node" + std::to_string(i + 1);
+        node.cpus = cpus;
+        node.memory_mib = 8192;
+        node.up = true;
+        out.push_back(std::move(node));
     }
     return out;
 }
@@ -233,12 +238,6 @@ TEST(Plan, GpuTypeLimitsTheNodes) {
     Status never = check_feasible(request, snapshot.nodes, all(2));
     EXPECT_EQ(never.code(), StatusCode::kInfeasible);
     EXPECT_NE(never.message().find("v100"), std::string::npos) << never.message();
-}
-
-TEST(Plan, BestFitByGpusKeepsTheGivenOrderOnTies) {
-    const std::vector<int64_t> free = {4, 2, 4, 2};
-    EXPECT_EQ(best_fit_by_gpus({0, 1, 2, 3}, [&](int i) { return free[static_cast<size_t>(i)]; }),
-            (std::vector<int>{1, 3, 0, 2}));
 }
 
 }  // namespace
