@@ -1,6 +1,6 @@
 // GPU placement quality: Cohort's selector against lowest-index first-fit and random, on
 // clusters of recorded nodes fed the same Poisson streams of GPU requests (fixed seeds).
-//   bench_placement_quality [--data ../shared/data] [--csv FILE] [--json]
+//   bench_placement_quality [--data ../shared/data] [--csv FILE] [--json] [--load 0.85]
 // A request that cannot start when it arrives is counted and dropped (a loss system), so all
 // allocators see identical arrivals. The multi-node part (network_span.cc) streams whole-node
 // jobs onto a two-level switch tree and gives switch_span_ratio; the GPU runs leave it null,
@@ -32,7 +32,7 @@ using namespace cohort::sched;  // NOLINT(google-build-using-namespace): a bench
 
 constexpr int kNodes = 16;
 constexpr int kArrivals = 4000;
-constexpr double kOfferedLoad = 0.85;  // of the cluster's GPUs, on average
+constexpr double kDefaultLoad = 0.85;  // offered load, of the cluster's GPUs on average
 constexpr uint64_t kSeed = 20240611;
 constexpr int kSeriesEvery = 20;  // arrivals between two samples of the fragmentation series
 
@@ -150,7 +150,7 @@ void record(const Cluster& c, const NodeFree& before, const GpuSelection& s, int
     }
 }
 
-Metrics simulate(const Cluster& c, const Mix& mix, Allocator alloc) {
+Metrics simulate(const Cluster& c, const Mix& mix, Allocator alloc, double load) {
     std::mt19937_64 rng(kSeed);         // the same arrival stream for every allocator
     std::mt19937_64 choice(kSeed + 1);  // the random allocator's own draws
     const int per_node = static_cast<int>(c.layout.gpus.size());
@@ -159,7 +159,7 @@ Metrics simulate(const Cluster& c, const Mix& mix, Allocator alloc) {
         mean_k += std::min(k, per_node);
     }
     mean_k /= static_cast<double>(mix.sizes.size());
-    const double rate = kOfferedLoad * kNodes * per_node / mean_k;  // mean duration 1.0
+    const double rate = load * kNodes * per_node / mean_k;  // mean duration 1.0
     std::exponential_distribution<double> gap(rate), duration(1.0);
     std::uniform_int_distribution<size_t> size(0, mix.sizes.size() - 1);
 
@@ -316,9 +316,12 @@ int main(int argc, char** argv) {
     std::string data = "../shared/data";
     std::string csv_path = "benchmarks/results/placement_quality.csv";
     bool json = false;
+    double load = kDefaultLoad;
     app.add_option("--data", data, "the shared data folder");
     app.add_option("--csv", csv_path, "where to write the CSV");
     app.add_flag("--json", json, "print JSON instead of a table");
+    app.add_option("--load", load, "offered load, a fraction of the cluster's GPUs (nodes)")
+            ->check(CLI::Range(0.05, 1.5));
     CLI11_PARSE(app, argc, argv);
 
     std::optional<Mix> alibaba = alibaba_mix(data + "/traces/alibaba-openb_pod_list_default.csv");
@@ -362,7 +365,7 @@ int main(int argc, char** argv) {
         for (const Mix& mix : {*alibaba, heavy}) {
             nlohmann::json run{{"cluster", c.name}, {"mix", mix.name}};
             for (Allocator a : {Allocator::kCohort, Allocator::kFirstFit, Allocator::kRandom}) {
-                const Metrics metrics = simulate(c, mix, a);
+                const Metrics metrics = simulate(c, mix, a, load);
                 for (const auto& [t, f] : metrics.fragmentation_over_time) {
                     series << c.name << "," << mix.name << "," << name_of(a) << "," << t << ","
                            << f << "\n";
@@ -397,7 +400,7 @@ int main(int argc, char** argv) {
                      {Allocator::kFirstFit, bench::NodeAllocator::kFirstFit},
                      {Allocator::kRandom, bench::NodeAllocator::kRandom}}) {
             const nlohmann::json s = span_summary(bench::simulate_spans(tree, counts,
-                    kOfferedLoad, kArrivals, kSeed, node_alloc));
+                    load, kArrivals, kSeed, node_alloc));
             run[name_of(a)] = s;
             csv << "tree-16x4," << mix_name << "," << name_of(a);
             for (const char* k : keys) {
