@@ -78,6 +78,7 @@ private:
         std::string peer_address;
         bool launched = false;
         std::shared_ptr<asio::steady_timer> start_timer;
+        std::vector<int> pmi_fds;  // per local rank, its PMI_FD until the rank is started
     };
     struct Task {
         uint64_t job_id = 0;
@@ -142,7 +143,8 @@ private:
     void start_step_tasks(const ConnectionPtr& client, const UserIdentity& user,
             bool switch_user, const protocol::LaunchStepRequest& request,
             const std::vector<std::vector<std::pair<std::string, std::string>>>& rank_env,
-            const std::string& peer_address, ConnectionPtr step_manager);
+            const std::string& peer_address, ConnectionPtr step_manager,
+            std::vector<int> pmi_fds);  // each local rank's PMI_FD end; closed here
     void end_step_session(StepSession& session);
     FilenamePatternContext step_file_names(const protocol::LaunchStepRequest& request,
             uint32_t rank, const UserIdentity& user) const;

@@ -3,11 +3,14 @@
 // local ranks with the variables it returns; for --mpi=none it forks them at once.
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <csignal>
+#include <cstring>
+#include <utility>
 
 #include "common/filename_pattern.h"
 #include "common/transport/connect.h"
@@ -199,7 +202,7 @@ void Agent::launch_local_part(const protocol::LaunchStepRequest& request,
     }
     const bool switch_user = self_.uid == 0 && cred.uid != 0;
     if (request.mpi == "none") {
-        start_step_tasks(conn, *user, switch_user, request, {}, "", nullptr);
+        start_step_tasks(conn, *user, switch_user, request, {}, "", nullptr, {});
         return;
     }
     start_step_manager(conn, *user, switch_user, request);
@@ -281,11 +284,36 @@ void Agent::start_step_manager(const ConnectionPtr& client, const UserIdentity& 
                 + std::to_string(key.second) + " is already launched on " + options_.name));
         return;
     }
-    const std::vector<std::string> argv{options_.stepd_binary, "--key-file", config_.key_file,
+    std::vector<std::string> argv{options_.stepd_binary, "--key-file", config_.key_file,
             "--agent-host", options_.address, "--agent-port", std::to_string(options_.port),
             "--job", std::to_string(key.first), "--step", std::to_string(key.second),
             "--transport", request.pmix_transport, "--fanout",
             std::to_string(config_.collective_fanout)};
+    // PMI-1/PMI-2: a socket pair per local rank, the rank's end to be its PMI_FD, the other
+    // the step manager's; nobody else can reach it.
+    std::vector<int> manager_ends;
+    std::vector<int> rank_ends;
+    if (request.mpi == "pmi1" || request.mpi == "pmi2") {
+        const size_t local_ranks =
+                request.layout.rank_map().ranks_on_node.at(request.node_index).size();
+        for (size_t i = 0; i < local_ranks; ++i) {
+            int pair[2];
+            if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+                close_all(manager_ends);
+                close_all(rank_ends);
+                client->send_error(Status::io_error(std::string("cannot make the ranks' PMI "
+                        "sockets: ") + std::strerror(errno)));
+                return;
+            }
+            manager_ends.push_back(pair[0]);
+            rank_ends.push_back(pair[1]);
+        }
+        std::string list;
+        for (int fd : manager_ends) {
+            list += (list.empty() ? "" : ",") + std::to_string(fd);
+        }
+        argv.insert(argv.end(), {"--pmi-fds", list});
+    }
     std::vector<char*> args;
     for (const auto& arg : argv) {
         args.push_back(const_cast<char*>(arg.c_str()));
@@ -293,11 +321,15 @@ void Agent::start_step_manager(const ConnectionPtr& client, const UserIdentity& 
     args.push_back(nullptr);
     pid_t pid = fork();
     if (pid == 0) {
-        close_range(3, ~0U, 0);
+        // manager_ends ascend: socketpair hands out the lowest free numbers.
+        close_all_but(manager_ends.data(), manager_ends.size(), manager_ends.data(),
+                manager_ends.size());
         execv(args[0], args.data());
         _exit(127);
     }
+    close_all(manager_ends);
     if (pid < 0) {
+        close_all(rank_ends);
         client->send_error(Status::io_error("cannot start the step manager: fork failed"));
         return;
     }
@@ -307,6 +339,7 @@ void Agent::start_step_manager(const ConnectionPtr& client, const UserIdentity& 
     step.user = user;
     step.switch_user = switch_user;
     step.pid = pid;
+    step.pmi_fds = std::move(rank_ends);
     step.start_timer = std::make_shared<asio::steady_timer>(io_, kStepManagerStartLimit);
     step.start_timer->async_wait([this, key](boost::system::error_code ec) {
         auto it = managed_steps_.find(key);
@@ -389,7 +422,7 @@ void Agent::on_step_manager_ready(ManagedStep& step, const protocol::StepdReadyM
     step.launched = true;
     step.start_timer->cancel();
     start_step_tasks(step.client, step.user, step.switch_user, step.request, ready.rank_env,
-            step.peer_address, step.connection);
+            step.peer_address, step.connection, std::exchange(step.pmi_fds, {}));
 }
 
 void Agent::fail_managed_step(StepKey key, const std::string& error) {
@@ -399,6 +432,7 @@ void Agent::fail_managed_step(StepKey key, const std::string& error) {
     }
     ManagedStep step = std::move(it->second);
     managed_steps_.erase(it);
+    close_all(step.pmi_fds);
     spdlog::warn("step {}.{}: {}", key.first, key.second, error);
     if (!step.launched) {
         step.client->send_error(Status::unavailable("step manager on " + options_.name + ": "
@@ -435,7 +469,7 @@ void Agent::forward_step_peers(const protocol::StepPeersMessage& peers) {
 void Agent::start_step_tasks(const ConnectionPtr& conn, const UserIdentity& user,
         bool switch_user, const protocol::LaunchStepRequest& request,
         const std::vector<std::vector<std::pair<std::string, std::string>>>& rank_env,
-        const std::string& peer_address, ConnectionPtr step_manager) {
+        const std::string& peer_address, ConnectionPtr step_manager, std::vector<int> pmi_fds) {
     const protocol::StepLayout& layout = request.layout;
     protocol::StepLaunchedReply reply;
     reply.master_port = request.master_port;
@@ -476,6 +510,10 @@ void Agent::start_step_tasks(const ConnectionPtr& conn, const UserIdentity& user
                 env[name] = value;
             }
         }
+        if (local < pmi_fds.size()) {
+            spec.inherit_fd = pmi_fds[local];
+            env["PMI_FD"] = std::to_string(pmi_fds[local]);
+        }
         spec.argv = request.argv;
         spec.env = env_to_strings(env);
         spec.cwd = request.cwd;
@@ -512,6 +550,7 @@ void Agent::start_step_tasks(const ConnectionPtr& conn, const UserIdentity& user
                     streams->in_write);
         }
     }
+    close_all(pmi_fds);  // the ranks hold their ends now
     conn->send(reply);
     for (const auto& failure : failures) {
         conn->send(failure);

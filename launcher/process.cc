@@ -135,6 +135,28 @@ Result<UserIdentity> lookup_user(uid_t uid, gid_t gid) {
     return user;
 }
 
+void close_all(std::vector<int>& fds) {
+    for (int fd : fds) {
+        close(fd);
+    }
+    fds.clear();
+}
+
+void close_all_but(const int* keep, size_t keep_count, const int* inherit, size_t inherit_count) {
+    unsigned next = 3;  // the lowest descriptor not yet closed or kept
+    for (size_t i = 0; i < keep_count; ++i) {
+        const auto fd = static_cast<unsigned>(keep[i]);
+        if (fd > next) {
+            close_range(next, fd - 1, 0);
+        }
+        next = std::max(next, fd + 1);
+    }
+    close_range(next, ~0U, 0);
+    for (size_t i = 0; i < inherit_count; ++i) {
+        fcntl(inherit[i], F_SETFD, 0);
+    }
+}
+
 Result<Spawned> spawn_process(const SpawnSpec& spec) {
     if (spec.argv.empty()) {
         return Status::invalid("empty command");
@@ -216,11 +238,14 @@ Result<Spawned> spawn_process(const SpawnSpec& spec) {
         if (err >= 0) {
             dup2(err, STDERR_FILENO);
         }
-        // Tasks inherit no descriptor of the agent's but the exec-status pipe (close-on-exec).
-        if (report[1] > 3) {
-            close_range(3, static_cast<unsigned>(report[1]) - 1, 0);
+        // Tasks inherit no descriptor of the agent's but the exec-status pipe (close-on-exec)
+        // and their own PMI_FD.
+        int keep[2] = {report[1], spec.inherit_fd};
+        const size_t keep_count = spec.inherit_fd >= 0 ? 2 : 1;
+        if (keep_count == 2 && keep[1] < keep[0]) {
+            std::swap(keep[0], keep[1]);
         }
-        close_range(static_cast<unsigned>(report[1]) + 1, ~0U, 0);
+        close_all_but(keep, keep_count, &spec.inherit_fd, spec.inherit_fd >= 0 ? 1 : 0);
         execve(program.c_str(), argv.data(), envp.data());
         fail(report[1], kExec);
     }

@@ -38,11 +38,21 @@ struct SpawnSpec {
     // this machine does not offer the agent are dropped; with none left the process runs
     // unbound and a warning is logged (a recorded topology may name more CPUs than exist).
     std::vector<int> cpus;
+    // A descriptor the process keeps, under the same number (its PMI_FD); -1: none. Every
+    // other descriptor of the agent's is closed in the child.
+    int inherit_fd = -1;
 };
 
 struct Spawned {
     pid_t pid = -1;  // also its process group id
 };
+
+// Closes each descriptor and empties the list.
+void close_all(std::vector<int>& fds);
+
+// In a child after fork: closes every descriptor from 3 up except `keep` (ascending, at
+// most a few), and clears close-on-exec on those in `inherit`. Async-signal-safe.
+void close_all_but(const int* keep, size_t keep_count, const int* inherit, size_t inherit_count);
 
 // Forks and execs. Returns only after the exec succeeded or failed; on failure the error
 // says which step failed (chdir, open of an output file, setuid, exec) and why.

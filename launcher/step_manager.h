@@ -33,6 +33,7 @@ struct StepManagerOptions {
     uint32_t fanout = 32;
     std::string transport = "tcp";
     std::chrono::seconds fence_timeout{300};
+    std::vector<int> pmi_fds;  // per local rank, the step manager's end of its PMI_FD
 };
 
 class StepManager : public pmix::ServerHost {
@@ -113,10 +114,12 @@ private:
     uint64_t next_modex_request_ = 1;
     std::set<uint32_t> connected_;
 
+    // A rank's PMI connection: an accepted loopback socket or the end of its PMI_FD.
     struct PmiClient {
-        std::shared_ptr<asio::ip::tcp::socket> socket;
+        std::shared_ptr<asio::posix::stream_descriptor> socket;
         std::shared_ptr<std::array<char, 4096>> input;
     };
+    void add_pmi_client(uint64_t client, int fd);
     std::unique_ptr<pmix::PmiService> pmi_;
     asio::ip::tcp::acceptor pmi_acceptor_;
     std::map<uint64_t, PmiClient> pmi_clients_;

@@ -1,6 +1,8 @@
 // The step manager's PMI service (--mpi=pmi1 and --mpi=pmi2): PMI-1 lines and PMI-2 frames
-// over loopback TCP for the local ranks, whose barriers and fences become tree collectives
-// across the step's nodes. Each rank proves who it is with a random PMI_ID of its own.
+// from the local ranks, whose barriers and fences become tree collectives across the step's
+// nodes. A rank talks over the socket it inherited as PMI_FD (what MPICH's clients use when
+// it is set), which is its alone; or over loopback TCP at PMI_PORT, where it proves who it
+// is with a random PMI_ID of its own.
 #include <spdlog/spdlog.h>
 #include <sys/random.h>
 
@@ -69,6 +71,16 @@ Result<protocol::StepdReadyMessage> StepManager::prepare_pmi_ranks(bool pmi2) {
         job.ids[(*ids)[local]] = job.local_ranks[local];
     }
     pmi_ = std::make_unique<pmix::PmiService>(job);
+    if (!options_.pmi_fds.empty() && options_.pmi_fds.size() != job.local_ranks.size()) {
+        return Status::internal("the node agent passed " + std::to_string(options_.pmi_fds.size())
+                + " PMI_FD sockets for " + std::to_string(job.local_ranks.size())
+                + " local ranks");
+    }
+    for (size_t local = 0; local < options_.pmi_fds.size(); ++local) {
+        const uint64_t client = next_pmi_client_++;
+        pmi_->attach(client, job.local_ranks[local]);
+        add_pmi_client(client, options_.pmi_fds[local]);
+    }
     // The ranks run as the job's user when this step manager runs as root for another one.
     pmi_uid_ = getuid() == 0 && setup_.uid != 0 ? setup_.uid : getuid();
     // The ranks are local: the PMI port is on loopback whatever the node's address.
@@ -113,12 +125,15 @@ void StepManager::accept_pmi_clients() {
             accept_pmi_clients();
             return;
         }
-        const uint64_t client = next_pmi_client_++;
-        pmi_clients_[client] = {std::make_shared<asio::ip::tcp::socket>(std::move(s)),
-                std::make_shared<std::array<char, 4096>>()};
-        read_pmi_bytes(client);
+        add_pmi_client(next_pmi_client_++, s.release());
         accept_pmi_clients();
     });
+}
+
+void StepManager::add_pmi_client(uint64_t client, int fd) {
+    pmi_clients_[client] = {std::make_shared<asio::posix::stream_descriptor>(io_, fd),
+            std::make_shared<std::array<char, 4096>>()};
+    read_pmi_bytes(client);
 }
 
 void StepManager::read_pmi_bytes(uint64_t client) {

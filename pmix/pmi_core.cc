@@ -90,7 +90,14 @@ PmiCore::PmiCore(PmiJob job) : job_(std::move(job)) {
 
 Result<uint32_t> PmiCore::claim(PmiClient client, const std::string& id) {
     if (auto known = ranks_.find(client); known != ranks_.end()) {
-        return Status::invalid("this connection is already rank " + std::to_string(known->second));
+        const uint32_t rank = known->second;
+        auto by_id = job_.ids.find(id);
+        const bool names_itself = id == std::to_string(rank)
+                || (by_id != job_.ids.end() && by_id->second == rank);
+        if (bound_.count(client) != 0 && names_itself) {
+            return rank;
+        }
+        return Status::invalid("this connection is already rank " + std::to_string(rank));
     }
     uint32_t rank = 0;
     if (requires_id()) {
@@ -116,6 +123,21 @@ Result<uint32_t> PmiCore::claim(PmiClient client, const std::string& id) {
     }
     ranks_[client] = rank;
     return rank;
+}
+
+Status PmiCore::bind(PmiClient client, uint32_t rank) {
+    if (std::find(job_.local_ranks.begin(), job_.local_ranks.end(), rank)
+            == job_.local_ranks.end()) {
+        return Status::denied("rank " + std::to_string(rank)
+                + " is not one of this step's ranks on this node");
+    }
+    if (!claimed_.insert(rank).second) {
+        return Status::denied("rank " + std::to_string(rank)
+                + " already identified itself on another connection");
+    }
+    ranks_[client] = rank;
+    bound_.insert(client);
+    return Status::ok();
 }
 
 std::optional<uint32_t> PmiCore::rank_of(PmiClient client) const {
@@ -177,6 +199,7 @@ std::vector<PmiClient> PmiCore::fail_barrier() {
 void PmiCore::forget(PmiClient client) {
     ranks_.erase(client);  // its rank stays claimed: an id is good once
     in_barrier_.erase(client);
+    bound_.erase(client);
 }
 
 }  // namespace cohort::pmix

@@ -27,8 +27,8 @@ struct PmiJob {
     std::string process_mapping;      // PMI_process_mapping, e.g. "(vector,(0,2,2))"
     std::vector<uint32_t> local_ranks;
     // PMI_ID of each local rank -> its rank. A client proves which rank it is by presenting
-    // its PMI_ID (PMI-1 initack pmiid, PMI-2 fullinit pmirank). Empty: the id is the rank
-    // number itself, for a transport that authenticates by itself (an inherited PMI_FD).
+    // its PMI_ID (PMI-1 initack pmiid, PMI-2 fullinit pmirank), unless its channel already
+    // says (bind). Empty: the id is the rank number itself.
     std::map<std::string, uint32_t> ids;
 };
 
@@ -63,8 +63,13 @@ public:
     const PmiJob& job() const { return job_; }
     // Whether a client must present a PMI_ID before anything else.
     bool requires_id() const { return !job_.ids.empty(); }
-    // The client presents `id`: its rank, or why it is refused. Each id is good once.
+    // The client presents `id`: its rank, or why it is refused. Each id is good once. A
+    // client bound to its rank by its channel may present its rank number or PMI_ID again
+    // (PMI-2 fullinit always names one).
     Result<uint32_t> claim(PmiClient client, const std::string& id);
+    // The client is `rank` by the channel it came on (the socket inherited as PMI_FD, which
+    // only that rank holds): no PMI_ID needed. Fails when the rank is taken or not local.
+    Status bind(PmiClient client, uint32_t rank);
     std::optional<uint32_t> rank_of(PmiClient client) const;
     // Every local rank has identified itself: no further connection is expected.
     bool all_claimed() const;
@@ -88,6 +93,7 @@ private:
     std::set<PmiClient> in_barrier_;
     std::map<PmiClient, uint32_t> ranks_;  // identified clients
     std::set<uint32_t> claimed_;           // ranks whose id was presented (good once)
+    std::set<PmiClient> bound_;            // identified by their channel
 };
 
 }  // namespace cohort::pmix

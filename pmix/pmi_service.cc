@@ -11,6 +11,15 @@ PmiOutput PmiService::on_bytes(PmiClient client, const std::string& bytes) {
     if (stream.mode == Mode::kClosed) {
         return out;
     }
+    if (auto channel = channel_rank_.find(client); channel != channel_rank_.end()) {
+        const Status bound = core_.bind(client, channel->second);
+        channel_rank_.erase(channel);
+        if (!bound) {
+            stream.mode = Mode::kClosed;
+            out.error = bound.message();
+            return out;
+        }
+    }
     stream.buffer += bytes;
     for (bool progressed = true; progressed && stream.mode != Mode::kClosed;) {
         progressed = false;
@@ -99,6 +108,7 @@ void PmiService::forget(PmiClient client) {
     core_.forget(client);
     pmi2_.forget(client);
     streams_.erase(client);
+    channel_rank_.erase(client);
 }
 
 }  // namespace cohort::pmix

@@ -19,6 +19,10 @@ class PmiService {
 public:
     explicit PmiService(PmiJob job);
 
+    // The client is the channel that only `rank` holds (its inherited PMI_FD): it is that
+    // rank, without a PMI_ID, from its first bytes on. Until then the rank may still
+    // identify itself over the port instead.
+    void attach(PmiClient client, uint32_t rank) { channel_rank_[client] = rank; }
     // Bytes from a client, as they arrive (any split). After an output with an error the
     // client is to be closed; further bytes from it are ignored.
     PmiOutput on_bytes(PmiClient client, const std::string& bytes);
@@ -49,6 +53,7 @@ private:
     PmiSimpleServer pmi1_;
     Pmi2Server pmi2_;
     std::map<PmiClient, Stream> streams_;
+    std::map<PmiClient, uint32_t> channel_rank_;  // attached, not yet bound
 };
 
 }  // namespace cohort::pmix

@@ -124,6 +124,20 @@ TEST_F(MpiLaunchTest, MpichRanksOverPmi1) {
                     "rank 2 of 4 sum 6", "rank 3 of 4 sum 6"}));
 }
 
+TEST_F(MpiLaunchTest, MpichRanksTalkOverTheSocketTheyInheritAsPmiFd) {
+    // Without PMI_PORT and PMI_ID, MPICH can only use PMI_FD: a socket only its rank holds.
+    CommandResult fd = run({"run", "-N2", "-n2", "--mpi=pmi1", "sh", "-c",
+            "readlink /proc/self/fd/$PMI_FD | cut -d: -f1"});
+    ASSERT_EQ(fd.exit_code, 0) << fd.err;
+    EXPECT_EQ(fd.out, "socket\nsocket\n");
+    CommandResult result = run({"run", "-N2", "-n4", "--mpi=pmi1", "sh", "-c",
+            "unset PMI_PORT PMI_ID; exec " + kPrograms + "/allreduce_mpich"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(sorted_lines(result.out),
+            (std::vector<std::string>{"rank 0 of 4 sum 6", "rank 1 of 4 sum 6",
+                    "rank 2 of 4 sum 6", "rank 3 of 4 sum 6"}));
+}
+
 TEST_F(MpiLaunchTest, MpichRanksOverPmi1WithUcxBarriers) {
     CommandResult result = run({"run", "-N2", "-n4", "--mpi=pmi1", "--pmix-transport=ucx",
             kPrograms + "/allreduce_mpich"});

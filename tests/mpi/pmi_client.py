@@ -1,6 +1,6 @@
 """A minimal PMI client for the launch tests, written from the wire format.
 
-  pmi_client.py pmi2          PMI-2 over PMI_PORT: fullinit, put, fence, get the next rank's
+  pmi_client.py pmi2          PMI-2 over PMI_FD (else PMI_PORT): fullinit, put, fence, get the next rank's
                               value, finalize; prints "pmi2 rank R of N got VALUE"
   pmi_client.py pmi2-abort    fullinit, then abort with a message
   pmi_client.py pmi1-wrong-id PMI-1 initack with an id one bit off this rank's; prints the
@@ -12,9 +12,18 @@ import socket
 import sys
 
 
-def connect():
+def connect_port():
     host, port = os.environ["PMI_PORT"].rsplit(":", 1)
     sock = socket.create_connection((host, int(port)), timeout=30)
+    return sock, sock.makefile("rb")
+
+
+def connect():
+    """The inherited PMI_FD when there is one, as MPICH's clients choose, else PMI_PORT."""
+    if "PMI_FD" not in os.environ:
+        return connect_port()
+    sock = socket.socket(fileno=int(os.environ["PMI_FD"]))
+    sock.settimeout(30)
     return sock, sock.makefile("rb")
 
 
@@ -61,8 +70,9 @@ def pmi2_start():
     line = stream.readline().decode().strip()
     if "rc=0" not in line:
         raise SystemExit("pmi_client: init refused: " + line)
+    pmi_id = os.environ.get("PMI_ID", os.environ["PMI_RANK"])  # as PMI2_Init picks it
     init = call(sock, stream, "cmd=fullinit;pmijobid=%s;pmirank=%s;threaded=FALSE;"
-                % (os.environ["PMI_JOBID"], os.environ["PMI_ID"]))
+                % (os.environ["PMI_JOBID"], pmi_id))
     return sock, stream, int(init["rank"]), int(init["size"])
 
 
@@ -88,7 +98,7 @@ def pmi2_abort():
 
 
 def pmi1_wrong_id():
-    sock, stream = connect()
+    sock, stream = connect_port()
     near_miss = int(os.environ["PMI_ID"]) ^ 1  # not this rank's secret
     sock.sendall(b"cmd=initack pmiid=%d\n" % near_miss)
     answer = stream.readline().decode().strip()

@@ -279,6 +279,31 @@ TEST(Pmi2OverSockets, FullinitAndJobAttributesGiveWhatMpichReads) {
     EXPECT_EQ(done["rc"], "0");
 }
 
+// PMI_FD mode: fullinit names PMI_RANK (or PMI_ID where set); the channel already said.
+TEST(Pmi2OverSockets, FullinitOnTheInheritedChannelNamesItsOwnRank) {
+    Node node(node0_job());
+    const PmiClient rank0 = node.connect();
+    const PmiClient rank1 = node.connect();
+    node.service().attach(rank0, 0);
+    node.service().attach(rank1, 1);
+    Reply by_rank = start_rank(node, rank0, "0");
+    EXPECT_EQ(by_rank["rc"], "0");
+    EXPECT_EQ(by_rank["rank"], "0");
+    Reply other = start_rank(node, rank1, "0");  // rank 1's channel claiming rank 0
+    EXPECT_EQ(other["rc"], "-1");
+    EXPECT_EQ(other["errmsg"], "this connection is already rank 1");
+    EXPECT_TRUE(closed_by_server(node.fd(rank1)));
+}
+
+TEST(Pmi2OverSockets, FullinitOnTheInheritedChannelMayNameItsPmiId) {
+    Node node(node0_job());
+    const PmiClient rank1 = node.connect();
+    node.service().attach(rank1, 1);
+    Reply by_id = start_rank(node, rank1, "2222");
+    EXPECT_EQ(by_id["rc"], "0");
+    EXPECT_EQ(by_id["rank"], "1");
+}
+
 TEST(Pmi2OverSockets, PutsOfOtherNodesArriveThroughTheFence) {
     Node node0(node0_job());
     Node node1(node1_job());

@@ -1,5 +1,5 @@
-// The PMI-1 wire protocol as MPICH's simple client drives it (PMI_PORT mode: initack first),
-// through PmiService: lines in, reply lines out, each rank proving itself with its PMI_ID.
+// The PMI-1 wire protocol as MPICH's simple client drives it (PMI_PORT mode: initack first;
+// PMI_FD mode: the channel names the rank), through PmiService: lines in, reply lines out.
 #include <gtest/gtest.h>
 
 #include "pmix/pmi_service.h"
@@ -104,6 +104,27 @@ TEST(PmiSimpleServer, AnIdIsGoodForOneConnectionOnly) {
     EXPECT_EQ(again.replies.size(), 1u);
     EXPECT_NE(again.error.find("rank 0 was already presented"), std::string::npos)
             << again.error;
+}
+
+// PMI_FD mode: MPICH's client sends no initack; the channel says which rank it is.
+TEST(PmiSimpleServer, ARankOnItsInheritedChannelNeedsNoId) {
+    PmiService server(two_local_of_four());
+    server.attach(7, 1);
+    EXPECT_EQ(only_reply(line(server, 7, "cmd=init pmi_version=1 pmi_subversion=1")),
+            "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n");
+    EXPECT_EQ(only_reply(line(server, 7, "cmd=get_my_kvsname")),
+            "cmd=my_kvsname kvsname=cohort.5.0 rc=0\n");
+    // Rank 1 is in: its PMI_ID no longer opens the port for anyone.
+    auto stolen = line(server, 8, "cmd=initack pmiid=2222");
+    EXPECT_NE(stolen.error.find("rank 1 was already presented"), std::string::npos)
+            << stolen.error;
+    // A rank that came in over the port first keeps its channel from speaking for it.
+    EXPECT_TRUE(line(server, 9, "cmd=initack pmiid=1111").error.empty());
+    server.attach(10, 0);
+    auto late = line(server, 10, "cmd=init pmi_version=1 pmi_subversion=1");
+    EXPECT_NE(late.error.find("rank 0 already identified itself"), std::string::npos)
+            << late.error;
+    EXPECT_TRUE(server.all_claimed());
 }
 
 TEST(PmiSimpleServer, PutsOfOtherNodesArriveThroughTheBarrier) {
