@@ -319,11 +319,11 @@ void Agent::start_step_manager(const ConnectionPtr& client, const UserIdentity& 
         args.push_back(const_cast<char*>(arg.c_str()));
     }
     args.push_back(nullptr);
+    std::vector<int> keep = manager_ends;  // in the order close_all_but wants
+    std::sort(keep.begin(), keep.end());
     pid_t pid = fork();
     if (pid == 0) {
-        // manager_ends ascend: socketpair hands out the lowest free numbers.
-        close_all_but(manager_ends.data(), manager_ends.size(), manager_ends.data(),
-                manager_ends.size());
+        close_all_but(keep.data(), keep.size(), keep.data(), keep.size());
         execv(args[0], args.data());
         _exit(127);
     }
