@@ -10,6 +10,15 @@ namespace {
 constexpr const char* kTrue = "TRUE";
 constexpr const char* kFalse = "FALSE";
 
+// A response's pairs start with the request's thread id, when it gave one.
+Pmi2Command::Pairs response_pairs(const std::string& thrid) {
+    Pmi2Command::Pairs pairs;
+    if (!thrid.empty()) {
+        pairs.emplace_back("thrid", thrid);
+    }
+    return pairs;
+}
+
 // Commands of the PMI-2 standard that Cohort does not serve: a clean error, not a hang.
 bool unsupported(const std::string& name) {
     static const std::set<std::string> kNames{"spawn", "name-publish", "name-unpublish",
@@ -56,10 +65,7 @@ PmiOutput Pmi2Server::handle(PmiClient client, const Pmi2Command& command,
     PmiOutput out;
     const std::string& name = command.name;
     auto reply = [&](Pmi2Command::Pairs pairs) {
-        Pmi2Command::Pairs all;
-        if (!thrid.empty()) {
-            all.emplace_back("thrid", thrid);
-        }
+        Pmi2Command::Pairs all = response_pairs(thrid);
         all.emplace_back("rc", "0");
         for (auto& pair : pairs) {
             all.push_back(std::move(pair));
@@ -67,10 +73,7 @@ PmiOutput Pmi2Server::handle(PmiClient client, const Pmi2Command& command,
         out.replies.push_back({client, encode_pmi2(name + "-response", all)});
     };
     auto fail = [&](const std::string& why) {
-        Pmi2Command::Pairs all;
-        if (!thrid.empty()) {
-            all.emplace_back("thrid", thrid);
-        }
+        Pmi2Command::Pairs all = response_pairs(thrid);
         all.emplace_back("rc", "-1");
         all.emplace_back("errmsg", why);
         out.replies.push_back({client, encode_pmi2(name + "-response", all)});
@@ -142,10 +145,7 @@ PmiOutput Pmi2Server::handle(PmiClient client, const Pmi2Command& command,
 PmiOutput Pmi2Server::fullinit(PmiClient client, const Pmi2Command& command,
         const std::string& thrid) {
     PmiOutput out;
-    Pmi2Command::Pairs pairs;
-    if (!thrid.empty()) {
-        pairs.emplace_back("thrid", thrid);
-    }
+    Pmi2Command::Pairs pairs = response_pairs(thrid);
     auto refuse = [&](const std::string& why) {
         pairs.emplace_back("rc", "-1");
         pairs.emplace_back("errmsg", why);
@@ -179,10 +179,7 @@ PmiOutput Pmi2Server::get_node_attr(PmiClient client, const Pmi2Command& command
         const std::string& thrid) {
     PmiOutput out;
     const std::string key = command.find("key").value_or("");
-    Pmi2Command::Pairs pairs;
-    if (!thrid.empty()) {
-        pairs.emplace_back("thrid", thrid);
-    }
+    Pmi2Command::Pairs pairs = response_pairs(thrid);
     pairs.emplace_back("rc", "0");
     auto it = node_attrs_.find(key);
     if (it != node_attrs_.end()) {
@@ -201,10 +198,7 @@ PmiOutput Pmi2Server::get_node_attr(PmiClient client, const Pmi2Command& command
 PmiOutput Pmi2Server::put_node_attr(PmiClient client, const Pmi2Command& command,
         const std::string& thrid) {
     PmiOutput out;
-    Pmi2Command::Pairs pairs;
-    if (!thrid.empty()) {
-        pairs.emplace_back("thrid", thrid);
-    }
+    Pmi2Command::Pairs pairs = response_pairs(thrid);
     auto key = command.find("key");
     if (!key || key->empty()) {
         pairs.emplace_back("rc", "-1");
@@ -219,10 +213,7 @@ PmiOutput Pmi2Server::put_node_attr(PmiClient client, const Pmi2Command& command
     auto waiting = attr_waiters_.find(*key);
     if (waiting != attr_waiters_.end()) {
         for (const Waiter& waiter : waiting->second) {
-            Pmi2Command::Pairs found;
-            if (!waiter.thrid.empty()) {
-                found.emplace_back("thrid", waiter.thrid);
-            }
+            Pmi2Command::Pairs found = response_pairs(waiter.thrid);
             found.insert(found.end(), {{"rc", "0"}, {"found", kTrue}, {"value", value}});
             out.replies.push_back({waiter.client,
                     encode_pmi2("info-getnodeattr-response", found)});

@@ -42,6 +42,8 @@ struct NodeEntry {
     std::map<uint64_t, protocol::NodeGpuAlloc> gpu_jobs;  // GPUs (and bound CPUs) per job
 };
 
+// The GPU indexes of `node` that no job holds.
+std::vector<int> free_gpus(const NodeEntry& node);
 // The GPUs and CPU ids of `node` that no job holds.
 sched::NodeFree free_gpus_and_cpus(const NodeEntry& node);
 

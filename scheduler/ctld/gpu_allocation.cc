@@ -46,19 +46,27 @@ std::vector<int> as_ints(const std::vector<int32_t>& v) {
 
 }  // namespace
 
+std::vector<int> free_gpus(const NodeEntry& node) {
+    std::set<int> held;
+    for (const auto& [job, alloc] : node.gpu_jobs) {
+        held.insert(alloc.gpus.begin(), alloc.gpus.end());
+    }
+    std::vector<int> free;
+    for (int g = 0; g < node.info.resources.gpus; ++g) {
+        if (held.count(g) == 0) {
+            free.push_back(g);
+        }
+    }
+    return free;
+}
+
 sched::NodeFree free_gpus_and_cpus(const NodeEntry& node) {
-    std::set<int> gpus_held;
     std::set<int> cpus_held;
     for (const auto& [job, alloc] : node.gpu_jobs) {
-        gpus_held.insert(alloc.gpus.begin(), alloc.gpus.end());
         cpus_held.insert(alloc.cpus.begin(), alloc.cpus.end());
     }
     sched::NodeFree free;
-    for (int g = 0; g < node.info.resources.gpus; ++g) {
-        if (gpus_held.count(g) == 0) {
-            free.gpus.push_back(g);
-        }
-    }
+    free.gpus = free_gpus(node);
     for (int c : all_cpus(node)) {
         if (cpus_held.count(c) == 0) {
             free.cpus.push_back(c);

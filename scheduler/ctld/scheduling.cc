@@ -55,7 +55,7 @@ std::vector<sched::NodeCapacity> Controller::capacities() const {
         cap.up = node.registered && node.responding && node.info.state != "DOWN";
         if (cap.gpus > 0) {
             cap.gpu_layout = node.gpu_layout;
-            cap.free_gpus = free_gpus_and_cpus(node).gpus;
+            cap.free_gpus = free_gpus(node);  // CPU ids are not ranked on: skip them
         }
         out.push_back(std::move(cap));
     }
