@@ -18,13 +18,15 @@ fi
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
-for a in cohort first_fit random; do
+for a in cohort first_fit random end_time_oracle; do
     grep "^dgx2,1-2-4-8,$a," "$SERIES" | cut -d, -f4,5 | tr , ' ' > "$WORK/series-$a"
 done
-# One row per GPU run: "cluster/mix cohort first_fit random" (blocked-but-feasible rate).
+# One row per GPU run: "cluster/mix cohort first_fit random end_time_oracle" (blocked-but-
+# feasible rate).
 awk -F, 'NR > 1 && $5 != "" { v[$1 "/" $2, $3] = $5; runs[$1 "/" $2] = 1; order[++n] = $1 "/" $2 }
     END { for (i = 1; i <= n; i++) { r = order[i]; if (seen[r]++) continue;
-          print r, v[r, "cohort"], v[r, "first_fit"], v[r, "random"] } }' "$CSV" > "$WORK/blocked"
+          print r, v[r, "cohort"], v[r, "first_fit"], v[r, "random"], v[r, "end_time_oracle"] } }' \
+    "$CSV" > "$WORK/blocked"
 awk -F, 'NR > 1 && $9 != "" { v[$2, $3] = $9; order[++n] = $2 }
     END { for (i = 1; i <= n; i++) { r = order[i]; if (seen[r]++) continue;
           print r, v[r, "cohort"], v[r, "first_fit"], v[r, "random"] } }' "$CSV" > "$WORK/span"
@@ -38,12 +40,13 @@ set title "Whole-node fragmentation over time (DGX-2 x16, 1/2/4/8-GPU mix)"
 set xlabel "time (mean job durations)"; set ylabel "1 - whole free nodes / free GPUs in nodes"
 plot "$WORK/series-cohort" with lines title "cohort", \
      "$WORK/series-first_fit" with lines title "first fit", \
-     "$WORK/series-random" with lines title "random"
+     "$WORK/series-random" with lines title "random", \
+     "$WORK/series-end_time_oracle" with lines title "end-time oracle (clairvoyant)"
 set title "4- and 8-GPU requests blocked although enough GPUs were free"
 set style data histograms; set style histogram clustered gap 1; set style fill solid 0.8
 set xtics rotate by -30; set ylabel "rate"; unset xlabel; set yrange [0:*]
 plot "$WORK/blocked" using 2:xtic(1) title "cohort", "" using 3 title "first fit", \
-     "" using 4 title "random"
+     "" using 4 title "random", "" using 5 title "end-time oracle (clairvoyant)"
 set title "Leaf switches spanned / minimum (64 nodes, 16 leaves, whole-node jobs)"
 set ylabel "ratio"; set yrange [0:*]
 plot "$WORK/span" using 2:xtic(1) title "cohort", "" using 3 title "first fit", \
