@@ -5,8 +5,8 @@
 // A request that cannot start when it arrives is counted and dropped (a loss system), so all
 // allocators see identical arrivals. A fourth allocator, end_time_oracle, is a reference no
 // scheduler can deploy: it knows every job's exact end time and packs jobs that end together,
-// which bounds what end-time-aware node choice could gain on blocking. The multi-node part (network_span.cc) streams whole-node
-// jobs onto a two-level switch tree and gives switch_span_ratio; the GPU runs leave it null,
+// to show how far knowing the future takes a choice of node. The multi-node part
+// (network_span.cc) streams whole-node jobs onto a two-level switch tree and gives switch_span_ratio; the GPU runs leave it null,
 // as the network runs leave the per-node GPU metrics.
 #include <algorithm>
 #include <chrono>
@@ -67,8 +67,6 @@ struct Metrics {
     double fragmentation_sum = 0;
     int fragmentation_samples = 0;
     std::vector<std::pair<double, double>> fragmentation_over_time;  // (time, fragmentation)
-    double window_sum = 0;  // the fragmentation series' current window
-    int window_samples = 0;
     long cpus = 0, local_cpus = 0;
     long tasks = 0, paired_tasks = 0;
     std::vector<double> decision_us;
@@ -96,6 +94,12 @@ struct Placed {
     GpuSelection selection;
 };
 
+// Enough free GPUs and CPUs on the node for k GPUs and their CPUs, wherever they are.
+bool has_room(const Cluster& c, const NodeFree& f, int k) {
+    return static_cast<int>(f.gpus.size()) >= k
+           && static_cast<int>(f.cpus.size()) >= k * c.cpus_per_gpu;
+}
+
 // Lowest-index first-fit (Slurm-like without topology) or random: the first (or a random)
 // node with k free GPUs, its lowest (or random) free GPUs and CPUs, and the first (or a
 // random) NIC, since without pairing a job gets the default device.
@@ -106,8 +110,7 @@ std::optional<Placed> baseline(const Cluster& c,
                                std::mt19937_64& rng) {
     std::vector<int> fits;
     for (int n = 0; n < kNodes; ++n) {
-        if (static_cast<int>(free[static_cast<size_t>(n)].gpus.size()) >= k
-            && static_cast<int>(free[static_cast<size_t>(n)].cpus.size()) >= k * c.cpus_per_gpu) {
+        if (has_room(c, free[static_cast<size_t>(n)], k)) {
             fits.push_back(n);
         }
     }
@@ -151,8 +154,7 @@ std::optional<Placed> end_time_oracle(const Cluster& c,
     std::optional<std::tuple<bool, double, size_t, int>> best;  // smaller is better
     for (int n = 0; n < kNodes; ++n) {
         const NodeFree& f = free[static_cast<size_t>(n)];
-        if (static_cast<int>(f.gpus.size()) < k
-            || static_cast<int>(f.cpus.size()) < k * c.cpus_per_gpu) {
+        if (!has_room(c, f, k)) {
             continue;
         }
         const std::multiset<double>& ends = ends_on_node[static_cast<size_t>(n)];
@@ -231,6 +233,8 @@ Metrics simulate(const Cluster& c, const Mix& mix, Allocator alloc, const Stream
     std::vector<std::multiset<double>> ends_on_node(kNodes);
 
     Metrics m;
+    double window_sum = 0;  // the fragmentation series' current window
+    int window_samples = 0;
     double now = 0;
     for (int i = 0; i < stream.arrivals; ++i) {
         now += gap(rng);
@@ -256,13 +260,13 @@ Metrics simulate(const Cluster& c, const Mix& mix, Allocator alloc, const Stream
                     1.0 - static_cast<double>(whole) / (free_total / per_node);
             m.fragmentation_sum += fragmentation;
             ++m.fragmentation_samples;
-            m.window_sum += fragmentation;
-            ++m.window_samples;
+            window_sum += fragmentation;
+            ++window_samples;
         }
-        if ((i + 1) % std::max(1, stream.arrivals / kSeriesPoints) == 0 && m.window_samples > 0) {
-            m.fragmentation_over_time.emplace_back(now, m.window_sum / m.window_samples);
-            m.window_sum = 0;
-            m.window_samples = 0;
+        if ((i + 1) % std::max(1, stream.arrivals / kSeriesPoints) == 0 && window_samples > 0) {
+            m.fragmentation_over_time.emplace_back(now, window_sum / window_samples);
+            window_sum = 0;
+            window_samples = 0;
         }
         const auto start = std::chrono::steady_clock::now();
         std::optional<Placed> p;
