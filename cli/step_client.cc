@@ -9,16 +9,25 @@
 #include <cstdlib>
 #include <iostream>
 
+#include <fmt/format.h>
+
 #include "common/transport/connect.h"
 #include "common/transport/connect_timeouts.h"
 
 namespace cohort::cli {
 
 namespace asio = boost::asio;
-using protocol::MessageType;
 
 StepClient::StepClient(asio::io_context& io, std::string key, protocol::Credential cred)
-    : io_(io), key_(std::move(key)), cred_(cred), callbacks_(io) {}
+    : io_(io),
+      key_(std::move(key)),
+      cred_(cred),
+      callbacks_(io),
+      dispatcher_([this](size_t node, const Status& why) {
+          fail(fmt::format("from {}: {}", layout_.nodes[node], why.message()));
+      }) {
+    register_handlers();
+}
 
 StepResult StepClient::run(const protocol::StepLayout& layout, const StepRequest& request) {
     layout_ = layout;
@@ -108,7 +117,7 @@ void StepClient::accept_agents() {
                 [this, node](const std::shared_ptr<transport::Connection>& c,
                         protocol::Envelope envelope) {
                     if (*node >= 0) {
-                        on_message(static_cast<size_t>(*node), std::move(envelope));
+                        dispatcher_.dispatch(static_cast<size_t>(*node), std::move(envelope));
                         return;
                     }
                     auto attach = protocol::decode_message<protocol::StepAttachMessage>(envelope);
@@ -213,69 +222,47 @@ protocol::LaunchStepRequest StepClient::launch_request(const std::string& host,
     return launch;
 }
 
-void StepClient::on_message(size_t node, protocol::Envelope envelope) {
-    switch (static_cast<MessageType>(envelope.type)) {
-        case MessageType::kStepLaunched: {
-            auto launched = protocol::decode_message<protocol::StepLaunchedReply>(envelope);
-            if (launched) {
-                on_launched(node, *launched);
-            }
-            return;
+void StepClient::register_handlers() {
+    using namespace protocol;
+    dispatcher_.on<StepLaunchedReply>([this](size_t node, const StepLaunchedReply& launched) {
+        on_launched(node, launched);
+    });
+    dispatcher_.on<StepAbortMessage>(
+            [this](size_t, const StepAbortMessage& abort) { on_abort(abort); });
+    dispatcher_.on<TaskOutputMessage>(
+            [this](size_t, const TaskOutputMessage& output) { write_output(output); });
+    dispatcher_.on<TaskExitMessage>(
+            [this](size_t, const TaskExitMessage& exit) { on_task_exit(exit); });
+    dispatcher_.on<StepDoneMessage>([this](size_t node, const StepDoneMessage&) {
+        node_done_[node] = true;
+        finish_if_done();
+    });
+    dispatcher_.on<ErrorReply>([this](size_t node, const ErrorReply& error) {
+        fail(fmt::format("node {}: {}", layout_.nodes[node], error.message));
+    });
+}
+
+void StepClient::on_task_exit(const protocol::TaskExitMessage& exit) {
+    int code = exit.exit_signal != 0 ? 128 + exit.exit_signal : exit.exit_code;
+    if (code > result_.exit_code && !aborted_) {
+        result_.exit_code = code;
+    }
+    if (exit.exit_signal != 0 && result_.exit_signal == 0) {
+        result_.exit_signal = exit.exit_signal;
+    }
+    if (request_.kill_on_bad_exit && code != 0 && !aborted_ && !killing_) {
+        std::cerr << fmt::format("cohort run: error: task {} exited with {}: ending step {}.{} "
+                                 "(--kill-on-bad-exit)\n",
+                exit.rank, code, layout_.job_id, layout_.step_id);
+        killing_ = true;
+        signal_all(SIGKILL);
+    }
+    if (!exit.error.empty()) {
+        std::cerr << "cohort run: error: " << exit.error << "\n";
+        if (result_.error.empty()) {
+            result_.error = exit.error;
         }
-        case MessageType::kStepAbort: {
-            auto abort = protocol::decode_message<protocol::StepAbortMessage>(envelope);
-            if (abort) {
-                on_abort(*abort);
-            }
-            return;
-        }
-        case MessageType::kTaskOutput: {
-            auto output = protocol::decode_message<protocol::TaskOutputMessage>(envelope);
-            if (output) {
-                write_output(*output);
-            }
-            return;
-        }
-        case MessageType::kTaskExit: {
-            auto exit = protocol::decode_message<protocol::TaskExitMessage>(envelope);
-            if (!exit) {
-                return;
-            }
-            int code = exit->exit_signal != 0 ? 128 + exit->exit_signal : exit->exit_code;
-            if (code > result_.exit_code && !aborted_) {
-                result_.exit_code = code;
-            }
-            if (exit->exit_signal != 0 && result_.exit_signal == 0) {
-                result_.exit_signal = exit->exit_signal;
-            }
-            if (request_.kill_on_bad_exit && code != 0 && !aborted_ && !killing_) {
-                std::cerr << "cohort run: error: task " << exit->rank << " exited with "
-                          << code << ": ending step " << layout_.job_id << "."
-                          << layout_.step_id << " (--kill-on-bad-exit)\n";
-                killing_ = true;
-                signal_all(SIGKILL);
-            }
-            if (!exit->error.empty()) {
-                std::cerr << "cohort run: error: " << exit->error << "\n";
-                if (result_.error.empty()) {
-                    result_.error = exit->error;
-                }
-                signal_all(SIGKILL);  // the step cannot run without that rank
-            }
-            return;
-        }
-        case MessageType::kStepDone:
-            node_done_[node] = true;
-            finish_if_done();
-            return;
-        case MessageType::kError: {
-            Status status = protocol::status_from_error(envelope);
-            fail("node " + layout_.nodes[node] + ": " + status.message());
-            return;
-        }
-        default:
-            fail("unexpected " + std::string(protocol::message_type_name(envelope.type))
-                    + " from " + layout_.nodes[node]);
+        signal_all(SIGKILL);  // the step cannot run without that rank
     }
 }
 

@@ -12,6 +12,7 @@
 #include "common/protocol/messages.h"
 #include "common/protocol/step_messages.h"
 #include "common/transport/connection.h"
+#include "common/transport/dispatcher.h"
 
 namespace cohort::cli {
 
@@ -42,7 +43,9 @@ public:
     StepResult run(const protocol::StepLayout& layout, const StepRequest& request);
 
 private:
-    void on_message(size_t node, protocol::Envelope envelope);
+    // Routes each agent's messages, tagged with the agent's node index, to the handlers.
+    void register_handlers();
+    void on_task_exit(const protocol::TaskExitMessage& exit);
     protocol::LaunchStepRequest launch_request(const std::string& host, uint16_t port) const;
     void accept_agents();
     void forward_stdin();  // once rank 0 runs
@@ -64,6 +67,7 @@ private:
     StepRequest request_;
     std::chrono::seconds attach_limit_{30};  // COHORT_LAUNCH_TIMEOUT overrides it
     boost::asio::ip::tcp::acceptor callbacks_;  // where the agents call back
+    transport::Dispatcher<size_t> dispatcher_;
     std::unique_ptr<boost::asio::posix::stream_descriptor> stdin_;
     std::array<char, 65536> stdin_buffer_{};
     std::vector<std::shared_ptr<transport::Connection>> agents_;  // by node index, once attached

@@ -13,7 +13,6 @@
 
 namespace cohort::agent {
 
-using protocol::MessageType;
 
 Agent::Agent(asio::io_context& io, ClusterConfig config, std::string key, AgentOptions options,
         protocol::NodeResources resources)
@@ -29,7 +28,17 @@ Agent::Agent(asio::io_context& io, ClusterConfig config, std::string key, AgentO
       acceptor_(io),
       reconnect_timer_(io),
       heartbeat_timer_(io),
-      child_signals_(io, SIGCHLD) {}
+      child_signals_(io, SIGCHLD),
+      controller_dispatcher_(
+              [](const Status& why) {
+                  spdlog::warn("from the controller: {}", why.message());
+              },
+              [this](std::function<void()> call) { asio::post(io_, std::move(call)); }),
+      client_dispatcher_([](const ConnectionPtr& conn, const Status& why) {
+          conn->close(why.with_context("node agent"));
+      }) {
+    register_handlers();
+}
 
 Status Agent::start() {
     if (Status listening = transport::listen_on(acceptor_, options_.address, options_.port);
@@ -88,9 +97,7 @@ void Agent::on_controller_connected(asio::ip::tcp::socket socket) {
     controller_ = Connection::create(std::move(socket), key_, self_);
     controller_->start(
             [this](const ConnectionPtr&, protocol::Envelope envelope) {
-                asio::post(io_, [this, envelope = std::move(envelope)]() mutable {
-                    on_controller_message(std::move(envelope));
-                });
+                controller_dispatcher_.dispatch(std::move(envelope));
             },
             [this](const ConnectionPtr&, const Status& why) {
                 if (!why.is_ok()) {
@@ -151,47 +158,42 @@ void Agent::on_controller_closed() {
     });
 }
 
-void Agent::on_controller_message(protocol::Envelope envelope) {
-    switch (static_cast<MessageType>(envelope.type)) {
-        case MessageType::kRegisterReply: {
-            auto reply = protocol::decode_message<protocol::RegisterNodeReply>(envelope);
-            if (!reply) {
-                break;
-            }
-            for (uint64_t id : reply->acknowledged) {
-                unacked_.erase(id);
-            }
-            for (uint64_t id : reply->terminate) {
-                terminate_job(id, SIGKILL);
-            }
-            return;
+void Agent::register_handlers() {
+    using namespace protocol;
+    controller_dispatcher_.on<RegisterNodeReply>([this](const RegisterNodeReply& reply) {
+        for (uint64_t id : reply.acknowledged) {
+            unacked_.erase(id);
         }
-        case MessageType::kLaunchBatch: {
-            auto request = protocol::decode_message<protocol::LaunchBatchRequest>(envelope);
-            if (!request) {
-                break;
-            }
-            launch_batch(*request);
-            return;
+        for (uint64_t id : reply.terminate) {
+            terminate_job(id, SIGKILL);
         }
-        case MessageType::kTerminateJob: {
-            auto request = protocol::decode_message<protocol::TerminateJobRequest>(envelope);
-            if (!request) {
-                break;
-            }
-            terminate_job(request->job_id, request->signal);
-            return;
-        }
-        case MessageType::kError: {
-            Status status = protocol::status_from_error(envelope);
-            spdlog::error("controller: {}", status.message());
-            return;
-        }
-        default:
-            break;
-    }
-    spdlog::warn("unexpected or malformed {} from the controller",
-            protocol::message_type_name(envelope.type));
+    });
+    controller_dispatcher_.on<LaunchBatchRequest>(
+            [this](const LaunchBatchRequest& request) { launch_batch(request); });
+    controller_dispatcher_.on<TerminateJobRequest>([this](const TerminateJobRequest& request) {
+        terminate_job(request.job_id, request.signal);
+    });
+    controller_dispatcher_.on<ErrorReply>([](const ErrorReply& error) {
+        spdlog::error("controller: {}", error.message);
+    });
+
+    client_dispatcher_.on<LaunchStepRequest>([this](const ConnectionPtr&,
+            const Credential& sender, const LaunchStepRequest& request) {
+        launch_step(sender, request);
+    });
+    client_dispatcher_.on<SignalStepRequest>(
+            [this](const ConnectionPtr&, const SignalStepRequest& request) {
+                signal_step(request);
+            });
+    client_dispatcher_.on<TaskInputMessage>(
+            [this](const ConnectionPtr&, const TaskInputMessage& input) {
+                write_step_input(input);
+            });
+    client_dispatcher_.on<StepPeersMessage>(
+            [this](const ConnectionPtr&, const StepPeersMessage& peers) {
+                forward_step_peers(peers);
+            });
+    register_step_manager_handlers();
 }
 
 void Agent::accept_clients() {
@@ -206,7 +208,7 @@ void Agent::accept_clients() {
         clients_.insert(conn);
         conn->start(
                 [this](const ConnectionPtr& c, protocol::Envelope envelope) {
-                    on_client_message(c, std::move(envelope));
+                    client_dispatcher_.dispatch(c, std::move(envelope));
                 },
                 [this](const ConnectionPtr& c, const Status& why) {
                     if (!why.is_ok()) {
@@ -216,49 +218,6 @@ void Agent::accept_clients() {
                 });
         accept_clients();
     });
-}
-
-void Agent::on_client_message(const ConnectionPtr& conn, protocol::Envelope envelope) {
-    switch (static_cast<MessageType>(envelope.type)) {
-        case MessageType::kLaunchStep: {
-            auto request = protocol::decode_message<protocol::LaunchStepRequest>(envelope);
-            if (!request) {
-                conn->close(request.status());
-                return;
-            }
-            launch_step(envelope.cred, *request);
-            return;
-        }
-        case MessageType::kSignalStep: {
-            auto request = protocol::decode_message<protocol::SignalStepRequest>(envelope);
-            if (!request) {
-                conn->close(request.status());
-                return;
-            }
-            signal_step(*request);
-            return;
-        }
-        case MessageType::kTaskInput: {
-            auto input = protocol::decode_message<protocol::TaskInputMessage>(envelope);
-            if (!input) {
-                conn->close(input.status());
-                return;
-            }
-            write_step_input(*input);
-            return;
-        }
-        case MessageType::kStepPeers: {
-            auto peers = protocol::decode_message<protocol::StepPeersMessage>(envelope);
-            if (!peers) {
-                conn->close(peers.status());
-                return;
-            }
-            forward_step_peers(*peers);
-            return;
-        }
-        default:
-            on_step_manager_message(conn, std::move(envelope));
-    }
 }
 
 void Agent::on_client_closed(const ConnectionPtr& conn) {

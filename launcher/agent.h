@@ -14,6 +14,7 @@
 
 #include "common/config.h"
 #include "common/transport/connection.h"
+#include "common/transport/dispatcher.h"
 #include "common/filename_pattern.h"
 #include "common/protocol/step_messages.h"
 #include "launcher/process.h"
@@ -100,15 +101,15 @@ private:
     };
 
     // --- links (agent.cc)
+    // Routes the controller's and the clients' messages to the handlers below.
+    void register_handlers();
     // Dials the controller without blocking, and again every 500 ms until it answers.
     void connect_controller();
     void on_controller_connected(asio::ip::tcp::socket socket);
-    void on_controller_message(protocol::Envelope envelope);
     void on_controller_closed();
     void register_self();
     void heartbeat();
     void accept_clients();
-    void on_client_message(const ConnectionPtr& conn, protocol::Envelope envelope);
     void on_client_closed(const ConnectionPtr& conn);
     template <typename Message>
     void send_controller(const Message& message) {
@@ -135,7 +136,9 @@ private:
     // --- steps and their step managers (agent_steps.cc)
     void start_step_manager(const ConnectionPtr& client, const UserIdentity& user,
             bool switch_user, const protocol::LaunchStepRequest& request);
-    void on_step_manager_message(const ConnectionPtr& conn, protocol::Envelope envelope);
+    void register_step_manager_handlers();
+    // The step whose step manager holds `conn`; closes `conn` and gives null if none.
+    ManagedStep* managed_step_on(const ConnectionPtr& conn);
     void on_step_manager_ready(ManagedStep& step, const protocol::StepdReadyMessage& ready);
     void fail_managed_step(StepKey key, const std::string& error);
     void on_step_manager_exit(pid_t pid);
@@ -174,6 +177,9 @@ private:
     asio::steady_timer reconnect_timer_;
     asio::steady_timer heartbeat_timer_;
     asio::signal_set child_signals_;
+    transport::Dispatcher<> controller_dispatcher_;  // posts to io_
+    // Clients' and step managers' messages, both on connections accepted or dialled here.
+    transport::Dispatcher<const ConnectionPtr&> client_dispatcher_;
     ConnectionPtr controller_;
 
     std::map<pid_t, Task> tasks_;

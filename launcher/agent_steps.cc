@@ -2,6 +2,7 @@
 // starts the step's manager (cohort-stepd, which embeds the PMIx server), then forks the
 // local ranks with the variables it returns; for --mpi=none it forks them at once.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -224,7 +225,7 @@ void Agent::call_client_back(const protocol::LaunchStepRequest& request,
                 auto conn = Connection::create(std::move(*socket), key_, self_);
                 clients_.insert(conn);
                 conn->start([this](const ConnectionPtr& c, protocol::Envelope envelope) {
-                    on_client_message(c, std::move(envelope));
+                    client_dispatcher_.dispatch(c, std::move(envelope));
                 }, [this](const ConnectionPtr& c, const Status&) { on_client_closed(c); });
                 conn->send(attach);
                 done(conn);
@@ -351,62 +352,52 @@ void Agent::start_step_manager(const ConnectionPtr& client, const UserIdentity& 
     });
 }
 
-void Agent::on_step_manager_message(const ConnectionPtr& conn, protocol::Envelope envelope) {
-    using protocol::MessageType;
-    if (static_cast<MessageType>(envelope.type) == MessageType::kStepdHello) {
-        auto hello = protocol::decode_message<protocol::StepdHelloMessage>(envelope);
-        if (!hello) {
-            conn->close(hello.status());
-            return;
-        }
-        auto it = managed_steps_.find({hello->job_id, hello->step_id});
+void Agent::register_step_manager_handlers() {
+    using namespace protocol;
+    client_dispatcher_.on<StepdHelloMessage>([this](const ConnectionPtr& conn,
+            const StepdHelloMessage& hello) {
+        auto it = managed_steps_.find({hello.job_id, hello.step_id});
         if (it == managed_steps_.end() || it->second.connection) {
-            conn->close(Status::invalid("no step " + std::to_string(hello->job_id) + "."
-                    + std::to_string(hello->step_id) + " waits for a step manager"));
+            conn->close(Status::invalid(fmt::format("no step {}.{} waits for a step manager",
+                    hello.job_id, hello.step_id)));
             return;
         }
         ManagedStep& step = it->second;
         step.connection = conn;
-        step.peer_address = hello->peer_address;
-        conn->send(protocol::StepdSetupMessage{step.request, step.user.uid, step.user.gid,
-                options_.name});
-        return;
-    }
+        step.peer_address = hello.peer_address;
+        conn->send(StepdSetupMessage{step.request, step.user.uid, step.user.gid, options_.name});
+    });
+    client_dispatcher_.on<StepdReadyMessage>([this](const ConnectionPtr& conn,
+            const StepdReadyMessage& ready) {
+        if (ManagedStep* step = managed_step_on(conn)) {
+            on_step_manager_ready(*step, ready);
+        }
+    });
+    // A rank aborted (or the wire-up failed): the client ends the step everywhere.
+    client_dispatcher_.on<StepAbortMessage>([this](const ConnectionPtr& conn,
+            const StepAbortMessage& abort) {
+        if (ManagedStep* step = managed_step_on(conn)) {
+            step->client->send(abort);
+        }
+    });
+    // What the MPI library logged through PMIx (Open MPI's error texts).
+    client_dispatcher_.on<TaskOutputMessage>([this](const ConnectionPtr& conn,
+            const TaskOutputMessage& output) {
+        if (ManagedStep* step = managed_step_on(conn)) {
+            step->client->send(output);
+        }
+    });
+}
+
+Agent::ManagedStep* Agent::managed_step_on(const ConnectionPtr& conn) {
     auto step = std::find_if(managed_steps_.begin(), managed_steps_.end(),
             [&](const auto& entry) { return entry.second.connection == conn; });
     if (step == managed_steps_.end()) {
-        conn->close(Status::invalid(std::string("unexpected message ")
-                + protocol::message_type_name(envelope.type) + " for a node agent"));
-        return;
+        conn->close(Status::invalid("a step manager's message on a connection that is not "
+                                    "a step manager's"));
+        return nullptr;
     }
-    switch (static_cast<MessageType>(envelope.type)) {
-        case MessageType::kStepdReady: {
-            auto ready = protocol::decode_message<protocol::StepdReadyMessage>(envelope);
-            if (ready) {
-                on_step_manager_ready(step->second, *ready);
-            }
-            return;
-        }
-        case MessageType::kStepAbort: {
-            // A rank aborted (or the wire-up failed): the client ends the step everywhere.
-            auto abort = protocol::decode_message<protocol::StepAbortMessage>(envelope);
-            if (abort) {
-                step->second.client->send(*abort);
-            }
-            return;
-        }
-        case MessageType::kTaskOutput: {
-            // What the MPI library logged through PMIx (Open MPI's error texts).
-            auto output = protocol::decode_message<protocol::TaskOutputMessage>(envelope);
-            if (output) {
-                step->second.client->send(*output);
-            }
-            return;
-        }
-        default:
-            conn->close(Status::invalid(std::string("unexpected message ")
-                    + protocol::message_type_name(envelope.type) + " from a step manager"));
-    }
+    return &step->second;
 }
 
 void Agent::on_step_manager_ready(ManagedStep& step, const protocol::StepdReadyMessage& ready) {

@@ -61,7 +61,16 @@ StepManager::StepManager(asio::io_context& io, std::string key, StepManagerOptio
       key_(std::move(key)),
       options_(std::move(options)),
       self_{static_cast<uint32_t>(getuid()), static_cast<uint32_t>(getgid())},
-      pmi_acceptor_(io) {}
+      agent_dispatcher_([](const Status& why) {
+          spdlog::warn("step manager: from the agent: {}", why.message());
+      }),
+      peer_dispatcher_([](const Status& why) {
+          spdlog::warn("step manager: from a peer: {}", why.message());
+      }),
+      pmi_acceptor_(io) {
+    register_agent_handlers();
+    register_peer_handlers();
+}
 
 StepManager::~StepManager() {
     server_.reset();  // deregisters and finalizes before the directories go
@@ -75,7 +84,7 @@ StepManager::~StepManager() {
 
 Status StepManager::start() {
     pmix::TransportHandlers handlers{
-            [this](protocol::Envelope envelope) { on_peer_message(std::move(envelope)); },
+            [this](protocol::Envelope envelope) { peer_dispatcher_.dispatch(std::move(envelope)); },
             [this](uint32_t node, const std::string& why) {
                 abort_step(-1, 1, "the step manager on "
                         + setup_.launch.layout.nodes.at(node) + " cannot be reached: " + why);
@@ -105,7 +114,9 @@ Status StepManager::start() {
 void StepManager::on_agent_connected(asio::ip::tcp::socket socket) {
     agent_ = transport::Connection::create(std::move(socket), key_, self_);
     agent_->start([this](const ConnectionPtr&,
-                          protocol::Envelope envelope) { on_agent_message(std::move(envelope)); },
+                          protocol::Envelope envelope) {
+        agent_dispatcher_.dispatch(std::move(envelope));
+    },
             [this](const ConnectionPtr&, const Status&) { shut_down(); });
     agent_->send(protocol::StepdHelloMessage{options_.job_id, options_.step_id,
             peers_->local_address()});
@@ -117,32 +128,21 @@ void StepManager::shut_down() {
     io_.stop();
 }
 
-void StepManager::on_agent_message(protocol::Envelope envelope) {
-    switch (static_cast<protocol::MessageType>(envelope.type)) {
-        case protocol::MessageType::kStepdSetup: {
-            auto setup = protocol::decode_message<protocol::StepdSetupMessage>(envelope);
-            if (setup) {
-                set_up(*setup);
-            }
-            return;
-        }
-        case protocol::MessageType::kStepPeers: {
-            auto peers = protocol::decode_message<protocol::StepPeersMessage>(envelope);
-            if (!peers || have_peers_) {
-                return;
-            }
-            peers_->set_peers(peers->peers);
-            have_peers_ = true;
-            auto waiting = std::move(waiting_for_peers_);
-            for (auto& [node, frame] : waiting) {
-                peers_->send(node, std::move(frame));
-            }
-            return;
-        }
-        default:
-            spdlog::warn("step manager: unexpected {} from the agent",
-                    protocol::message_type_name(envelope.type));
-    }
+void StepManager::register_agent_handlers() {
+    agent_dispatcher_.on<protocol::StepdSetupMessage>(
+            [this](const protocol::StepdSetupMessage& setup) { set_up(setup); });
+    agent_dispatcher_.on<protocol::StepPeersMessage>(
+            [this](const protocol::StepPeersMessage& peers) {
+                if (have_peers_) {
+                    return;
+                }
+                peers_->set_peers(peers.peers);
+                have_peers_ = true;
+                auto waiting = std::move(waiting_for_peers_);
+                for (auto& [node, frame] : waiting) {
+                    peers_->send(node, std::move(frame));
+                }
+            });
 }
 
 void StepManager::set_up(const protocol::StepdSetupMessage& setup) {
@@ -270,78 +270,69 @@ Result<protocol::StepdReadyMessage> StepManager::prepare_pmix_ranks(
     return ready;
 }
 
-void StepManager::on_peer_message(protocol::Envelope envelope) {
-    switch (static_cast<protocol::MessageType>(envelope.type)) {
-        case protocol::MessageType::kCollective: {
-            auto message = protocol::decode_message<protocol::CollectiveMessage>(envelope);
-            if (message && collectives_) {
-                apply(collectives_->receive(*message));
-            }
-            return;
-        }
-        case protocol::MessageType::kDirectModexRequest: {
-            auto request = protocol::decode_message<protocol::DirectModexRequestMessage>(envelope);
-            if (!request) {
-                return;
-            }
-            const uint64_t id = request->request_id;
-            const uint32_t from = request->from_node;
-            if (from >= setup_.launch.layout.nodes.size()) {
-                spdlog::warn("step manager: direct modex request from node {}, which is not "
-                             "in the step", from);
-                return;
-            }
-            pmix::ModexQuery query{request->nspace, request->rank, request->required_key,
-                    request->timeout_s};
-            std::string refused = check_modex_query(query);
-            if (refused.empty() && node_of(query.rank) != setup_.launch.node_index) {
-                refused = "rank " + std::to_string(query.rank) + " does not run on this node";
-            }
-            if (!server_) {
-                refused = "this node's step manager has no PMIx server";
-            }
-            if (!refused.empty()) {
-                spdlog::warn("step manager: direct modex request from {}: {}",
-                        setup_.launch.layout.nodes.at(from), refused);
-                send_to_node(from, protocol::DirectModexReplyMessage{id,
-                        pmix::kCompletionNotFound, ""});
-                return;
-            }
-            // Held until the rank has committed the key the asker needs: the library alone
-            // would answer after the rank's first commit, which may not carry it yet.
-            server_->request_modex(query, modex_deadline(query.timeout_s),
-                    [this, id, from, query](int status, std::string data) {
-                        send_to_node(from, protocol::DirectModexReplyMessage{id, status,
-                                std::move(data)});
-                        if (status == pmix::kCompletionTimeout && query.timeout_s == 0) {
-                            // Nobody bounded the wait but the step: the asker cannot go on.
-                            abort_step(-1, 1, "rank " + std::to_string(query.rank)
-                                    + " did not make key " + query.required_key + " available "
-                                    + "within " + std::to_string(options_.fence_timeout.count())
-                                    + " s (rank on " + setup_.node_name + ", asked for by "
-                                    + setup_.launch.layout.nodes.at(from) + ")");
-                        }
-                    });
-            return;
-        }
-        case protocol::MessageType::kDirectModexReply: {
-            auto reply = protocol::decode_message<protocol::DirectModexReplyMessage>(envelope);
-            if (!reply) {
-                return;
-            }
-            auto it = modex_requests_.find(reply->request_id);
-            if (it != modex_requests_.end()) {
-                PendingFence request = std::move(it->second);
-                modex_requests_.erase(it);
-                request.timer->cancel();
-                request.done(reply->status, std::move(reply->data));
-            }
-            return;
-        }
-        default:
-            spdlog::warn("step manager: unexpected {} from a peer",
-                    protocol::message_type_name(envelope.type));
+void StepManager::register_peer_handlers() {
+    peer_dispatcher_.on<protocol::CollectiveMessage>(
+            [this](const protocol::CollectiveMessage& message) {
+                if (collectives_) {
+                    apply(collectives_->receive(message));
+                }
+            });
+    peer_dispatcher_.on<protocol::DirectModexRequestMessage>(
+            [this](const protocol::DirectModexRequestMessage& request) {
+                answer_modex_request(request);
+            });
+    peer_dispatcher_.on<protocol::DirectModexReplyMessage>(
+            [this](protocol::DirectModexReplyMessage reply) {
+                auto it = modex_requests_.find(reply.request_id);
+                if (it != modex_requests_.end()) {
+                    PendingFence request = std::move(it->second);
+                    modex_requests_.erase(it);
+                    request.timer->cancel();
+                    request.done(reply.status, std::move(reply.data));
+                }
+            });
+}
+
+void StepManager::answer_modex_request(const protocol::DirectModexRequestMessage& request) {
+    const uint64_t id = request.request_id;
+    const uint32_t from = request.from_node;
+    if (from >= setup_.launch.layout.nodes.size()) {
+        spdlog::warn("step manager: direct modex request from node {}, which is not "
+                     "in the step", from);
+        return;
     }
+    pmix::ModexQuery query{request.nspace, request.rank, request.required_key,
+            request.timeout_s};
+    std::string refused = check_modex_query(query);
+    if (refused.empty() && node_of(query.rank) != setup_.launch.node_index) {
+        refused = fmt::format("rank {} does not run on this node", query.rank);
+    }
+    if (!server_) {
+        refused = "this node's step manager has no PMIx server";
+    }
+    if (!refused.empty()) {
+        spdlog::warn("step manager: direct modex request from {}: {}",
+                setup_.launch.layout.nodes.at(from), refused);
+        send_to_node(from, protocol::DirectModexReplyMessage{id,
+                pmix::kCompletionNotFound, ""});
+        return;
+    }
+    // Held until the rank has committed the key the asker needs: the library alone
+    // would answer after the rank's first commit, which may not carry it yet.
+    server_->request_modex(query, modex_deadline(query.timeout_s),
+            [this, id, from, query](int status, std::string data) {
+                send_to_node(from, protocol::DirectModexReplyMessage{id, status,
+                        std::move(data)});
+                if (status == pmix::kCompletionTimeout && query.timeout_s == 0) {
+                    // Nobody bounded the wait but the step: the asker cannot go on.
+                    abort_step(-1, 1, fmt::format("rank {} did not make key {} available within {} s "
+                                               "(rank on {}, asked for by {})",
+                                                  query.rank, query.required_key,
+                                                  options_.fence_timeout.count(),
+                                                  setup_.node_name,
+                                                  setup_.launch.layout.nodes.at(from)));
+                }
+            });
 }
 
 template <typename Message>

@@ -15,6 +15,7 @@
 #include "common/asio.h"
 #include "common/protocol/step_messages.h"
 #include "common/transport/connection.h"
+#include "common/transport/dispatcher.h"
 #include "pmix/peer_transport.h"
 #include "pmix/pmi_service.h"
 #include "pmix/server.h"
@@ -64,7 +65,7 @@ private:
     };
 
     void on_agent_connected(asio::ip::tcp::socket socket);
-    void on_agent_message(protocol::Envelope envelope);
+    void register_agent_handlers();
     // A tree collective over `nodes`; `done` gets every node's data, or fails on timeout.
     void start_collective(const std::string& collective, const std::vector<uint32_t>& nodes,
             std::string data, pmix::Completion done);
@@ -79,7 +80,9 @@ private:
     void apply_pmi(pmix::PmiOutput output, uint64_t from);
     void set_up(const protocol::StepdSetupMessage& setup);
     Result<protocol::StepdReadyMessage> prepare_ranks();
-    void on_peer_message(protocol::Envelope envelope);
+    void register_peer_handlers();
+    // Answers another node's direct-modex request once the rank has committed the key.
+    void answer_modex_request(const protocol::DirectModexRequestMessage& request);
     void apply(pmix::TreeCollectives::Actions actions);
     void fence_timed_out(const std::string& collective, uint64_t sequence);
     template <typename Message>
@@ -96,6 +99,8 @@ private:
     std::string key_;
     StepManagerOptions options_;
     protocol::Credential self_;
+    transport::Dispatcher<> agent_dispatcher_;
+    transport::Dispatcher<> peer_dispatcher_;  // other nodes' step managers
     ConnectionPtr agent_;
     int exit_code_ = 0;
     std::unique_ptr<pmix::PeerTransport> peers_;

@@ -13,20 +13,6 @@
 namespace cohort::ctld {
 namespace {
 
-using protocol::MessageType;
-
-// Decodes on the connection's strand (so a malformed body never reaches the tables) and
-// closes the connection with the reason when it fails.
-template <typename Message>
-std::optional<Message> decode_or_close(const ConnectionPtr& conn,
-        const protocol::Envelope& envelope) {
-    auto message = protocol::decode_message<Message>(envelope);
-    if (!message) {
-        conn->close(message.status());
-        return std::nullopt;
-    }
-    return std::move(*message);
-}
 
 sched::BackfillOptions backfill_options(const ClusterConfig& config) {
     sched::BackfillOptions options;
@@ -45,6 +31,9 @@ Controller::Controller(asio::io_context& io, ClusterConfig config, std::string k
         std::unique_ptr<acct::JobStore> store)
     : io_(io),
       strand_(asio::make_strand(io)),
+      dispatcher_([](const ConnectionPtr& conn,
+                          const Status& why) { conn->close(why.with_context("controller")); },
+              [this](std::function<void()> call) { on_strand(std::move(call)); }),
       acceptor_(io),
       tick_(strand_),
       config_(std::move(config)),
@@ -67,6 +56,7 @@ Controller::Controller(asio::io_context& io, ClusterConfig config, std::string k
         }
         nodes_.push_back(std::move(node));
     }
+    register_handlers();
 }
 
 Status Controller::start() {
@@ -183,7 +173,7 @@ void Controller::accept() {
                 }
                 auto conn = Connection::create(std::move(socket), key_, self_);
                 conn->start([this](const ConnectionPtr& c,
-                                    protocol::Envelope e) { on_message(c, std::move(e)); },
+                                    protocol::Envelope e) { dispatcher_.dispatch(c, std::move(e)); },
                         [this](const ConnectionPtr& c, const Status& why) {
                             if (!why.is_ok()) {
                                 spdlog::warn("closing connection from {}: {}", c->peer(),
@@ -204,111 +194,57 @@ Status Controller::check_owner(const protocol::Credential& cred,
             + ", not by uid " + std::to_string(cred.uid));
 }
 
-void Controller::on_message(const ConnectionPtr& conn, protocol::Envelope envelope) {
-    const protocol::Credential cred = envelope.cred;
-    switch (static_cast<MessageType>(envelope.type)) {
-        case MessageType::kSubmitJob:
-            if (auto m = decode_or_close<protocol::SubmitJobRequest>(conn, envelope)) {
-                on_strand([this, conn, cred, spec = std::move(m->spec)]() mutable {
-                    handle_submit(conn, cred, std::move(spec), false);
-                });
-            }
-            return;
-        case MessageType::kAllocate:
-            if (auto m = decode_or_close<protocol::AllocateRequest>(conn, envelope)) {
-                on_strand([this, conn, cred, spec = std::move(m->spec)]() mutable {
-                    handle_submit(conn, cred, std::move(spec), true);
-                });
-            }
-            return;
-        case MessageType::kQueryJobs:
-            if (auto m = decode_or_close<protocol::QueryJobsRequest>(conn, envelope)) {
-                on_strand([this, conn, m = std::move(*m)] { handle_query(conn, m); });
-            }
-            return;
-        case MessageType::kQueryNodes:
-            if (auto m = decode_or_close<protocol::QueryNodesRequest>(conn, envelope)) {
-                on_strand([this, conn, m = std::move(*m)] { handle_nodes(conn, m); });
-            }
-            return;
-        case MessageType::kJobControl:
-            if (auto m = decode_or_close<protocol::JobControlRequest>(conn, envelope)) {
-                on_strand([this, conn, cred, m = std::move(*m)] { handle_control(conn, cred, m); });
-            }
-            return;
-        case MessageType::kStepCreate:
-            if (auto m = decode_or_close<protocol::StepCreateRequest>(conn, envelope)) {
-                on_strand([this, conn, cred, m = std::move(*m)] {
-                    handle_step_create(conn, cred, m);
-                });
-            }
-            return;
-        case MessageType::kStepComplete:
-            if (auto m = decode_or_close<protocol::StepCompleteRequest>(conn, envelope)) {
-                on_strand([this, conn, cred, m = *m] { handle_step_complete(conn, cred, m); });
-            }
-            return;
-        case MessageType::kJobComplete:
-            if (auto m = decode_or_close<protocol::JobCompleteRequest>(conn, envelope)) {
-                on_strand([this, conn, cred, m = *m] { handle_job_complete(conn, cred, m); });
-            }
-            return;
-        case MessageType::kAcctQuery:
-            if (auto m = decode_or_close<protocol::AcctQueryRequest>(conn, envelope)) {
-                handle_acct(conn, *m);
-            }
-            return;
-        case MessageType::kPriorityQuery:
-            if (auto m = decode_or_close<protocol::PriorityQueryRequest>(conn, envelope)) {
-                on_strand([this, conn, m = std::move(*m)] { handle_priority(conn, m); });
-            }
-            return;
-        case MessageType::kReservationCreate:
-            if (auto m = decode_or_close<protocol::ReservationCreateRequest>(conn, envelope)) {
-                on_strand([this, conn, cred, m = std::move(*m)]() mutable {
-                    handle_reservation_create(conn, cred, std::move(m));
-                });
-            }
-            return;
-        case MessageType::kReservationDelete:
-            if (auto m = decode_or_close<protocol::ReservationDeleteRequest>(conn, envelope)) {
-                on_strand([this, conn, cred, name = m->name] {
-                    handle_reservation_delete(conn, cred, name);
-                });
-            }
-            return;
-        case MessageType::kReservationQuery:
-            on_strand([this, conn] { handle_reservation_query(conn); });
-            return;
-        case MessageType::kRegisterNode:
-            if (auto m = decode_or_close<protocol::RegisterNodeRequest>(conn, envelope)) {
-                on_strand([this, conn, m = std::move(*m)] { handle_register(conn, m); });
-            }
-            return;
-        case MessageType::kHeartbeat:
-            if (auto m = decode_or_close<protocol::HeartbeatMessage>(conn, envelope)) {
-                on_strand([this, m = std::move(*m)] { handle_heartbeat(m); });
-            }
-            return;
-        case MessageType::kBatchDone:
-            if (auto m = decode_or_close<protocol::BatchDoneReport>(conn, envelope)) {
-                on_strand([this, m = std::move(*m)] { handle_batch_done(m); });
-            }
-            return;
-        case MessageType::kJobCleaned:
-            if (auto m = decode_or_close<protocol::JobCleanedReport>(conn, envelope)) {
-                on_strand([this, m = std::move(*m)] { handle_job_cleaned(m); });
-            }
-            return;
-        case MessageType::kJobTimedOut:
-            if (auto m = decode_or_close<protocol::JobTimedOutReport>(conn, envelope)) {
-                on_strand([this, m = std::move(*m)] { handle_timed_out(m); });
-            }
-            return;
-        default:
-            conn->close(Status::corrupt(std::string("unexpected message ")
-                    + protocol::message_type_name(envelope.type) + " for the controller"));
-    }
+void Controller::register_handlers() {
+    using namespace protocol;
+    // Clients
+    dispatcher_.on<SubmitJobRequest>([this](const ConnectionPtr& conn, const Credential& cred,
+            SubmitJobRequest m) { handle_submit(conn, cred, std::move(m.spec), false); });
+    dispatcher_.on<AllocateRequest>([this](const ConnectionPtr& conn, const Credential& cred,
+            AllocateRequest m) { handle_submit(conn, cred, std::move(m.spec), true); });
+    dispatcher_.on<QueryJobsRequest>([this](const ConnectionPtr& conn,
+            const QueryJobsRequest& m) { handle_query(conn, m); });
+    dispatcher_.on<QueryNodesRequest>([this](const ConnectionPtr& conn,
+            const QueryNodesRequest& m) { handle_nodes(conn, m); });
+    dispatcher_.on<JobControlRequest>([this](const ConnectionPtr& conn, const Credential& cred,
+            const JobControlRequest& m) { handle_control(conn, cred, m); });
+    dispatcher_.on<StepCreateRequest>([this](const ConnectionPtr& conn, const Credential& cred,
+            const StepCreateRequest& m) { handle_step_create(conn, cred, m); });
+    dispatcher_.on<StepCompleteRequest>([this](const ConnectionPtr& conn,
+            const Credential& cred, const StepCompleteRequest& m) {
+        handle_step_complete(conn, cred, m);
+    });
+    dispatcher_.on<JobCompleteRequest>([this](const ConnectionPtr& conn, const Credential& cred,
+            const JobCompleteRequest& m) { handle_job_complete(conn, cred, m); });
+    // History is read on the state writer's thread, not the strand.
+    dispatcher_.on_caller<AcctQueryRequest>([this](const ConnectionPtr& conn,
+            const AcctQueryRequest& m) { handle_acct(conn, m); });
+    dispatcher_.on<PriorityQueryRequest>([this](const ConnectionPtr& conn,
+            const PriorityQueryRequest& m) { handle_priority(conn, m); });
+    dispatcher_.on<ReservationCreateRequest>([this](const ConnectionPtr& conn,
+            const Credential& cred, ReservationCreateRequest m) {
+        handle_reservation_create(conn, cred, std::move(m));
+    });
+    dispatcher_.on<ReservationDeleteRequest>([this](const ConnectionPtr& conn,
+            const Credential& cred, const ReservationDeleteRequest& m) {
+        handle_reservation_delete(conn, cred, m.name);
+    });
+    dispatcher_.on<ReservationQueryRequest>([this](const ConnectionPtr& conn,
+            const ReservationQueryRequest&) { handle_reservation_query(conn); });
+    // Node agents
+    dispatcher_.on<RegisterNodeRequest>([this](const ConnectionPtr& conn,
+            const RegisterNodeRequest& m) { handle_register(conn, m); });
+    dispatcher_.on<HeartbeatMessage>([this](const ConnectionPtr&, const HeartbeatMessage& m) {
+        handle_heartbeat(m);
+    });
+    dispatcher_.on<BatchDoneReport>([this](const ConnectionPtr&, const BatchDoneReport& m) {
+        handle_batch_done(m);
+    });
+    dispatcher_.on<JobCleanedReport>([this](const ConnectionPtr&, const JobCleanedReport& m) {
+        handle_job_cleaned(m);
+    });
+    dispatcher_.on<JobTimedOutReport>([this](const ConnectionPtr&, const JobTimedOutReport& m) {
+        handle_timed_out(m);
+    });
 }
 
 void Controller::on_close(const ConnectionPtr& conn) {

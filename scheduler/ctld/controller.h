@@ -13,6 +13,7 @@
 
 #include "common/config.h"
 #include "common/transport/connection.h"
+#include "common/transport/dispatcher.h"
 #include "scheduler/ctld/priority_model.h"
 #include "scheduler/ctld/state_writer.h"
 #include "scheduler/ctld/submit_validation.h"
@@ -68,8 +69,9 @@ public:
 
 private:
     // --- plumbing (controller.cc)
+    // Routes each request and report to its handler on the strand.
+    void register_handlers();
     void accept();
-    void on_message(const ConnectionPtr& conn, protocol::Envelope envelope);
     void on_close(const ConnectionPtr& conn);
     void on_tick();
     // The job's owner, root and the controller's own user may act on a job.
@@ -166,6 +168,7 @@ private:
 
     asio::io_context& io_;
     asio::strand<asio::io_context::executor_type> strand_;
+    transport::Dispatcher<const ConnectionPtr&> dispatcher_;
     asio::ip::tcp::acceptor acceptor_;
     asio::steady_timer tick_;
     ClusterConfig config_;
