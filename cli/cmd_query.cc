@@ -153,7 +153,7 @@ int cmd_nodes(const Args& args) {
         std::string cpus = std::to_string(node.cpus_alloc) + "/"
                 + std::to_string(node.resources.cpus);
         std::printf("%-12s %-10s %9s %10lld %5d %-12s %s\n", node.name.c_str(),
-                node.state.c_str(), cpus.c_str(),
+                std::string(node_state_name(node.state)).c_str(), cpus.c_str(),
                 static_cast<long long>(node.resources.memory_mib), node.resources.gpus,
                 partitions.c_str(), node.reason.c_str());
     }

@@ -144,16 +144,15 @@ int cmd_sim(const Args& args) {
             return report_error("sim", Status::invalid("--order: invalid value '" + order
                     + "' (accepted: fcfs, sjf, f1, priority)"));
         }
-        if (backfill == "none") {
-            named.backfill.policy = sched::BackfillPolicy::kNone;
-        } else if (backfill == "easy") {
-            named.backfill.policy = sched::BackfillPolicy::kEasy;
-        } else if (backfill == "conservative") {
-            named.backfill.policy = sched::BackfillPolicy::kConservative;
-            named.backfill.reservations = reservations;
-        } else if (!backfill.empty()) {
-            return report_error("sim", Status::invalid("--backfill: invalid value '" + backfill
-                    + "' (accepted: none, easy, conservative)"));
+        if (!backfill.empty()) {
+            auto parsed = parse_backfill_policy(backfill, "--backfill");
+            if (!parsed) {
+                return report_error("sim", parsed.status());
+            }
+            named.backfill.policy = *parsed;
+            if (*parsed == sched::BackfillPolicy::kConservative) {
+                named.backfill.reservations = reservations;
+            }
         }
         if (estimates == "requested") {
             named.estimates = sim::Estimates::kRequested;
@@ -187,16 +186,13 @@ int cmd_sim(const Args& args) {
         order = "fcfs";
     }
     sched::BackfillOptions options;
-    if (backfill == "none") {
-        options.policy = sched::BackfillPolicy::kNone;
-    } else if (backfill == "easy") {
-        options.policy = sched::BackfillPolicy::kEasy;
-    } else if (backfill == "conservative") {
-        options.policy = sched::BackfillPolicy::kConservative;
+    auto parsed = parse_backfill_policy(backfill, "--backfill");
+    if (!parsed) {
+        return report_error("sim", parsed.status());
+    }
+    options.policy = *parsed;
+    if (options.policy == sched::BackfillPolicy::kConservative) {
         options.reservations = reservations;
-    } else {
-        return report_error("sim", Status::invalid("--backfill: invalid value '" + backfill
-                + "' (accepted: none, easy, conservative)"));
     }
     const bool rl = compat == "rlscheduler";
     if (order != "fcfs" && order != "sjf" && !(rl && order == "f1")) {

@@ -84,7 +84,7 @@ json node_to_json(const protocol::NodeInfo& node) {
             {"hostname", node.name},
             {"address", node.address},
             {"port", node.port},
-            {"state", json::array({node.state})},
+            {"state", json::array({node_state_name(node.state)})},
             {"reason", node.reason},
             {"cpus", node.resources.cpus},
             {"sockets", node.resources.sockets},

@@ -139,7 +139,7 @@ Status wait_for_nodes(const ClusterConfig& config, const std::string& key, size_
             if (reply) {
                 size_t up = 0;
                 for (const auto& node : reply->nodes) {
-                    up += node.state != "UNKNOWN" && node.state != "DOWN" ? 1 : 0;
+                    up += node.state != NodeState::kUnknown && node.state != NodeState::kDown ? 1 : 0;
                 }
                 if (up >= nodes) {
                     return Status::ok();

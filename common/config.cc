@@ -96,11 +96,16 @@ Result<ClusterConfig> parse_config(const json& doc) {
         return Status::invalid("sqlite_synchronous: invalid value '" + config.sqlite_synchronous
                 + "' (accepted: full, normal)");
     }
-    config.backfill = doc.value("backfill", config.backfill);
-    if (config.backfill != "none" && config.backfill != "easy"
-            && config.backfill != "conservative") {
-        return Status::invalid("backfill: invalid value '" + config.backfill
-                + "' (accepted: none, easy, conservative)");
+    if (doc.contains("backfill")) {
+        if (!doc["backfill"].is_string()) {
+            return Status::invalid("backfill: invalid value " + doc["backfill"].dump()
+                    + " (accepted: none, easy, conservative)");
+        }
+        auto backfill = parse_backfill_policy(doc["backfill"].get<std::string>(), "backfill");
+        if (!backfill) {
+            return backfill.status();
+        }
+        config.backfill = *backfill;
     }
     config.backfill_reservations =
             doc.value("backfill_reservations", config.backfill_reservations);
@@ -213,7 +218,7 @@ Status save_config(const ClusterConfig& config, const std::string& path) {
             {"launch_fanout", config.launch_fanout},
             {"collective_fanout", config.collective_fanout},
             {"sqlite_synchronous", config.sqlite_synchronous},
-            {"backfill", config.backfill},
+            {"backfill", backfill_policy_name(config.backfill)},
             {"backfill_reservations", config.backfill_reservations}};
     doc.update(write_policy(config.policy));
     if (!config.network.empty()) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "common/backfill_policy.h"
 #include "common/network_config.h"
 #include "common/policy_config.h"
 #include "common/status.h"
@@ -39,7 +40,7 @@ struct ClusterConfig {
     int64_t launch_fanout = 8;        // children per agent when a step launch fans out
     int64_t collective_fanout = 32;   // children per step manager in fence/barrier trees
     std::string sqlite_synchronous = "full";
-    std::string backfill = "easy";       // none, easy or conservative
+    BackfillPolicy backfill = BackfillPolicy::kEasy;
     int64_t backfill_reservations = -1;  // conservative: waiting jobs planned; -1: all
     PolicyConfig policy;                 // QoS, accounts, priority weights, pass budget
     NetworkConfig network;               // switch tree and blocks; empty: a flat network

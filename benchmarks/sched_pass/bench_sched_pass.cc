@@ -10,7 +10,7 @@
 #include <random>
 #include <string>
 
-#include "scheduler/plan.h"
+#include "scheduler/backfill/plan.h"
 
 namespace {
 

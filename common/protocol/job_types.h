@@ -13,6 +13,7 @@
 
 #include "common/gpu_options.h"
 #include "common/job_state.h"
+#include "common/node_state.h"
 #include "common/task_distribution.h"
 #include "common/protocol/topology_serialization.h"
 #include "common/topology/node_topology.h"
@@ -222,7 +223,7 @@ struct NodeInfo {
     std::string name;
     std::string address;
     uint16_t port = 0;
-    std::string state;  // IDLE, MIXED, ALLOCATED, DOWN, UNKNOWN
+    NodeState state = NodeState::kUnknown;
     std::string reason;
     NodeResources resources;
     int32_t cpus_alloc = 0;

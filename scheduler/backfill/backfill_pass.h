@@ -10,6 +10,7 @@
 #include <limits>
 #include <vector>
 
+#include "common/backfill_policy.h"
 #include "scheduler/backfill/profile.h"
 
 namespace cohort::sched {
@@ -20,11 +21,7 @@ struct QueuedJob {
     int64_t estimate = 0;  // seconds; its time limit
 };
 
-enum class BackfillPolicy {
-    kNone,          // strict queue order: stop at the first job that does not fit
-    kEasy,          // a reservation for the first waiting job
-    kConservative,  // reservations for the first `reservations` waiting jobs (all by default)
-};
+using cohort::BackfillPolicy;
 
 // The order in which jobs that hold no reservation are tried once the reservations are
 // taken: priority order, or shortest estimate first (SJBF, which packs more small jobs into

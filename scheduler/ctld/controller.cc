@@ -16,9 +16,7 @@ namespace {
 
 sched::BackfillOptions backfill_options(const ClusterConfig& config) {
     sched::BackfillOptions options;
-    options.policy = config.backfill == "none"   ? sched::BackfillPolicy::kNone
-            : config.backfill == "conservative" ? sched::BackfillPolicy::kConservative
-                                                : sched::BackfillPolicy::kEasy;
+    options.policy = config.backfill;
     if (config.backfill_reservations >= 0) {
         options.reservations = static_cast<size_t>(config.backfill_reservations);
     }
@@ -47,7 +45,7 @@ Controller::Controller(asio::io_context& io, ClusterConfig config, std::string k
     for (const auto& name : config_.nodes) {
         NodeEntry node;
         node.info.name = name;
-        node.info.state = "UNKNOWN";
+        node.info.state = NodeState::kUnknown;
         for (const auto& partition : config_.partitions) {
             if (std::find(partition.nodes.begin(), partition.nodes.end(), name)
                     != partition.nodes.end()) {
@@ -281,7 +279,7 @@ void Controller::on_close(const ConnectionPtr& conn) {
 void Controller::on_tick() {
     const int64_t now_ms = steady_ms();
     for (auto& node : nodes_) {
-        if ((node.registered || !node.jobs.empty()) && node.info.state != "DOWN"
+        if ((node.registered || !node.jobs.empty()) && node.info.state != NodeState::kDown
                 && now_ms - node.last_heard_ms > config_.node_timeout_ms) {
             mark_node_down(node, "Not responding");
         }

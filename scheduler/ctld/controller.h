@@ -20,7 +20,7 @@
 #include "scheduler/backfill/backfill_pass.h"
 #include "scheduler/dependency.h"
 #include "scheduler/placement/gpu_select.h"
-#include "scheduler/plan.h"
+#include "scheduler/backfill/plan.h"
 #include "scheduler/priority/usage_ledger.h"
 #include "scheduler/snapshot.h"
 

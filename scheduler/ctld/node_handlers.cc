@@ -72,7 +72,7 @@ void Controller::handle_register(const ConnectionPtr& conn,
             mark_cleaned(job, request.name);
         }
     }
-    node->info.state = "IDLE";
+    node->info.state = NodeState::kIdle;
     refresh_node_state(*node);
     conn->send(reply);
     request_schedule();
@@ -85,8 +85,8 @@ void Controller::handle_heartbeat(const protocol::HeartbeatMessage& message) {
     }
     node->last_heard_ms = steady_ms();
     node->info.last_heartbeat = unix_now();
-    if (node->info.state == "DOWN" && node->connection) {
-        node->info.state = "IDLE";
+    if (node->info.state == NodeState::kDown && node->connection) {
+        node->info.state = NodeState::kIdle;
         node->info.reason.clear();
         node->responding = true;
         refresh_node_state(*node);
@@ -120,7 +120,7 @@ void Controller::mark_cleaned(protocol::JobRecord& job, const std::string& node)
 
 void Controller::mark_node_down(NodeEntry& node, const std::string& reason) {
     spdlog::warn("node {} is DOWN: {}", node.info.name, reason);
-    node.info.state = "DOWN";
+    node.info.state = NodeState::kDown;
     node.info.reason = reason;
     node.responding = false;
     for (auto& [id, job] : jobs_) {

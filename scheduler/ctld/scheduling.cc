@@ -6,7 +6,7 @@
 #include "scheduler/ctld/clock.h"
 #include "scheduler/ctld/controller.h"
 #include "scheduler/ctld/submit_validation.h"
-#include "scheduler/plan.h"
+#include "scheduler/backfill/plan.h"
 
 namespace cohort::ctld {
 namespace {
@@ -30,15 +30,15 @@ int64_t allocated_cpus(const protocol::JobRecord& job) {
 }  // namespace
 
 void refresh_node_state(NodeEntry& node) {
-    if (node.info.state == "DOWN") {
+    if (node.info.state == NodeState::kDown) {
         return;
     }
     if (node.info.cpus_alloc <= 0) {
-        node.info.state = "IDLE";
+        node.info.state = NodeState::kIdle;
     } else if (node.info.cpus_alloc >= node.info.resources.cpus) {
-        node.info.state = "ALLOCATED";
+        node.info.state = NodeState::kAllocated;
     } else {
-        node.info.state = "MIXED";
+        node.info.state = NodeState::kMixed;
     }
 }
 
@@ -52,7 +52,7 @@ std::vector<sched::NodeCapacity> Controller::capacities() const {
         cap.memory_mib = node.info.resources.memory_mib;
         cap.gpus = node.info.resources.gpus;
         cap.gpu_type = node.info.resources.gpu_type;
-        cap.up = node.registered && node.responding && node.info.state != "DOWN";
+        cap.up = node.registered && node.responding && node.info.state != NodeState::kDown;
         if (cap.gpus > 0) {
             cap.gpu_layout = node.gpu_layout;
             cap.free_gpus = free_gpus(node);  // CPU ids are not ranked on: skip them

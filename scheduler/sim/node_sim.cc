@@ -9,7 +9,7 @@
 #include <map>
 #include <queue>
 
-#include "scheduler/plan.h"
+#include "scheduler/backfill/plan.h"
 #include "scheduler/priority/multifactor.h"
 
 namespace cohort::sim {

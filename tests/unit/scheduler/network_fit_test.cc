@@ -5,7 +5,7 @@
 #include <set>
 
 #include "scheduler/placement/network_fit.h"
-#include "scheduler/plan.h"
+#include "scheduler/backfill/plan.h"
 
 namespace cohort::sched {
 namespace {

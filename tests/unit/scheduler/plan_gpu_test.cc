@@ -8,7 +8,7 @@
 
 #include "common/topology/discover.h"
 #include "scheduler/placement/node_fit.h"
-#include "scheduler/plan.h"
+#include "scheduler/backfill/plan.h"
 
 namespace cohort::sched {
 namespace {

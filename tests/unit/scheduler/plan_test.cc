@@ -1,7 +1,7 @@
 // The first-fit pass and the never/not-now checks of the pure core.
 #include <gtest/gtest.h>
 
-#include "scheduler/plan.h"
+#include "scheduler/backfill/plan.h"
 #include "scheduler/placement/node_fit.h"
 
 namespace cohort::sched {

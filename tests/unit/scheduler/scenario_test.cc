@@ -23,7 +23,7 @@
 #include "common/job_state.h"
 #include "scheduler/dependency.h"
 #include "scheduler/job_array.h"
-#include "scheduler/plan.h"
+#include "scheduler/backfill/plan.h"
 #include "scheduler/priority/fairshare.h"
 #include "scheduler/priority/multifactor.h"
 #include "scheduler/priority/usage_ledger.h"
@@ -242,18 +242,12 @@ Cluster read_cluster(const Fields& scenario) {
 
 BackfillOptions read_policy(const Fields& scenario) {
     const Fields policy = scenario.object("policy", {"backfill", "reservations"});
-    const std::string backfill = policy.text("backfill");
-    BackfillOptions options;
-    if (backfill == "none") {
-        options.policy = BackfillPolicy::kNone;
-    } else if (backfill == "easy") {
-        options.policy = BackfillPolicy::kEasy;
-    } else if (backfill == "conservative") {
-        options.policy = BackfillPolicy::kConservative;
-    } else {
-        bad_file(policy.path("backfill"),
-                "'" + backfill + "' is not a policy (accepted: none, easy, conservative)");
+    auto parsed = parse_backfill_policy(policy.text("backfill"), policy.path("backfill"));
+    if (!parsed) {
+        throw ScenarioError(parsed.status().message());
     }
+    BackfillOptions options;
+    options.policy = *parsed;
     if (policy.has("reservations")) {
         if (options.policy != BackfillPolicy::kConservative) {
             bad_file(policy.path("reservations"), "only conservative backfill takes a depth");

@@ -1,5 +1,5 @@
 // The node-level backfill planner.
-#include "scheduler/plan.h"
+#include "scheduler/backfill/plan.h"
 
 #include <algorithm>
 #include <map>
