@@ -41,6 +41,7 @@ Controller::Controller(asio::io_context& io, ClusterConfig config, std::string k
       partition_nodes_(index_partitions(config_)),
       network_(sched::build_network(config_.network, config_.nodes)),
       backfill_(backfill_options(config_)),
+      usage_(config_.policy.priority.decay_half_life_s),
       priority_(config_) {
     for (const auto& name : config_.nodes) {
         NodeEntry node;

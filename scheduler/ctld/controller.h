@@ -14,14 +14,15 @@
 #include "common/config.h"
 #include "common/transport/connection.h"
 #include "common/transport/dispatcher.h"
-#include "scheduler/ctld/priority_model.h"
+#include "scheduler/ctld/core_inputs.h"
 #include "scheduler/ctld/state_writer.h"
 #include "scheduler/ctld/submit_validation.h"
 #include "scheduler/backfill/backfill_pass.h"
 #include "scheduler/dependency.h"
 #include "scheduler/placement/gpu_select.h"
 #include "scheduler/backfill/plan.h"
-#include "scheduler/priority/usage_ledger.h"
+#include "scheduler/priority/fairshare_usage.h"
+#include "scheduler/priority/priority_model.h"
 #include "scheduler/snapshot.h"
 
 namespace cohort::ctld {
@@ -192,10 +193,9 @@ private:
     const sched::NetworkTopology network_;  // over nodes_, in config order
     const sched::BackfillOptions backfill_;
     Reservations reservations_;
-    sched::UsageLedger usage_;
-    std::map<uint64_t, int64_t> charged_until_;  // running job -> usage charged up to
+    sched::FairShareUsage usage_;
     int64_t usage_stored_at_ = 0;
-    PriorityModel priority_;
+    sched::PriorityModel priority_;
     // The pass in progress, stepped across strand turns so requests are served between steps.
     std::unique_ptr<sched::PlanPass> pass_;
     bool pass_again_ = false;  // something changed while it ran: plan anew when it ends

@@ -19,17 +19,12 @@ int64_t allocated_cpus(const protocol::JobRecord& job) {
 }  // namespace
 
 void Controller::charge_job(const protocol::JobRecord& job, int64_t until) {
-    int64_t& from = charged_until_[job.job_id];
-    from = std::max(from, job.start_time);
-    if (until > from) {
-        usage_.charge(job.user_name, priority_.charged_account(job.spec),
-                static_cast<double>(allocated_cpus(job) * (until - from)));
-        from = until;
-    }
+    usage_.charge(job.job_id, {job.user_name, priority_.charged_account(job.spec.account)},
+            allocated_cpus(job), job.start_time, until);
 }
 
 void Controller::charge_usage(int64_t now) {
-    usage_.decay_to(now, config_.policy.priority.decay_half_life_s);
+    usage_.decay_to(now);
     for (const auto& [id, job] : jobs_) {
         if (job.state == JobState::kRunning || job.state == JobState::kCompleting) {
             charge_job(job, job.state == JobState::kCompleting ? job.end_time : now);
@@ -40,8 +35,8 @@ void Controller::charge_usage(int64_t now) {
     }
     usage_stored_at_ = now;
     protocol::UsageLedgerRecord record;
-    record.as_of = usage_.as_of();
-    for (const auto& [key, cpu_seconds] : usage_.entries()) {
+    record.as_of = usage_.ledger().as_of();
+    for (const auto& [key, cpu_seconds] : usage_.ledger().entries()) {
         record.entries.push_back({key.first, key.second, cpu_seconds});
     }
     writer_.write({StateChange{std::move(record)}}, [](const Status& status) {
@@ -58,12 +53,12 @@ void Controller::refresh_priorities(int64_t now) {
         cluster_cpus += node.info.resources.cpus;
     }
     for (const auto& [id, job] : jobs_) {
-        users.emplace(job.user_name, priority_.charged_account(job.spec));
+        users.emplace(job.user_name, priority_.charged_account(job.spec.account));
     }
-    priority_.refresh(usage_, users, cluster_cpus);
+    priority_.refresh(usage_.ledger(), users, cluster_cpus);
     for (auto& [id, job] : jobs_) {
         if (job.state == JobState::kPending) {
-            job.priority = priority_.factors(job, now).priority;
+            job.priority = priority_.factors(priority_job_of(job), now).priority;
         }
     }
 }
@@ -95,7 +90,7 @@ void Controller::handle_priority(const ConnectionPtr& conn,
                                 == request.job_ids.end())) {
             continue;
         }
-        const sched::PriorityFactors f = priority_.factors(job, now);
+        const sched::PriorityFactors f = priority_.factors(priority_job_of(job), now);
         protocol::JobPriority entry;
         entry.job_id = id;
         entry.display_id = job.display_id();

@@ -7,6 +7,7 @@
 #include "scheduler/ctld/controller.h"
 #include "scheduler/ctld/submit_validation.h"
 #include "scheduler/backfill/plan.h"
+#include "scheduler/job_rules.h"
 
 namespace cohort::ctld {
 namespace {
@@ -192,10 +193,7 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
         }
         running.memory_mib_per_node = job.mem_per_node_mib;
         running.gpus_per_node = gpus_per_node_of(job.spec);
-        // A job past its limit is being ended; plan as if it frees its nodes soon.
-        running.expected_end = job.time_limit_s < 0
-                ? now + sched::kForever
-                : std::max(job.start_time + std::min(job.time_limit_s, sched::kForever), now + 1);
+        running.expected_end = sched::expected_end(job.start_time, job.time_limit_s, now);
         snapshot.running.push_back(std::move(running));
         for (int limit : limits_for(job)) {
             sched::UsageLimit& l = snapshot.limits[static_cast<size_t>(limit)];
@@ -223,54 +221,36 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
         job.expected_start = 0;  // this pass plans anew
     }
     std::vector<uint64_t> never;  // dependencies that can never be met
-    // Array throttles: how many more tasks of each array may start in this pass.
-    std::map<uint64_t, int64_t> array_room;
+    sched::ArrayThrottle throttle;
     for (const auto& [id, job] : jobs_) {
-        if (job.is_array_task() && job.array_max_running > 0) {
-            auto [it, fresh] = array_room.emplace(job.array_job_id, job.array_max_running);
-            if (job.state == JobState::kRunning || job.state == JobState::kCompleting) {
-                it->second--;
-            }
+        if (job.is_array_task()) {
+            throttle.count(job.array_job_id, job.array_max_running,
+                    job.state == JobState::kRunning || job.state == JobState::kCompleting);
         }
     }
     for (auto& [id, job] : jobs_) {
         if (job.state != JobState::kPending || job.held || uncommitted_.count(id) != 0) {
             continue;
         }
-        if (job.spec.begin_time > now) {
-            job.reason = "BeginTime";  // the periodic pass starts it once the time has come
+        sched::EligibilityFacts facts;
+        facts.begin_time = job.spec.begin_time;
+        if (!job.spec.dependency.empty() && job.spec.begin_time <= now) {
+            facts.dependency = dependency_status(job, now);
+        }
+        facts.kill_on_invalid_dep = job.spec.kill_on_invalid_dep;
+        auto window = window_index.find(job.spec.reservation);
+        facts.wants_reservation = !job.spec.reservation.empty();
+        facts.reservation_exists = window != window_index.end();
+        facts.array_id = job.is_array_task() ? job.array_job_id : 0;
+        const sched::Eligibility eligibility = sched::check_eligibility(facts, now, throttle);
+        if (eligibility.verdict != sched::Eligibility::Verdict::kOffer) {
+            job.reason = std::string(eligibility.reason);
+            if (eligibility.verdict == sched::Eligibility::Verdict::kCancel) {
+                never.push_back(id);
+            }
             continue;
         }
-        if (!job.spec.dependency.empty()) {
-            sched::DependencyStatus status = dependency_status(job, now);
-            if (status == sched::DependencyStatus::kWaiting) {
-                job.reason = "Dependency";
-                continue;
-            }
-            if (status == sched::DependencyStatus::kNeverSatisfied) {
-                job.reason = "DependencyNeverSatisfied";
-                if (job.spec.kill_on_invalid_dep) {
-                    never.push_back(id);
-                }
-                continue;
-            }
-        }
-        int reservation = -1;
-        if (!job.spec.reservation.empty()) {
-            auto it = window_index.find(job.spec.reservation);
-            if (it == window_index.end()) {
-                job.reason = "ReservationDeleted";  // it ended or was deleted before the job ran
-                continue;
-            }
-            reservation = it->second;
-        }
-        if (auto room = array_room.find(job.array_job_id); room != array_room.end()) {
-            if (room->second <= 0) {
-                job.reason = "JobArrayTaskLimit";
-                continue;
-            }
-            room->second--;  // at most the throttle's worth of tasks is offered to the pass
-        }
+        const int reservation = facts.wants_reservation ? window->second : -1;
         sched::PendingJob pending;
         pending.id = id;
         pending.submit_time = job.submit_time;
@@ -360,7 +340,6 @@ void Controller::apply(const sched::Decisions& decisions, const sched::Snapshot&
         job.mem_per_node_mib = start.placement.memory_mib_per_node;
         assign_gpus(job, start.placement.gpus_per_node);
         claim_resources(job);
-        charged_until_[job.job_id] = job.start_time;
         // Launch only once RUNNING is durable, so a restarted controller never meets a
         // running job it believes pending.
         persist(job, [this, id = job.job_id] { launch(id); });
@@ -444,7 +423,7 @@ void Controller::finish_if_clean(protocol::JobRecord& job) {
     }
     job.state = job.final_state;
     charge_job(job, job.end_time);
-    charged_until_.erase(job.job_id);
+    usage_.forget(job.job_id);
     release_resources(job);
     // Steps whose client never reported (it died, or the job was cancelled) end with the job.
     for (auto it = open_steps_.lower_bound({job.job_id, 0});

@@ -10,6 +10,7 @@
 #include <queue>
 
 #include "scheduler/backfill/plan.h"
+#include "scheduler/job_rules.h"
 #include "scheduler/priority/multifactor.h"
 
 namespace cohort::sim {
@@ -139,16 +140,12 @@ private:
     // What the planner must assume a running job holds its nodes until: never the past.
     int64_t expected_end(size_t index, int64_t now) {
         const int64_t start = result_.jobs[index].start;
-        int64_t end = start + estimate_[index];
-        if (end <= now) {
-            if (!overran_[index]) {
-                overran_[index] = true;
-                ++result_.estimate_overruns;
-            }
-            // EASY++: a job that outlives its prediction is planned with its requested time.
-            end = std::max(start + jobs_[index].estimate, now + 1);
+        if (start + estimate_[index] <= now && !overran_[index]) {
+            overran_[index] = true;
+            ++result_.estimate_overruns;
         }
-        return end;
+        // EASY++: a job that outlives its prediction is planned with its requested time.
+        return sched::expected_end(start, estimate_[index], now, jobs_[index].estimate);
     }
 
     void schedule(int64_t now) {

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/config.h"
-#include "scheduler/ctld/priority_model.h"
+#include "scheduler/ctld/core_inputs.h"
 #include "scheduler/ctld/submit_validation.h"
 
 namespace cohort::ctld {
@@ -159,15 +159,15 @@ protocol::JobRecord pending_job(const std::string& user, const std::string& acco
 
 TEST(PriorityModel, HeavyUserRanksBelowAndRecoversAsUsageDecays) {
     const ClusterConfig config = cluster();
-    PriorityModel model(config);
+    sched::PriorityModel model(config);
     sched::UsageLedger ledger;
     const int64_t half_life = 3600;
     ledger.decay_to(1000, half_life);
     ledger.charge("alice", "phys", 1e6);  // alice used much, bob a little
     ledger.charge("bob", "phys", 1e4);
     model.refresh(ledger, {}, 16);
-    const auto alice = model.factors(pending_job("alice", "phys"), 1000);
-    const auto bob = model.factors(pending_job("bob", "phys"), 1000);
+    const auto alice = model.factors(priority_job_of(pending_job("alice", "phys")), 1000);
+    const auto bob = model.factors(priority_job_of(pending_job("bob", "phys")), 1000);
     EXPECT_LT(alice.fairshare, bob.fairshare);
     EXPECT_LT(alice.priority, bob.priority);
 
@@ -176,20 +176,20 @@ TEST(PriorityModel, HeavyUserRanksBelowAndRecoversAsUsageDecays) {
     ledger.charge("bob", "phys", 5e4);
     model.refresh(ledger, {}, 16);
     const int64_t later = 1000 + 10 * half_life;
-    EXPECT_GT(model.factors(pending_job("alice", "phys"), later).priority,
-            model.factors(pending_job("bob", "phys"), later).priority);
+    EXPECT_GT(model.factors(priority_job_of(pending_job("alice", "phys")), later).priority,
+            model.factors(priority_job_of(pending_job("bob", "phys")), later).priority);
 }
 
 TEST(PriorityModel, PartitionTierAndQosRaisePriority) {
     const ClusterConfig config = cluster();
-    PriorityModel model(config);
+    sched::PriorityModel model(config);
     model.refresh(sched::UsageLedger{}, {}, 16);
     protocol::JobRecord plain = pending_job("alice", "phys");
     protocol::JobRecord boosted = plain;
     boosted.partition = "physics";
     boosted.spec.qos = "high";
-    const auto a = model.factors(plain, 1000);
-    const auto b = model.factors(boosted, 1000);
+    const auto a = model.factors(priority_job_of(plain), 1000);
+    const auto b = model.factors(priority_job_of(boosted), 1000);
     EXPECT_DOUBLE_EQ(b.partition, 1.0);
     EXPECT_DOUBLE_EQ(b.qos, 1.0);
     EXPECT_EQ(b.priority - a.priority, 2000);  // default weights of 1000 each

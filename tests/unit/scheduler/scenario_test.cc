@@ -1,8 +1,8 @@
 // Golden scheduler scenarios: each tests/data/scenarios/*.json file holds a cluster, its jobs and
 // a time, and what the pure core must decide (the format is in the README beside them). The
-// timeline runner drives the core as the controller's scheduling loop does
-// (scheduler/ctld/scheduling.cc), with dependencies, array throttles and fair-share around
-// sched::plan(), using cohort_sched alone.
+// timeline runner keeps the jobs and a virtual clock and calls the core's own rules, as the
+// controller does: check_eligibility() (dependencies, array throttles), expected_end(),
+// FairShareUsage and PriorityModel around sched::plan(). It holds no copy of a rule.
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
@@ -24,9 +24,9 @@
 #include "scheduler/dependency.h"
 #include "scheduler/job_array.h"
 #include "scheduler/backfill/plan.h"
-#include "scheduler/priority/fairshare.h"
-#include "scheduler/priority/multifactor.h"
-#include "scheduler/priority/usage_ledger.h"
+#include "scheduler/job_rules.h"
+#include "scheduler/priority/fairshare_usage.h"
+#include "scheduler/priority/priority_model.h"
 
 #ifndef COHORT_SCENARIO_DIR
 #error "COHORT_SCENARIO_DIR must name tests/data/scenarios (see tests/unit/CMakeLists.txt)"
@@ -37,9 +37,6 @@ namespace {
 
 using Json = nlohmann::json;
 using KeySet = std::set<std::string>;
-
-// The account usage is charged to when no accounts are configured, as in the controller.
-constexpr const char* kRootAccount = "root";
 
 // A mistake in a scenario file. It is thrown, so that one bad key anywhere ends the scenario
 // with a message naming the file and the key, rather than letting it check less than it says.
@@ -459,25 +456,15 @@ struct TimelineJob {
     int64_t start = -1;
     int64_t end = -1;
     JobState ends_as = JobState::kCompleted;
-    int64_t charged_until = 0;  // fair-share usage is charged up to here
     Placement placement;
 };
 
-// How priorities come from usage when the scenario has a "fairshare" block.
+// How priorities come from usage when the scenario has a "fairshare" block: the priority
+// settings of a cluster with no accounts (one leaf per user under root), as the controller.
 struct FairShare {
-    int64_t half_life_s = 0;
-    bool fair_tree = false;
-    PriorityWeights weights;
+    ClusterConfig config;
+    std::map<UsageLedger::Key, double> usage;  // recorded before the scenario's start
 };
-
-// CPUs a job asks for, counted as the controller's requested_cpus() (ctld/priority_model.cc).
-int64_t requested_cpus(const ResourceRequest& r) {
-    const int64_t nodes = std::max<int64_t>(r.nodes_min, 1);
-    const int64_t tasks = r.ntasks != 0 ? r.ntasks
-            : r.ntasks_per_node != 0    ? int64_t{r.ntasks_per_node} * nodes
-                                        : nodes;
-    return tasks * std::max<int64_t>(r.cpus_per_task, 1);
-}
 
 int64_t cpus_of(const Placement& placement) {
     int64_t cpus = 0;
@@ -490,12 +477,18 @@ int64_t cpus_of(const Placement& placement) {
 class Timeline {
 public:
     Timeline(Cluster cluster, BackfillOptions options, std::map<uint64_t, TimelineJob> jobs,
-            std::optional<FairShare> fairshare, UsageLedger ledger)
+            std::optional<FairShare> fairshare, int64_t start)
         : cluster_(std::move(cluster)),
           options_(options),
           jobs_(std::move(jobs)),
           fairshare_(std::move(fairshare)),
-          ledger_(std::move(ledger)) {}
+          config_(fairshare_ ? fairshare_->config : ClusterConfig{}),
+          usage_(config_.policy.priority.decay_half_life_s),
+          priority_(config_) {
+        if (fairshare_) {
+            usage_.restore(start, fairshare_->usage);
+        }
+    }
 
     // Steps from `start` through every submit and job end until nothing is left to happen.
     void run(int64_t start) {
@@ -526,18 +519,17 @@ private:
         }
     }
 
-    // As the controller's charge_usage(): decay everything to now, then charge running jobs
-    // their CPUs for the time since they were last charged.
+    // Decay everything to now, then charge running jobs for the time since they were last
+    // charged (the controller's charge_usage()).
     void charge_usage(int64_t now) {
         if (!fairshare_) {
             return;
         }
-        ledger_.decay_to(now, fairshare_->half_life_s);
+        usage_.decay_to(now);
         for (auto& [id, job] : jobs_) {
-            if (job.state == JobState::kRunning && now > job.charged_until) {
-                ledger_.charge(job.user, kRootAccount,
-                        static_cast<double>(cpus_of(job.placement) * (now - job.charged_until)));
-                job.charged_until = now;
+            if (job.state == JobState::kRunning) {
+                usage_.charge(id, {job.user, kRootAccount}, cpus_of(job.placement), job.start,
+                        now);
             }
         }
     }
@@ -550,54 +542,35 @@ private:
         }
     }
 
-    // As the controller's build_snapshot(): submitted pending jobs whose dependency is met, and
-    // of each throttled array no more tasks than it has room for.
+    // Submitted pending jobs that check_eligibility() offers, as build_snapshot() does.
     Offer offer_pending(int64_t now) {
         Offer offer;
-        std::map<uint64_t, int64_t> array_room = array_room_left();
+        ArrayThrottle throttle;
+        for (const auto& [id, job] : jobs_) {
+            throttle.count(job.array_id, job.array_max_running, job.state == JobState::kRunning);
+        }
         for (auto& [id, job] : jobs_) {
             if (job.state != JobState::kPending || job.spec.submit_time > now) {
                 continue;
             }
+            EligibilityFacts facts;
             if (job.dependency) {
-                const DependencyStatus status = evaluate_dependency(*job.dependency,
+                facts.dependency = evaluate_dependency(*job.dependency,
                         [&](uint64_t other) { return other_job(other, now); }, now, true);
-                if (status == DependencyStatus::kWaiting) {
-                    job.reason = "Dependency";
-                    continue;
-                }
-                if (status == DependencyStatus::kNeverSatisfied) {
-                    job.reason = "DependencyNeverSatisfied";
-                    if (job.kill_on_invalid_dep) {
-                        offer.never.push_back(id);
-                    }
-                    continue;
-                }
             }
-            if (auto room = array_room.find(job.array_id); room != array_room.end()) {
-                if (room->second <= 0) {
-                    job.reason = "JobArrayTaskLimit";
-                    continue;
-                }
-                room->second--;
+            facts.kill_on_invalid_dep = job.kill_on_invalid_dep;
+            facts.array_id = job.array_id;
+            const Eligibility eligibility = check_eligibility(facts, now, throttle);
+            if (eligibility.verdict == Eligibility::Verdict::kOffer) {
+                offer.jobs.push_back(id);
+                continue;
             }
-            offer.jobs.push_back(id);
+            job.reason = std::string(eligibility.reason);
+            if (eligibility.verdict == Eligibility::Verdict::kCancel) {
+                offer.never.push_back(id);
+            }
         }
         return offer;
-    }
-
-    // Per throttled array: its throttle less its running tasks.
-    std::map<uint64_t, int64_t> array_room_left() const {
-        std::map<uint64_t, int64_t> room;
-        for (const auto& [id, job] : jobs_) {
-            if (job.array_max_running > 0) {
-                auto [it, fresh] = room.emplace(job.array_id, job.array_max_running);
-                if (job.state == JobState::kRunning) {
-                    it->second--;
-                }
-            }
-        }
-        return room;
     }
 
     std::optional<OtherJob> other_job(uint64_t id, int64_t now) const {
@@ -624,10 +597,10 @@ private:
                 snapshot.running.push_back(allocation_of(job, now));
             }
         }
-        const std::map<std::string, double> factors = fairshare_factors(now);
+        refresh_priorities(now);
         for (uint64_t id : offered) {
             PendingJob pending = jobs_.at(id).spec;
-            pending.priority = priority_of(jobs_.at(id), factors, now);
+            pending.priority = priority_of(jobs_.at(id), now);
             snapshot.pending.push_back(std::move(pending));
         }
         const Decisions decisions = plan(snapshot, options_);
@@ -648,51 +621,33 @@ private:
         running.cpus_per_node = job.placement.cpus_per_node;
         running.memory_mib_per_node = job.placement.memory_mib_per_node;
         running.gpus_per_node = job.placement.gpus_per_node;
-        running.expected_end = job.spec.time_limit_s < 0
-                ? now + kForever
-                : std::max(job.start + std::min(job.spec.time_limit_s, kForever), now + 1);
+        running.expected_end = expected_end(job.start, job.spec.time_limit_s, now);
         return running;
     }
 
-    // As the controller's PriorityModel without accounts: one leaf per user under root, for
-    // the users with usage or with jobs.
-    std::map<std::string, double> fairshare_factors(int64_t now) const {
+    // The users with jobs get a fair-share leaf even before they have usage.
+    void refresh_priorities(int64_t now) {
         if (!fairshare_) {
-            return {};
+            return;
         }
-        std::set<std::string> users;
-        for (const auto& [key, usage] : ledger_.entries()) {
-            users.insert(key.first);
-        }
+        std::set<UsageLedger::Key> users;
         for (const auto& [id, job] : jobs_) {
             if (job.spec.submit_time <= now && !is_final(job.state)) {
-                users.insert(job.user);
+                users.insert({job.user, kRootAccount});
             }
         }
-        std::vector<Association> tree = {{kRootAccount, -1, 1, 0, false}};
-        for (const std::string& user : users) {
-            tree.push_back({user, 0, 1, ledger_.usage(user, kRootAccount), true});
-        }
-        const std::vector<UserFactor> factors =
-                fairshare_->fair_tree ? fair_tree(tree) : classic_fairshare(tree);
-        std::map<std::string, double> out;
-        for (const UserFactor& factor : factors) {
-            out[tree[static_cast<size_t>(factor.association)].name] = factor.factor;
-        }
-        return out;
+        priority_.refresh(usage_.ledger(), users, cluster_cpus());
     }
 
-    int64_t priority_of(const TimelineJob& job, const std::map<std::string, double>& factors,
-            int64_t now) const {
+    int64_t priority_of(const TimelineJob& job, int64_t now) const {
         if (!fairshare_) {
             return job.spec.priority;
         }
-        PriorityInputs in;
-        in.eligible_s = std::max<int64_t>(0, now - job.spec.submit_time);
-        in.fairshare = factors.at(job.user);
-        in.cpus = requested_cpus(job.spec.request);
-        in.cluster_cpus = std::max<int64_t>(cluster_cpus(), 1);
-        return multifactor_priority(in, fairshare_->weights).priority;
+        PriorityJob view;
+        view.user = job.user;
+        view.eligible_since = job.spec.submit_time;
+        view.cpus = requested_cpus(job.spec.request);
+        return priority_.factors(view, now).priority;
     }
 
     int64_t cluster_cpus() const {
@@ -711,7 +666,6 @@ private:
         job.start = now;
         job.end = now + (times_out ? job.spec.time_limit_s : job.run_s);
         job.ends_as = times_out ? JobState::kTimeout : job.exit_state;
-        job.charged_until = now;
         job.placement = std::move(placement);
     }
 
@@ -736,7 +690,9 @@ private:
     BackfillOptions options_;
     std::map<uint64_t, TimelineJob> jobs_;
     std::optional<FairShare> fairshare_;
-    UsageLedger ledger_;
+    ClusterConfig config_;  // the priority settings, for priority_
+    FairShareUsage usage_;
+    PriorityModel priority_;
 };
 
 std::optional<Dependency> read_dependency(const Fields& entry) {
@@ -841,7 +797,7 @@ void check_dependencies(const std::map<uint64_t, TimelineJob>& jobs, const std::
     }
 }
 
-std::optional<FairShare> read_fairshare(const Fields& scenario, int64_t now, UsageLedger& ledger) {
+std::optional<FairShare> read_fairshare(const Fields& scenario, int64_t now) {
     if (!scenario.has("fairshare")) {
         return std::nullopt;
     }
@@ -852,13 +808,14 @@ std::optional<FairShare> read_fairshare(const Fields& scenario, int64_t now, Usa
                                        "time 0 as never advanced)");
     }
     FairShare fairshare;
-    fairshare.half_life_s = block.bounded("half_life_s", 0, kForever);
-    const std::string algorithm = block.has("algorithm") ? block.text("algorithm") : "classic";
-    if (algorithm != "classic" && algorithm != "fair_tree") {
-        bad_file(block.path("algorithm"), "'" + algorithm + "' (accepted: classic, fair_tree)");
+    PriorityConfig& priority = fairshare.config.policy.priority;
+    priority.decay_half_life_s = block.bounded("half_life_s", 0, kForever);
+    priority.fairshare = block.has("algorithm") ? block.text("algorithm") : "classic";
+    if (priority.fairshare != "classic" && priority.fairshare != "fair_tree") {
+        bad_file(block.path("algorithm"),
+                "'" + priority.fairshare + "' (accepted: classic, fair_tree)");
     }
-    fairshare.fair_tree = algorithm == "fair_tree";
-    std::map<UsageLedger::Key, double> usage;
+    std::map<UsageLedger::Key, double>& usage = fairshare.usage;
     const Json& recorded = block.value("usage");
     if (!recorded.is_object()) {
         bad_file(block.path("usage"), "expected {user: CPU-seconds}");
@@ -869,17 +826,17 @@ std::optional<FairShare> read_fairshare(const Fields& scenario, int64_t now, Usa
         }
         usage[{item.key(), kRootAccount}] = item.value().get<double>();
     }
-    ledger.restore(now, std::move(usage));
     if (block.has("weights")) {
         const Fields w = block.object("weights",
                 {"age", "fairshare", "job_size", "partition", "qos", "max_age_s"});
-        PriorityWeights& weights = fairshare.weights;
-        weights.age = w.bounded_or("age", 0, INT32_MAX, weights.age);
-        weights.fairshare = w.bounded_or("fairshare", 0, INT32_MAX, weights.fairshare);
-        weights.job_size = w.bounded_or("job_size", 0, INT32_MAX, weights.job_size);
-        weights.partition = w.bounded_or("partition", 0, INT32_MAX, weights.partition);
-        weights.qos = w.bounded_or("qos", 0, INT32_MAX, weights.qos);
-        weights.max_age_s = w.bounded_or("max_age_s", 1, kForever, weights.max_age_s);
+        priority.weight_age = w.bounded_or("age", 0, INT32_MAX, priority.weight_age);
+        priority.weight_fairshare =
+                w.bounded_or("fairshare", 0, INT32_MAX, priority.weight_fairshare);
+        priority.weight_job_size = w.bounded_or("job_size", 0, INT32_MAX, priority.weight_job_size);
+        priority.weight_partition =
+                w.bounded_or("partition", 0, INT32_MAX, priority.weight_partition);
+        priority.weight_qos = w.bounded_or("qos", 0, INT32_MAX, priority.weight_qos);
+        priority.max_age_s = w.bounded_or("max_age_s", 1, kForever, priority.max_age_s);
     }
     return fairshare;
 }
@@ -950,8 +907,7 @@ void check_timeline(const Fields& expect, const std::map<uint64_t, TimelineJob>&
 void run_timeline(const Fields& scenario) {
     const int64_t now = scenario.integer("now");
     Cluster cluster = read_cluster(scenario);
-    UsageLedger ledger;
-    std::optional<FairShare> fairshare = read_fairshare(scenario, now, ledger);
+    std::optional<FairShare> fairshare = read_fairshare(scenario, now);
     std::map<uint64_t, TimelineJob> jobs;
     const KeySet keys = job_keys({"run_s", "priority", "user", "dependency",
             "kill_on_invalid_dep", "array", "exit"});
@@ -969,7 +925,7 @@ void run_timeline(const Fields& scenario) {
     }
     check_dependencies(jobs, scenario.path("jobs"));
     Timeline timeline(std::move(cluster), read_policy(scenario), std::move(jobs),
-            std::move(fairshare), std::move(ledger));
+            std::move(fairshare), now);
     timeline.run(now);
     check_timeline(scenario.object("expect", {"starts", "final", "max_running"}), timeline.jobs());
 }

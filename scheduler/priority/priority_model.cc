@@ -1,19 +1,12 @@
-// Multifactor priority and fair-share as the controller computes them.
-#include "scheduler/ctld/priority_model.h"
+// Multifactor priority and fair-share over the configured account tree.
+#include "scheduler/priority/priority_model.h"
 
 #include <algorithm>
 #include <vector>
 
 #include "scheduler/priority/fairshare.h"
 
-namespace cohort::ctld {
-
-int64_t requested_cpus(const protocol::JobSpec& spec) {
-    const int64_t tasks = spec.ntasks != 0 ? spec.ntasks
-            : spec.ntasks_per_node != 0    ? int64_t{spec.ntasks_per_node} * std::max(spec.nodes_min, 1u)
-                                           : std::max(spec.nodes_min, 1u);
-    return tasks * std::max<int64_t>(spec.cpus_per_task, 1);
-}
+namespace cohort::sched {
 
 PriorityModel::PriorityModel(const ClusterConfig& config) : config_(config) {
     const PriorityConfig& p = config.policy.priority;
@@ -32,11 +25,11 @@ PriorityModel::PriorityModel(const ClusterConfig& config) : config_(config) {
     }
 }
 
-void PriorityModel::refresh(const sched::UsageLedger& ledger,
-        const std::set<sched::UsageLedger::Key>& users, int64_t cluster_cpus) {
+void PriorityModel::refresh(const UsageLedger& ledger,
+        const std::set<UsageLedger::Key>& users, int64_t cluster_cpus) {
     cluster_cpus_ = std::max<int64_t>(cluster_cpus, 1);
-    std::vector<sched::Association> tree = {{kRootAccount, -1, 1, 0, false}};
-    std::map<int, sched::UsageLedger::Key> leaf_of;  // tree index of a user -> its key
+    std::vector<Association> tree = {{kRootAccount, -1, 1, 0, false}};
+    std::map<int, UsageLedger::Key> leaf_of;  // tree index of a user -> its key
     auto add_user = [&](const std::string& user, const std::string& account, int parent,
                             int64_t shares) {
         leaf_of[static_cast<int>(tree.size())] = {user, account};
@@ -67,17 +60,17 @@ void PriorityModel::refresh(const sched::UsageLedger& ledger,
             }
         }
     }
-    const std::vector<sched::UserFactor> factors = config_.policy.priority.fairshare == "fair_tree"
-            ? sched::fair_tree(tree)
-            : sched::classic_fairshare(tree);
+    const std::vector<UserFactor> factors = config_.policy.priority.fairshare == "fair_tree"
+            ? fair_tree(tree)
+            : classic_fairshare(tree);
     fairshare_.clear();
     for (const auto& factor : factors) {
         fairshare_[leaf_of.at(factor.association)] = factor.factor;
     }
 }
 
-std::string PriorityModel::charged_account(const protocol::JobSpec& spec) const {
-    return config_.policy.accounts.empty() ? kRootAccount : spec.account;
+std::string PriorityModel::charged_account(std::string_view account) const {
+    return config_.policy.accounts.empty() ? kRootAccount : std::string(account);
 }
 
 double PriorityModel::fairshare(const std::string& user, const std::string& account) const {
@@ -85,22 +78,22 @@ double PriorityModel::fairshare(const std::string& user, const std::string& acco
     return it == fairshare_.end() ? 1.0 : it->second;  // no usage yet: the best standing
 }
 
-sched::PriorityFactors PriorityModel::factors(const protocol::JobRecord& job, int64_t now) const {
-    sched::PriorityInputs in;
-    in.eligible_s = std::max<int64_t>(0, now - std::max(job.submit_time, job.spec.begin_time));
-    in.fairshare = fairshare(job.user_name, charged_account(job.spec));
-    in.cpus = requested_cpus(job.spec);
+PriorityFactors PriorityModel::factors(const PriorityJob& job, int64_t now) const {
+    PriorityInputs in;
+    in.eligible_s = std::max<int64_t>(0, now - job.eligible_since);
+    in.fairshare = fairshare(std::string(job.user), charged_account(job.account));
+    in.cpus = job.cpus;
     in.cluster_cpus = cluster_cpus_;
-    if (const PartitionConfig* partition = config_.find_partition(job.partition)) {
+    if (const PartitionConfig* partition = config_.find_partition(std::string(job.partition))) {
         in.partition_tier = partition->priority_tier;
     }
     in.max_partition_tier = max_partition_tier_;
-    if (const QosConfig* qos = config_.policy.find_qos(job.spec.qos)) {
+    if (const QosConfig* qos = config_.policy.find_qos(std::string(job.qos))) {
         in.qos_priority = qos->priority;
     }
     in.max_qos_priority = max_qos_priority_;
-    in.nice = job.spec.nice;
-    return sched::multifactor_priority(in, weights_);
+    in.nice = job.nice;
+    return multifactor_priority(in, weights_);
 }
 
-}  // namespace cohort::ctld
+}  // namespace cohort::sched

@@ -1,0 +1,18 @@
+// What the pure core is given of the controller's job records: the core has its own small
+// input types, so that the controller, `cohort sim` and the golden scenarios feed the same
+// rules from their own tables.
+#pragma once
+
+#include "common/protocol/job_types.h"
+#include "scheduler/priority/priority_model.h"
+#include "scheduler/snapshot.h"
+
+namespace cohort::ctld {
+
+// CPUs the job asks for, as submitted (sched::requested_cpus over its raw counts).
+int64_t requested_cpus_of(const protocol::JobSpec& spec);
+
+// Views `job`, which must outlive the result.
+sched::PriorityJob priority_job_of(const protocol::JobRecord& job);
+
+}  // namespace cohort::ctld

@@ -1,0 +1,18 @@
+// Charging running jobs into the decayed usage ledger.
+#include "scheduler/priority/fairshare_usage.h"
+
+#include <algorithm>
+
+namespace cohort::sched {
+
+void FairShareUsage::charge(uint64_t id, const UsageLedger::Key& owner, int64_t cpus,
+        int64_t start, int64_t until) {
+    int64_t& from = charged_until_[id];
+    from = std::max(from, start);
+    if (until > from) {
+        ledger_.charge(owner.first, owner.second, static_cast<double>(cpus * (until - from)));
+        from = until;
+    }
+}
+
+}  // namespace cohort::sched
