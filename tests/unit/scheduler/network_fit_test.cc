@@ -1,11 +1,12 @@
 // Network-aware placement on a recorded-style two-level tree: 16 nodes, four leaf switches of
-// four nodes, two pods of two leaves, one top switch; and on blocks of four nodes.
-#include <gtest/gtest.h>
+// four nodes, two pods of two leaves, one top switch; and on blocks of four nodes. How the
+// planning pass places jobs on a network end to end (--switches and its wait, one leaf per
+// job) is in the golden scenarios (tests/data/scenarios/).
+#include "scheduler/placement/network_fit.h"
 
 #include <set>
 
-#include "scheduler/placement/network_fit.h"
-#include "scheduler/backfill/plan.h"
+#include <gtest/gtest.h>
 
 namespace cohort::sched {
 namespace {
@@ -172,71 +173,6 @@ TEST(NetworkFit, AFlatNetworkPlacesAsBefore) {
     auto flat = place_on_network(whole_nodes(3), all_nodes(), cap, NetworkTopology{}, true);
     ASSERT_TRUE(plain && flat);
     EXPECT_EQ(plain->nodes, flat->nodes);
-}
-
-Snapshot tree_cluster() {
-    Snapshot snapshot;
-    for (const std::string& name : node_names(16)) {
-        NodeCapacity node;
-        node.name = name;
-        node.cpus = 4;
-        node.memory_mib = 8192;
-        node.up = true;
-        snapshot.nodes.push_back(std::move(node));
-    }
-    snapshot.partitions = {all_nodes()};
-    snapshot.network = build_network(two_level_tree(), node_names(16));
-    return snapshot;
-}
-
-TEST(NetworkPlan, SwitchesWaitHoldsTheJobUntilItsMaxWaitThenItRunsAnywhere) {
-    Snapshot snapshot = tree_cluster();
-    snapshot.now = 1000;
-    // Every leaf has one busy node: four whole nodes cannot share one leaf.
-    for (int busy : {0, 4, 8, 12}) {
-        snapshot.running.push_back({{busy}, {4}, 0, 5000, 0});
-    }
-    PendingJob job;
-    job.id = 1;
-    job.request = whole_nodes(4);
-    job.request.cpus_per_task = 4;
-    job.request.max_leaf_switches = 1;
-    job.switches_wait_until = 1300;
-    Decisions waiting = plan(snapshot, {});
-    ASSERT_TRUE(waiting.starts.empty());
-
-    snapshot.pending.push_back(job);
-    waiting = plan(snapshot, {});
-    EXPECT_TRUE(waiting.starts.empty());
-    ASSERT_EQ(waiting.waits.size(), 1u);
-    EXPECT_EQ(waiting.waits[0].reason, WaitReason::kResources);
-    // Planned for when the wait ends, not for when the busy nodes free up.
-    ASSERT_EQ(waiting.reservations.size(), 1u);
-    EXPECT_EQ(waiting.reservations[0].start, 1300);
-
-    snapshot.now = 1300;
-    Decisions started = plan(snapshot, {});
-    ASSERT_EQ(started.starts.size(), 1u);
-    EXPECT_EQ(leaf_switches_spanned(snapshot.network, started.starts[0].placement.nodes), 2);
-}
-
-TEST(NetworkPlan, ConsecutiveMultiNodeJobsEachKeepToOneLeaf) {
-    Snapshot snapshot = tree_cluster();
-    for (uint64_t id = 1; id <= 4; ++id) {
-        PendingJob job;
-        job.id = id;
-        job.submit_time = static_cast<int64_t>(id);
-        job.request = whole_nodes(id == 1 ? 2 : 4);
-        job.request.cpus_per_task = 4;
-        snapshot.pending.push_back(job);
-    }
-    // 2 + 4 + 4 + 4 nodes: first fit would split the last three jobs across leaves.
-    Decisions decisions = plan(snapshot, {});
-    ASSERT_EQ(decisions.starts.size(), 4u);
-    for (const StartJob& start : decisions.starts) {
-        EXPECT_EQ(leaf_switches_spanned(snapshot.network, start.placement.nodes), 1)
-                << "job " << start.job_id;
-    }
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 // a time, and what the pure core must decide (the format is in the README beside them). The
 // timeline runner keeps the jobs and a virtual clock and calls the core's own rules, as the
 // controller does: check_eligibility() (dependencies, array throttles), expected_end(),
-// FairShareUsage and PriorityModel around sched::plan(). It holds no copy of a rule.
+// FairShareUsage and PriorityModel around sched::plan(). It holds no copy of a rule: GPU
+// layouts are given as the values NodeGpuLayout holds, and the network is read and indexed by
+// the controller's read_network() and build_network().
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
@@ -10,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -21,10 +24,13 @@
 #include <nlohmann/json.hpp>
 
 #include "common/job_state.h"
+#include "common/network_config.h"
+#include "scheduler/backfill/plan.h"
 #include "scheduler/dependency.h"
 #include "scheduler/job_array.h"
-#include "scheduler/backfill/plan.h"
 #include "scheduler/job_rules.h"
+#include "scheduler/placement/gpu_layout.h"
+#include "scheduler/placement/network_topology.h"
 #include "scheduler/priority/fairshare_usage.h"
 #include "scheduler/priority/priority_model.h"
 
@@ -73,6 +79,8 @@ public:
     }
 
     bool has(const std::string& key) const { return object_.contains(key); }
+
+    const std::string& where() const { return where_; }
     std::string path(const std::string& key) const { return where_ + "." + key; }
 
     const Json& value(const std::string& key) const {
@@ -166,8 +174,10 @@ private:
 
 struct Cluster {
     std::vector<NodeCapacity> nodes;
+    std::vector<std::string> node_where;  // per node: its entry's path, for errors
     std::vector<std::vector<int>> partitions;
     std::vector<ReservationWindow> windows;
+    NetworkTopology network;
     std::map<std::string, int> node_index;
     std::map<std::string, int> partition_index;
     std::map<std::string, int> window_index;
@@ -200,19 +210,151 @@ void add_name(std::map<std::string, int>& index, const std::string& name,
     }
 }
 
+// A whole number of a list, at least `min`.
+int read_list_integer(const Json& items, size_t i, const std::string& where, int64_t min) {
+    const std::string at = where + "[" + std::to_string(i) + "]";
+    const int64_t number = as_integer(items[i], at);
+    if (number < min || number > INT32_MAX) {
+        bad_file(at, std::to_string(number) + " is outside [" + std::to_string(min) + ", "
+                             + std::to_string(INT32_MAX) + "]");
+    }
+    return static_cast<int>(number);
+}
+
+// One GPU's place in its node: the domain ids GpuLocality holds, -1 (or no switches) where
+// the GPU shares that kind of domain with no other. Local CPUs and NICs only bind tasks, which
+// the pass does not do, so a scenario does not give them.
+GpuLocality read_gpu_locality(const Fields& gpu) {
+    GpuLocality locality;
+    auto id = [&](const std::string& key) {
+        return static_cast<int>(gpu.bounded_or(key, 0, INT32_MAX, -1));
+    };
+    locality.clique = id("clique");
+    locality.host_bridge = id("host_bridge");
+    locality.numa = id("numa");
+    locality.socket = id("socket");
+    if (gpu.has("switches")) {
+        const Json& switches = gpu.list("switches");
+        for (size_t i = 0; i < switches.size(); ++i) {
+            locality.switches.push_back(read_list_integer(switches, i, gpu.path("switches"), 0));
+        }
+    }
+    return locality;
+}
+
+// The named GPU layouts nodes may share ("gpu_layouts", pass scenarios only).
+std::map<std::string, std::shared_ptr<const NodeGpuLayout>> read_gpu_layouts(
+        const Fields& scenario) {
+    std::map<std::string, std::shared_ptr<const NodeGpuLayout>> layouts;
+    std::map<std::string, int> names;
+    for (const Fields& entry : scenario.each_optional("gpu_layouts", {"name", "gpus"})) {
+        const std::string name = entry.text("name");
+        add_name(names, name, entry.path("name"));
+        NodeGpuLayout layout;
+        for (const Fields& gpu :
+             entry.each("gpus", {"clique", "switches", "host_bridge", "numa", "socket"})) {
+            layout.gpus.push_back(read_gpu_locality(gpu));
+        }
+        if (layout.gpus.empty()) {
+            bad_file(entry.path("gpus"), "a layout needs at least one GPU");
+        }
+        layouts.emplace(name, std::make_shared<const NodeGpuLayout>(std::move(layout)));
+    }
+    return layouts;
+}
+
+// The GPU indexes free on a node with a layout: ascending and below its GPU count; all of
+// them when not given.
+std::vector<int> read_free_gpus(const Fields& entry, int32_t gpus) {
+    std::vector<int> free;
+    if (!entry.has("free_gpus")) {
+        for (int gpu = 0; gpu < gpus; ++gpu) {
+            free.push_back(gpu);
+        }
+        return free;
+    }
+    const Json& items = entry.list("free_gpus");
+    for (size_t i = 0; i < items.size(); ++i) {
+        const int gpu = read_list_integer(items, i, entry.path("free_gpus"), 0);
+        if (gpu >= gpus || (!free.empty() && gpu <= free.back())) {
+            bad_file(entry.path("free_gpus") + "[" + std::to_string(i) + "]",
+                     std::to_string(gpu) + ": expected ascending GPU indexes below "
+                             + std::to_string(gpus) + ", each once");
+        }
+        free.push_back(gpu);
+    }
+    return free;
+}
+
+NodeCapacity read_node(const Fields& entry,
+                       const std::map<std::string, std::shared_ptr<const NodeGpuLayout>>& layouts) {
+    NodeCapacity node;
+    node.name = entry.text("name");
+    node.cpus = static_cast<int32_t>(entry.bounded("cpus", 1, INT32_MAX));
+    node.memory_mib = entry.bounded_or("memory_mib", 0, INT64_MAX, 0);
+    node.gpus = static_cast<int32_t>(entry.bounded_or("gpus", 0, INT32_MAX, 0));
+    node.up = entry.flag_or("up", true);
+    if (entry.has("gpu_layout")) {
+        const std::string name = entry.text("gpu_layout");
+        auto it = layouts.find(name);
+        if (it == layouts.end()) {
+            bad_file(entry.path("gpu_layout"), "'" + name + "' is not in \"gpu_layouts\"");
+        }
+        const auto layout_gpus = static_cast<int32_t>(it->second->gpus.size());
+        if (entry.has("gpus") && node.gpus != layout_gpus) {
+            const std::string layout_has = std::to_string(layout_gpus) + " GPUs";
+            bad_file(entry.path("gpus"),
+                     std::to_string(node.gpus) + ", but layout '" + name + "' has " + layout_has);
+        }
+        node.gpus = layout_gpus;
+        node.gpu_layout = it->second;
+        node.free_gpus = read_free_gpus(entry, node.gpus);
+    } else if (entry.has("free_gpus")) {
+        bad_file(entry.path("free_gpus"), "only a node with a \"gpu_layout\" has GPU indexes");
+    }
+    if (entry.has("gpu_type")) {
+        node.gpu_type = entry.text("gpu_type");
+        if (node.gpus == 0) {
+            bad_file(entry.path("gpu_type"), "a node without GPUs has no GPU type");
+        }
+    }
+    return node;
+}
+
+// "network": the cluster configuration's own format, read by its own reader (hostlist
+// strings, the tree checked), after a strict look at the keys that reader lets pass.
+NetworkTopology read_network_of(const Fields& scenario, const Cluster& cluster) {
+    if (!scenario.has("network")) {
+        return {};
+    }
+    const Fields network = scenario.object("network", {"switches", "blocks"});
+    network.each_optional("switches", {"name", "nodes", "switches"});
+    network.each_optional("blocks", {"name", "nodes"});
+    std::vector<std::string> names;
+    for (const NodeCapacity& node : cluster.nodes) {
+        names.push_back(node.name);
+    }
+    auto config = read_network(Json{{"network", scenario.value("network")}}, names);
+    if (!config) {
+        bad_file(scenario.where(), config.status().message());
+    }
+    if (config->empty()) {
+        bad_file(network.where(), "names no switches and no blocks (omit it for a flat network)");
+    }
+    return build_network(*config, names);
+}
+
 Cluster read_cluster(const Fields& scenario) {
     Cluster cluster;
-    for (const Fields& entry :
-            scenario.each("nodes", {"name", "cpus", "memory_mib", "gpus", "up"})) {
-        NodeCapacity node;
-        node.name = entry.text("name");
-        node.cpus = static_cast<int32_t>(entry.bounded("cpus", 1, INT32_MAX));
-        node.memory_mib = entry.bounded_or("memory_mib", 0, INT64_MAX, 0);
-        node.gpus = static_cast<int32_t>(entry.bounded_or("gpus", 0, INT32_MAX, 0));
-        node.up = entry.flag_or("up", true);
+    const auto layouts = read_gpu_layouts(scenario);
+    for (const Fields& entry : scenario.each("nodes", {"name", "cpus", "memory_mib", "gpus", "up",
+                                                       "gpu_type", "gpu_layout", "free_gpus"})) {
+        NodeCapacity node = read_node(entry, layouts);
         add_name(cluster.node_index, node.name, entry.path("name"));
         cluster.nodes.push_back(std::move(node));
+        cluster.node_where.push_back(entry.where());
     }
+    cluster.network = read_network_of(scenario, cluster);
     for (const Fields& entry : scenario.each("partitions", {"name", "nodes"})) {
         add_name(cluster.partition_index, entry.text("name"), entry.path("name"));
         cluster.partitions.push_back(node_indexes(entry, "nodes", cluster));
@@ -260,7 +402,8 @@ ResourceRequest read_request(const Fields& job) {
         return request;  // one task of one CPU
     }
     const Fields r = job.object("request", {"ntasks", "nodes", "nodes_max", "ntasks_per_node",
-            "cpus_per_task", "memory_mib_per_node", "gpus_per_node"});
+                                            "cpus_per_task", "memory_mib_per_node", "gpus_per_node",
+                                            "gpu_type", "max_leaf_switches", "segment_nodes"});
     auto count = [&](const std::string& key, int64_t min, int64_t fallback) {
         return static_cast<uint32_t>(r.bounded_or(key, min, UINT32_MAX, fallback));
     };
@@ -271,12 +414,25 @@ ResourceRequest read_request(const Fields& job) {
     request.cpus_per_task = count("cpus_per_task", 1, 1);
     request.memory_mib_per_node = r.bounded_or("memory_mib_per_node", 0, INT64_MAX, 0);
     request.gpus_per_node = static_cast<int32_t>(r.bounded_or("gpus_per_node", 0, INT32_MAX, 0));
+    if (r.has("gpu_type")) {
+        request.gpu_type = r.text("gpu_type");
+    }
+    request.max_leaf_switches = count("max_leaf_switches", 0, 0);
+    request.segment_nodes = count("segment_nodes", 0, 0);
+    // As the controller checks at submit (--segment).
+    if (request.segment_nodes > 0
+        && (request.nodes_min == 0 || request.nodes_min % request.segment_nodes != 0)) {
+        const std::string nodes = std::to_string(request.nodes_min);
+        bad_file(r.path("segment_nodes"),
+                 std::to_string(request.segment_nodes) + " must divide \"nodes\" (" + nodes + ")");
+    }
     return request;
 }
 
 // The keys every job has, in both kinds of scenario.
 KeySet job_keys(KeySet more) {
-    more.insert({"id", "submit", "time_limit_s", "request", "partition", "reservation"});
+    more.insert({"id", "submit", "time_limit_s", "request", "partition", "reservation",
+                 "switches_wait_until"});
     return more;
 }
 
@@ -290,6 +446,13 @@ PendingJob read_job(const Fields& entry, const Cluster& cluster) {
         bad_file(entry.path("time_limit_s"), "0 s (accepted: -1 for unlimited, or >= 1)");
     }
     job.request = read_request(entry);
+    if (entry.has("switches_wait_until")) {
+        if (job.request.max_leaf_switches == 0) {
+            bad_file(entry.path("switches_wait_until"),
+                     "only binds with request.max_leaf_switches");
+        }
+        job.switches_wait_until = entry.integer("switches_wait_until");
+    }
     if (entry.has("partition")) {
         job.partition = index_of(cluster.partition_index, entry.text("partition"),
                 entry.path("partition"));
@@ -307,6 +470,7 @@ Snapshot empty_snapshot(const Cluster& cluster, int64_t now) {
     snapshot.nodes = cluster.nodes;
     snapshot.partitions = cluster.partitions;
     snapshot.windows = cluster.windows;
+    snapshot.network = cluster.network;
     return snapshot;
 }
 
@@ -375,8 +539,13 @@ RunningAllocation read_running(const Fields& entry, const Cluster& cluster) {
 
 void check_pass(const Fields& expect, const Decisions& decisions, const Snapshot& snapshot) {
     std::map<uint64_t, std::string> expected_starts;
-    for (const Fields& entry : expect.each("starts", {"job", "nodes"})) {
+    std::map<uint64_t, int32_t> expected_gpus;
+    for (const Fields& entry : expect.each("starts", {"job", "nodes", "gpus_per_node"})) {
         put_once(expected_starts, entry, joined(entry.names("nodes")));
+        if (entry.has("gpus_per_node")) {
+            expected_gpus[expected_job(entry)] =
+                    static_cast<int32_t>(entry.bounded("gpus_per_node", 0, INT32_MAX));
+        }
     }
     std::map<uint64_t, std::string> starts;
     for (const StartJob& start : decisions.starts) {
@@ -385,6 +554,10 @@ void check_pass(const Fields& expect, const Decisions& decisions, const Snapshot
             names.push_back(snapshot.nodes[static_cast<size_t>(node)].name);
         }
         starts[start.job_id] = joined(names);
+        if (auto it = expected_gpus.find(start.job_id); it != expected_gpus.end()) {
+            EXPECT_EQ(start.placement.gpus_per_node, it->second)
+                    << "job " << start.job_id << ": GPUs per node";
+        }
     }
     expect_exactly(expected_starts, starts, "start now on nodes");
 
@@ -417,6 +590,27 @@ void check_pass(const Fields& expect, const Decisions& decisions, const Snapshot
     }
 }
 
+// A node's free GPU indexes and the running jobs' GPU counts describe one state: the indexes
+// free are as many as the GPUs the running jobs leave.
+void check_free_gpus(const Cluster& cluster, const std::vector<RunningAllocation>& running) {
+    std::vector<int64_t> held(cluster.nodes.size(), 0);
+    for (const RunningAllocation& allocation : running) {
+        for (int node : allocation.nodes) {
+            held[static_cast<size_t>(node)] += allocation.gpus_per_node;
+        }
+    }
+    for (size_t i = 0; i < cluster.nodes.size(); ++i) {
+        const NodeCapacity& node = cluster.nodes[i];
+        const int64_t left = node.gpus - held[i];
+        if (node.gpu_layout && static_cast<int64_t>(node.free_gpus.size()) != left) {
+            bad_file(cluster.node_where[i] + ".free_gpus",
+                     "lists " + std::to_string(node.free_gpus.size()) + ", but the running jobs "
+                             + "leave " + std::to_string(left) + " of its "
+                             + std::to_string(node.gpus) + " GPUs free");
+        }
+    }
+}
+
 void run_pass(const Fields& scenario) {
     const Cluster cluster = read_cluster(scenario);
     Snapshot snapshot = empty_snapshot(cluster, scenario.integer("now"));
@@ -425,6 +619,7 @@ void run_pass(const Fields& scenario) {
                          "gpus_per_node"})) {
         snapshot.running.push_back(read_running(entry, cluster));
     }
+    check_free_gpus(cluster, snapshot.running);
     std::set<uint64_t> ids;
     for (const Fields& entry : scenario.each("pending", job_keys({"priority"}))) {
         PendingJob job = read_job(entry, cluster);
@@ -932,8 +1127,9 @@ void run_timeline(const Fields& scenario) {
 
 // ---- The files ----
 
-const KeySet kCommonKeys = {"description", "kind", "now", "policy", "nodes", "partitions",
-        "advance_reservations", "expect"};
+const KeySet kCommonKeys = {
+        "description",          "kind",    "now",   "policy", "nodes", "partitions",
+        "advance_reservations", "network", "expect"};
 
 KeySet common_keys_and(const KeySet& more) {
     KeySet keys = kCommonKeys;
@@ -958,7 +1154,7 @@ void run_scenario(const Json& root, const std::string& file) {
     }
     const std::string kind = root["kind"].is_string() ? root["kind"].get<std::string>() : "";
     if (kind == "pass") {
-        const Fields scenario(root, file, common_keys_and({"running", "pending"}));
+        const Fields scenario(root, file, common_keys_and({"running", "pending", "gpu_layouts"}));
         check_description(scenario);
         run_pass(scenario);
     } else if (kind == "timeline") {
