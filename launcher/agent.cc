@@ -14,9 +14,10 @@
 namespace cohort::agent {
 
 
-Agent::Agent(asio::io_context& io, ClusterConfig config, std::string key, AgentOptions options,
-        protocol::NodeResources resources)
+Agent::Agent(asio::io_context& io, const Clock& clock, ClusterConfig config, std::string key,
+        AgentOptions options, protocol::NodeResources resources)
     : io_(io),
+      clock_(clock),
       config_(std::move(config)),
       key_(std::move(key)),
       options_(std::move(options)),
@@ -28,6 +29,7 @@ Agent::Agent(asio::io_context& io, ClusterConfig config, std::string key, AgentO
       acceptor_(io),
       reconnect_timer_(io),
       heartbeat_timer_(io),
+      limit_timer_(io),
       child_signals_(io, SIGCHLD),
       controller_dispatcher_(
               [](const Status& why) {

@@ -12,12 +12,14 @@
 #include <string>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/config.h"
 #include "common/transport/connection.h"
 #include "common/transport/dispatcher.h"
 #include "common/filename_pattern.h"
 #include "common/protocol/step_messages.h"
 #include "launcher/process.h"
+#include "launcher/time_limits.h"
 
 namespace cohort::agent {
 
@@ -35,8 +37,9 @@ struct AgentOptions {
 
 class Agent {
 public:
-    Agent(asio::io_context& io, ClusterConfig config, std::string key, AgentOptions options,
-            protocol::NodeResources resources);
+    // `clock` must outlive the agent.
+    Agent(asio::io_context& io, const Clock& clock, ClusterConfig config, std::string key,
+            AgentOptions options, protocol::NodeResources resources);
 
     // Binds the step listener and starts connecting to the controller (retrying until up).
     Status start();
@@ -96,7 +99,6 @@ private:
         bool timed_out = false;
         bool terminating = false;
         bool report_clean = false;  // the controller waits for a JobCleaned
-        std::shared_ptr<asio::steady_timer> limit_timer;
         std::shared_ptr<asio::steady_timer> kill_timer;
     };
 
@@ -156,6 +158,10 @@ private:
     void signal_step(const protocol::SignalStepRequest& request);
     void terminate_job(uint64_t job_id, int signal);
     void arm_time_limit(uint64_t job_id, int64_t end_time);
+    // Points limit_timer_ at the earliest end time of time_limits_.
+    void rearm_limit_timer();
+    // Ends the jobs whose time limit has come by clock_, and rearms.
+    void enforce_time_limits();
     void watch_output(pid_t pid, int fd, uint32_t rank, uint8_t stream,
             std::shared_ptr<StepSession> session);
     void reap_children();
@@ -167,6 +173,7 @@ private:
     Result<UserIdentity> job_user(uint32_t uid, uint32_t gid) const;
 
     asio::io_context& io_;
+    const Clock& clock_;
     ClusterConfig config_;
     std::string key_;
     AgentOptions options_;
@@ -176,6 +183,8 @@ private:
     asio::ip::tcp::acceptor acceptor_;
     asio::steady_timer reconnect_timer_;
     asio::steady_timer heartbeat_timer_;
+    asio::steady_timer limit_timer_;  // fires at the earliest of time_limits_
+    TimeLimits time_limits_;
     asio::signal_set child_signals_;
     transport::Dispatcher<> controller_dispatcher_;  // posts to io_
     // Clients' and step managers' messages, both on connections accepted or dialled here.

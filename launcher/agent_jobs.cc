@@ -16,12 +16,6 @@
 namespace cohort::agent {
 namespace {
 
-int64_t unix_now() {
-    return std::chrono::duration_cast<std::chrono::seconds>(
-            std::chrono::system_clock::now().time_since_epoch())
-            .count();
-}
-
 std::string absolute(const std::string& path, const std::string& cwd) {
     if (path.empty() || path.front() == '/') {
         return path;
@@ -159,19 +153,37 @@ void Agent::signal_step(const protocol::SignalStepRequest& request) {
 }
 
 void Agent::arm_time_limit(uint64_t job_id, int64_t end_time) {
-    LocalJob& job = jobs_[job_id];
-    job.limit_timer = std::make_shared<asio::steady_timer>(io_);
-    job.limit_timer->expires_after(std::chrono::seconds(std::max<int64_t>(end_time - unix_now(), 0)));
-    job.limit_timer->async_wait([this, job_id](boost::system::error_code ec) {
+    time_limits_.set(job_id, end_time);
+    rearm_limit_timer();
+}
+
+void Agent::rearm_limit_timer() {
+    const std::optional<int64_t> next = time_limits_.next_end();
+    if (!next) {
+        limit_timer_.cancel();
+        return;
+    }
+    limit_timer_.expires_after(
+            std::chrono::seconds(std::max<int64_t>(*next - clock_.unix_seconds(), 0)));
+    limit_timer_.async_wait([this](boost::system::error_code ec) {
+        if (!ec) {
+            enforce_time_limits();
+        }
+    });
+}
+
+void Agent::enforce_time_limits() {
+    for (uint64_t job_id : time_limits_.take_expired(clock_.unix_seconds())) {
         auto it = jobs_.find(job_id);
-        if (ec || it == jobs_.end() || it->second.timed_out) {
-            return;
+        if (it == jobs_.end() || it->second.timed_out) {
+            continue;
         }
         spdlog::info("job {}: time limit reached on {}", job_id, options_.name);
         it->second.timed_out = true;
         send_controller(protocol::JobTimedOutReport{job_id, options_.name});
         terminate_job(job_id, 0);
-    });
+    }
+    rearm_limit_timer();
 }
 
 void Agent::terminate_job(uint64_t job_id, int signal) {
@@ -182,6 +194,7 @@ void Agent::terminate_job(uint64_t job_id, int signal) {
     if (it == jobs_.end() || it->second.pids.empty()) {
         if (it != jobs_.end()) {
             jobs_.erase(it);
+            time_limits_.erase(job_id);
         }
         if (signal == 0) {
             send_controller(protocol::JobCleanedReport{job_id, options_.name});
@@ -306,6 +319,7 @@ void Agent::forget_pid(uint64_t job_id, pid_t pid) {
     // Keep the job entry (and its time limit) while steps may still come, unless it ended.
     if (it->second.report_clean || ended_jobs_.count(job_id) != 0) {
         jobs_.erase(it);
+        time_limits_.erase(job_id);
     }
 }
 

@@ -480,7 +480,7 @@ void Agent::start_step_tasks(const ConnectionPtr& conn, const UserIdentity& user
     }
     const std::vector<uint32_t> ranks_here = layout.rank_map().ranks_on_node[request.node_index];
     LocalJob& job = jobs_[layout.job_id];
-    if (layout.job_end_time != 0 && !job.limit_timer) {
+    if (layout.job_end_time != 0 && !time_limits_.has(layout.job_id)) {
         arm_time_limit(layout.job_id, layout.job_end_time);
     }
     std::vector<protocol::TaskExitMessage> failures;

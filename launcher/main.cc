@@ -99,7 +99,8 @@ int main(int argc, char** argv) {
     std::filesystem::create_directories(options.spool_dir, ec);
 
     boost::asio::io_context io;
-    cohort::agent::Agent agent(io, *config, *key, options, resources);
+    const cohort::SystemClock clock;
+    cohort::agent::Agent agent(io, clock, *config, *key, options, resources);
     if (auto started = agent.start(); !started) {
         spdlog::error("{}", started.message());
         return 1;

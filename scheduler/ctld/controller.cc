@@ -8,7 +8,7 @@
 #include <future>
 #include <optional>
 
-#include "scheduler/ctld/clock.h"
+#include "common/clock.h"
 
 namespace cohort::ctld {
 namespace {
@@ -25,9 +25,10 @@ sched::BackfillOptions backfill_options(const ClusterConfig& config) {
 
 }  // namespace
 
-Controller::Controller(asio::io_context& io, ClusterConfig config, std::string key,
-        std::unique_ptr<acct::JobStore> store)
+Controller::Controller(asio::io_context& io, const Clock& clock, ClusterConfig config,
+        std::string key, std::unique_ptr<StateStore> store)
     : io_(io),
+      clock_(clock),
       strand_(asio::make_strand(io)),
       dispatcher_([](const ConnectionPtr& conn,
                           const Status& why) { conn->close(why.with_context("controller")); },
@@ -38,32 +39,21 @@ Controller::Controller(asio::io_context& io, ClusterConfig config, std::string k
       key_(std::move(key)),
       self_{static_cast<uint32_t>(getuid()), static_cast<uint32_t>(getgid())},
       writer_(std::move(store)),
+      nodes_(config_),
       partition_nodes_(index_partitions(config_)),
       network_(sched::build_network(config_.network, config_.nodes)),
       backfill_(backfill_options(config_)),
       usage_(config_.policy.priority.decay_half_life_s),
       priority_(config_) {
-    for (const auto& name : config_.nodes) {
-        NodeEntry node;
-        node.info.name = name;
-        node.info.state = NodeState::kUnknown;
-        for (const auto& partition : config_.partitions) {
-            if (std::find(partition.nodes.begin(), partition.nodes.end(), name)
-                    != partition.nodes.end()) {
-                node.info.partitions.push_back(partition.name);
-            }
-        }
-        nodes_.push_back(std::move(node));
-    }
     register_handlers();
 }
 
 Status Controller::start() {
-    Result<acct::StoredState> loaded = Status::internal("not loaded");
+    Result<StoredState> loaded = Status::internal("not loaded");
     std::promise<void> ready;
     std::vector<protocol::StepRecord> steps;
     std::vector<protocol::JobRecord> depended_on;  // finished jobs pending ones wait for
-    writer_.read([&](acct::JobStore& store) {
+    writer_.read([&](StateStore& store) {
         loaded = store.load_active();
         if (loaded) {
             std::vector<uint64_t> ids;
@@ -97,8 +87,7 @@ Status Controller::start() {
     }
     next_job_id_ = loaded->next_job_id;
     for (auto& reservation : loaded->reservations) {
-        std::string name = reservation.name;
-        reservations_.emplace(std::move(name), std::move(reservation));
+        reservations_.put(std::move(reservation));
     }
     std::map<sched::UsageLedger::Key, double> usage;
     for (const auto& entry : loaded->usage.entries) {
@@ -106,32 +95,26 @@ Status Controller::start() {
     }
     usage_.restore(loaded->usage.as_of, std::move(usage));
     for (auto& job : loaded->jobs) {
-        uint64_t id = job.job_id;
-        jobs_.emplace(id, std::move(job));
+        jobs_.load(std::move(job));
     }
     for (const auto& job : depended_on) {
         if (is_final(job.state)) {
-            remember_final(job);
-        }
-    }
-    for (const auto& [id, job] : jobs_) {
-        if (job.is_array_task()) {
-            array_sizes_[job.array_job_id] = job.array_count;
+            jobs_.remember_final(job);
         }
     }
     for (auto& step : steps) {
         if (step.end_time == 0) {
-            open_steps_[{step.job_id, step.step_id}] = std::move(step);
+            steps_.open(std::move(step));
         }
     }
     for (const auto& [id, job] : jobs_) {
         if (job.state != JobState::kPending) {
-            claim_resources(job);
+            nodes_.claim(job);
         }
     }
     // Nodes holding jobs get the usual time to re-register before they are declared DOWN.
     for (auto& node : nodes_) {
-        node.last_heard_ms = steady_ms();
+        node.last_heard_ms = clock_.steady_ms();
     }
     spdlog::info("loaded {} unfinished jobs, {} reservations, next job id {}", jobs_.size(),
             reservations_.size(), next_job_id_);
@@ -278,12 +261,9 @@ void Controller::on_close(const ConnectionPtr& conn) {
 }
 
 void Controller::on_tick() {
-    const int64_t now_ms = steady_ms();
-    for (auto& node : nodes_) {
-        if ((node.registered || !node.jobs.empty()) && node.info.state != NodeState::kDown
-                && now_ms - node.last_heard_ms > config_.node_timeout_ms) {
-            mark_node_down(node, "Not responding");
-        }
+    const int64_t now_ms = clock_.steady_ms();
+    for (NodeEntry* node : nodes_.silent_nodes(now_ms, config_.node_timeout_ms)) {
+        mark_node_down(*node, "Not responding");
     }
     request_schedule();
     tick_.expires_after(std::chrono::milliseconds(config_.heartbeat_interval_ms));

@@ -11,11 +11,17 @@
 #include <string>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/config.h"
 #include "common/transport/connection.h"
 #include "common/transport/dispatcher.h"
 #include "scheduler/ctld/core_inputs.h"
-#include "scheduler/ctld/state_writer.h"
+#include "scheduler/ctld/gpu_allocation.h"
+#include "scheduler/ctld/job_table.h"
+#include "scheduler/ctld/node_table.h"
+#include "scheduler/ctld/reservation_book.h"
+#include "scheduler/ctld/step_table.h"
+#include "scheduler/ctld/state/state_writer.h"
 #include "scheduler/ctld/submit_validation.h"
 #include "scheduler/backfill/backfill_pass.h"
 #include "scheduler/dependency.h"
@@ -29,39 +35,12 @@ namespace cohort::ctld {
 
 namespace asio = boost::asio;
 using transport::Connection;
-using ConnectionPtr = std::shared_ptr<Connection>;
-
-struct NodeEntry {
-    protocol::NodeInfo info;
-    bool registered = false;  // its resources are known
-    bool responding = false;
-    int64_t last_heard_ms = 0;
-    ConnectionPtr connection;
-    std::set<uint64_t> jobs;
-    // From the registered topology; shared with the scheduling passes' snapshots. Never null.
-    std::shared_ptr<const sched::NodeGpuLayout> gpu_layout =
-            std::make_shared<const sched::NodeGpuLayout>();
-    std::map<uint64_t, protocol::NodeGpuAlloc> gpu_jobs;  // GPUs (and bound CPUs) per job
-};
-
-// The GPU indexes of `node` that no job holds.
-std::vector<int> free_gpus(const NodeEntry& node);
-// The GPUs and CPU ids of `node` that no job holds.
-sched::NodeFree free_gpus_and_cpus(const NodeEntry& node);
-
-// How a step's `tasks` local tasks share the job's GPUs on one node: each its own GPUs with
-// --gpu-bind=closest or --gpus-per-task, the GPUs map_gpu names, else all of them; CPUs
-// and NIC local to the task's GPUs either way. Fails on a map_gpu id outside the allocation.
-Result<protocol::NodeGpuBinding> bind_step_gpus(const NodeEntry& node,
-        const protocol::NodeGpuAlloc& alloc, const GpuOptions& gpu, uint32_t tasks);
-
-// Sets IDLE, MIXED or ALLOCATED from the node's allocated CPUs; a DOWN node stays DOWN.
-void refresh_node_state(NodeEntry& node);
 
 class Controller {
 public:
-    Controller(asio::io_context& io, ClusterConfig config, std::string key,
-            std::unique_ptr<acct::JobStore> store);
+    // `clock` must outlive the controller.
+    Controller(asio::io_context& io, const Clock& clock, ClusterConfig config, std::string key,
+            std::unique_ptr<StateStore> store);
 
     // Loads the stored state, binds the port and starts accepting. Fails on a bad database
     // or a port in use.
@@ -96,8 +75,6 @@ private:
     void handle_job_complete(const ConnectionPtr& conn, const protocol::Credential& cred,
             const protocol::JobCompleteRequest& request);
     void handle_acct(const ConnectionPtr& conn, const protocol::AcctQueryRequest& request);
-    // CPUs the job's open steps hold on each of its nodes (--overlap steps hold none).
-    std::vector<uint32_t> cpus_held_by_steps(const protocol::JobRecord& job) const;
     Result<protocol::StepLayout> make_layout(protocol::JobRecord& job,
             const protocol::StepCreateRequest& request);
     // Lays out a step, records it and calls `done` (on the writer thread) once it is durable.
@@ -139,10 +116,7 @@ private:
 
     // --- dependencies (dependencies.cc)
     Status check_dependency(const protocol::JobSpec& spec) const;
-    std::optional<sched::OtherJob> other_job(uint64_t id) const;
-    std::optional<sched::OtherJob> single_job(uint64_t id) const;
     sched::DependencyStatus dependency_status(const protocol::JobRecord& job, int64_t now) const;
-    void remember_final(const protocol::JobRecord& job);
     // Ends a pending job (telling a waiting cohort run client why).
     void cancel_pending(protocol::JobRecord& job, const std::string& reason);
 
@@ -160,14 +134,11 @@ private:
     void persist(const protocol::JobRecord& job, std::function<void()> after = nullptr);
     // Runs `then` on the strand once everything persisted so far is committed.
     void after_durable(std::function<void()> then);
-    void release_resources(const protocol::JobRecord& job);
     // Picks each node's GPU set (gpu_allocation.cc) for a job about to start.
     void assign_gpus(protocol::JobRecord& job, int32_t gpus_per_node);
-    void claim_resources(const protocol::JobRecord& job);
-    std::vector<sched::NodeCapacity> capacities() const;
-    NodeEntry* find_node(const std::string& name);
 
     asio::io_context& io_;
+    const Clock& clock_;
     asio::strand<asio::io_context::executor_type> strand_;
     transport::Dispatcher<const ConnectionPtr&> dispatcher_;
     asio::ip::tcp::acceptor acceptor_;
@@ -178,21 +149,15 @@ private:
     StateWriter writer_;
 
     // Owned by strand_.
-    std::map<uint64_t, protocol::JobRecord> jobs_;  // unfinished jobs
-    std::set<uint64_t> uncommitted_;                // submitted, not yet durable
-    std::vector<NodeEntry> nodes_;                  // config order
-    std::map<uint64_t, ConnectionPtr> job_clients_; // interactive jobs' cohort run client
-    std::map<std::pair<uint64_t, uint32_t>, protocol::StepRecord> open_steps_;
-    std::map<uint32_t, std::string> user_names_;  // uid -> name, looked up once
-    // Final states of recently finished jobs, for dependencies. Bounded, oldest forgotten.
-    static constexpr size_t kFinishedStatesKept = 200000;
-    std::map<uint64_t, sched::OtherJob> finished_states_;
-    std::deque<uint64_t> finished_order_;
-    std::map<uint64_t, uint32_t> array_sizes_;  // array id -> tasks (ids id .. id + n - 1)
+    JobTable jobs_;
+    NodeTable nodes_;
+    StepTable steps_;
+    ReservationBook reservations_;
+    std::map<uint64_t, ConnectionPtr> job_clients_;  // interactive jobs' cohort run client
+    std::map<uint32_t, std::string> user_names_;     // uid -> name, looked up once
     const PartitionNodes partition_nodes_;
     const sched::NetworkTopology network_;  // over nodes_, in config order
     const sched::BackfillOptions backfill_;
-    Reservations reservations_;
     sched::FairShareUsage usage_;
     int64_t usage_stored_at_ = 0;
     sched::PriorityModel priority_;

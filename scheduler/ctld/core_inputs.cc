@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "scheduler/ctld/submit_validation.h"
 #include "scheduler/job_rules.h"
 
 namespace cohort::ctld {
@@ -26,6 +27,33 @@ sched::PriorityJob priority_job_of(const protocol::JobRecord& job) {
     view.cpus = requested_cpus_of(job.spec);
     view.nice = job.spec.nice;
     return view;
+}
+
+sched::StepAllocation step_allocation_of(const protocol::JobRecord& job,
+        std::vector<uint32_t> held_by_steps) {
+    const protocol::JobSpec spec = effective_spec(job.spec);  // with its GPU options applied
+    sched::StepAllocation allocation;
+    allocation.job_id = job.job_id;
+    allocation.nodes = job.nodes;
+    allocation.cpus_per_node = job.cpus_per_node;
+    allocation.tasks_per_node = job.tasks_per_node;
+    allocation.ntasks = spec.ntasks;
+    allocation.cpus_per_task = spec.cpus_per_task;
+    allocation.distribution = job.spec.distribution;
+    allocation.held_by_steps = std::move(held_by_steps);
+    return allocation;
+}
+
+sched::StepShapeRequest step_shape_of(const protocol::StepCreateRequest& request) {
+    sched::StepShapeRequest shape;
+    shape.nodes = request.nodes;
+    shape.ntasks = request.ntasks;
+    shape.ntasks_per_node = request.ntasks_per_node;
+    shape.cpus_per_task = request.cpus_per_task;
+    shape.nodelist = request.nodelist;
+    shape.distribution = request.distribution;
+    shape.overlap = request.overlap;
+    return shape;
 }
 
 }  // namespace cohort::ctld

@@ -5,7 +5,9 @@
 
 #include "common/protocol/job_types.h"
 #include "scheduler/priority/priority_model.h"
+#include "common/protocol/messages.h"
 #include "scheduler/snapshot.h"
+#include "scheduler/step_layout.h"
 
 namespace cohort::ctld {
 
@@ -14,5 +16,10 @@ int64_t requested_cpus_of(const protocol::JobSpec& spec);
 
 // Views `job`, which must outlive the result.
 sched::PriorityJob priority_job_of(const protocol::JobRecord& job);
+
+// The running job a step is laid out in, its open steps holding `held_by_steps`.
+sched::StepAllocation step_allocation_of(const protocol::JobRecord& job,
+        std::vector<uint32_t> held_by_steps);
+sched::StepShapeRequest step_shape_of(const protocol::StepCreateRequest& request);
 
 }  // namespace cohort::ctld

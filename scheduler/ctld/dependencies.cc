@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "scheduler/ctld/clock.h"
+#include "common/clock.h"
 #include "scheduler/ctld/controller.h"
 
 namespace cohort::ctld {
@@ -28,43 +28,6 @@ Status Controller::check_dependency(const protocol::JobSpec& spec) const {
     return Status::ok();
 }
 
-std::optional<sched::OtherJob> Controller::other_job(uint64_t id) const {
-    // An array's id stands for all its tasks: done when all are, COMPLETED only if all are.
-    if (auto array = array_sizes_.find(id); array != array_sizes_.end()) {
-        sched::OtherJob combined{JobState::kCompleted, 0};
-        bool all_final = true;
-        bool any_started = false;
-        for (uint64_t task = id; task < id + array->second; ++task) {
-            auto state = single_job(task);
-            if (!state) {
-                continue;  // forgotten long ago: it finished
-            }
-            any_started = any_started || state->state != JobState::kPending;
-            combined.start_time = std::max(combined.start_time, state->start_time);
-            if (!is_final(state->state)) {
-                all_final = false;
-            } else if (state->state != JobState::kCompleted) {
-                combined.state = JobState::kFailed;
-            }
-        }
-        if (!all_final) {
-            combined.state = any_started ? JobState::kRunning : JobState::kPending;
-        }
-        return combined;
-    }
-    return single_job(id);
-}
-
-std::optional<sched::OtherJob> Controller::single_job(uint64_t id) const {
-    if (auto it = jobs_.find(id); it != jobs_.end()) {
-        return sched::OtherJob{it->second.state, it->second.start_time};
-    }
-    if (auto it = finished_states_.find(id); it != finished_states_.end()) {
-        return it->second;
-    }
-    return std::nullopt;
-}
-
 sched::DependencyStatus Controller::dependency_status(const protocol::JobRecord& job,
         int64_t now) const {
     auto dependency = sched::parse_dependency(job.spec.dependency);
@@ -85,22 +48,12 @@ sched::DependencyStatus Controller::dependency_status(const protocol::JobRecord&
         }
     }
     return sched::evaluate_dependency(*dependency,
-            [this](uint64_t id) { return other_job(id); }, now, singleton_clear);
-}
-
-void Controller::remember_final(const protocol::JobRecord& job) {
-    if (finished_states_.emplace(job.job_id, sched::OtherJob{job.state, job.start_time}).second) {
-        finished_order_.push_back(job.job_id);
-    }
-    if (finished_order_.size() > kFinishedStatesKept) {
-        finished_states_.erase(finished_order_.front());
-        finished_order_.pop_front();
-    }
+            [this](uint64_t id) { return jobs_.other_job(id); }, now, singleton_clear);
 }
 
 void Controller::cancel_pending(protocol::JobRecord& job, const std::string& reason) {
     job.state = JobState::kCancelled;
-    job.end_time = unix_now();
+    job.end_time = clock_.unix_seconds();
     job.reason = reason;
     persist(job);  // leaves memory once durable
     if (auto client = job_clients_.find(job.job_id); client != job_clients_.end()) {

@@ -82,7 +82,7 @@ void Controller::assign_gpus(protocol::JobRecord& job, int32_t gpus_per_node) {
     }
     std::vector<int> rail_gpus;  // the GPUs chosen on the first node that had a layout
     for (size_t i = 0; i < job.nodes.size(); ++i) {
-        const NodeEntry* node = find_node(job.nodes[i]);
+        const NodeEntry* node = nodes_.find(job.nodes[i]);
         if (node == nullptr) {
             job.gpu_alloc.emplace_back();
             continue;

@@ -1,14 +1,16 @@
 // Client requests: submit, allocate, query, cancel/hold/release, steps, accounting.
 #include <pwd.h>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 
 #include "common/hostlist.h"
-#include "scheduler/ctld/clock.h"
+#include "common/clock.h"
 #include "scheduler/ctld/controller.h"
 #include "scheduler/ctld/submit_validation.h"
 #include "scheduler/job_array.h"
+#include "scheduler/step_layout.h"
 
 namespace cohort::ctld {
 namespace {
@@ -30,35 +32,6 @@ bool wanted_state(const std::vector<JobState>& states, JobState state) {
     return std::find(states.begin(), states.end(), state) != states.end();
 }
 
-// Which of the job's nodes a step uses: those named by `nodelist`, in the job's order, or
-// all of them (the layout takes the first ones it needs).
-Result<std::vector<size_t>> step_nodes(const protocol::JobRecord& job,
-        const std::string& nodelist) {
-    std::vector<size_t> chosen;
-    if (nodelist.empty()) {
-        for (size_t i = 0; i < job.nodes.size(); ++i) {
-            chosen.push_back(i);
-        }
-        return chosen;
-    }
-    auto named = expand_hostlist(nodelist);
-    if (!named) {
-        return named.status().with_context("--nodelist");
-    }
-    for (const auto& name : *named) {
-        auto it = std::find(job.nodes.begin(), job.nodes.end(), name);
-        if (it == job.nodes.end()) {
-            return Status::invalid("--nodelist: node '" + name + "' is not in the allocation of job "
-                    + std::to_string(job.job_id) + " (accepted: "
-                    + compress_hostlist(job.nodes) + ")");
-        }
-        chosen.push_back(static_cast<size_t>(it - job.nodes.begin()));
-    }
-    std::sort(chosen.begin(), chosen.end());
-    chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
-    return chosen;
-}
-
 }  // namespace
 
 void Controller::handle_submit(const ConnectionPtr& conn, const protocol::Credential& cred,
@@ -71,9 +44,9 @@ void Controller::handle_submit(const ConnectionPtr& conn, const protocol::Creden
     if (name == user_names_.end()) {
         name = user_names_.emplace(cred.uid, user_name_of(cred.uid)).first;
     }
-    const std::vector<sched::NodeCapacity> nodes = capacities();
+    const std::vector<sched::NodeCapacity> nodes = nodes_.capacities();
     auto validated = validate_submission(spec,
-            SubmitContext{config_, nodes, partition_nodes_, reservations_, name->second});
+            SubmitContext{config_, nodes, partition_nodes_, reservations_.all(), name->second});
     if (!validated) {
         conn->send_error(validated.status());
         return;
@@ -98,7 +71,7 @@ void Controller::handle_submit(const ConnectionPtr& conn, const protocol::Creden
     job.user_name = name->second;
     job.partition = validated->partition->name;
     job.time_limit_s = validated->time_limit_s;
-    job.submit_time = unix_now();
+    job.submit_time = clock_.unix_seconds();
     job.held = spec.hold;
     job.reason = spec.hold ? "JobHeldUser" : "None";
     job.interactive = interactive;
@@ -109,9 +82,11 @@ void Controller::handle_submit(const ConnectionPtr& conn, const protocol::Creden
     if (job.spec.name.empty()) {
         job.spec.name = interactive ? "interactive" : "sbatch";
     }
-    // An array is one job per index, with consecutive ids, stored in one transaction.
+    // An array is one job per index, with consecutive ids, stored in one transaction with
+    // the one payload its tasks share; memory keeps the jobs without it.
     const uint64_t id = next_job_id_;
     std::vector<StateChange> changes;
+    changes.emplace_back(StoredPayload{id, take_payload(job.spec)});
     std::vector<uint64_t> ids;
     const size_t count = array.indexes.empty() ? 1 : array.indexes.size();
     for (size_t i = 0; i < count; ++i) {
@@ -126,24 +101,20 @@ void Controller::handle_submit(const ConnectionPtr& conn, const protocol::Creden
             task.array_max = array.indexes.back();
             task.array_step = array.step;
         }
-        uncommitted_.insert(task.job_id);
         ids.push_back(task.job_id);
         changes.emplace_back(std::in_place_type<protocol::JobRecord>, task);
-        jobs_.emplace(task.job_id, std::move(task));
+        jobs_.add_submitted(std::move(task));
     }
     changes.emplace_back(std::in_place_type<NextJobId>, NextJobId{next_job_id_});
-    if (!array.indexes.empty()) {
-        array_sizes_[id] = static_cast<uint32_t>(array.indexes.size());
-    }
     if (interactive) {
         job_clients_[id] = conn;
     }
     writer_.write(std::move(changes), [this, conn, id, ids, interactive](const Status& status) {
         on_strand([this, conn, id, ids, interactive, status] {
             for (uint64_t task : ids) {
-                uncommitted_.erase(task);
+                jobs_.committed(task);
                 if (!status) {
-                    jobs_.erase(task);
+                    jobs_.forget(task);
                 }
             }
             if (!status) {
@@ -167,7 +138,7 @@ void Controller::handle_query(const ConnectionPtr& conn,
         const protocol::QueryJobsRequest& request) {
     protocol::JobListReply reply;
     for (const auto& [id, job] : jobs_) {
-        if (uncommitted_.count(id) != 0) {
+        if (!jobs_.is_committed(id)) {
             continue;
         }
         if (!request.job_ids.empty()
@@ -270,7 +241,7 @@ void Controller::handle_control(const ConnectionPtr& conn, const protocol::Crede
                 } else if (job.state == JobState::kRunning) {
                     if (request.signal != 0) {
                         for (const auto& name : job.nodes) {
-                            NodeEntry* node = find_node(name);
+                            NodeEntry* node = nodes_.find(name);
                             if (node != nullptr && node->connection) {
                                 node->connection->send(
                                         protocol::TerminateJobRequest{id, request.signal});
@@ -287,118 +258,28 @@ void Controller::handle_control(const ConnectionPtr& conn, const protocol::Crede
     request_schedule();
 }
 
-std::vector<uint32_t> Controller::cpus_held_by_steps(const protocol::JobRecord& job) const {
-    std::vector<uint32_t> held(job.nodes.size(), 0);
-    for (auto it = open_steps_.lower_bound({job.job_id, 0});
-            it != open_steps_.end() && it->first.first == job.job_id; ++it) {
-        const protocol::StepRecord& step = it->second;
-        for (size_t i = 0; !step.overlap && i < step.nodes.size() && i < step.cpus_per_node.size();
-                ++i) {
-            auto at = std::find(job.nodes.begin(), job.nodes.end(), step.nodes[i]);
-            if (at != job.nodes.end()) {
-                held[static_cast<size_t>(at - job.nodes.begin())] += step.cpus_per_node[i];
-            }
-        }
-    }
-    return held;
-}
-
 Result<protocol::StepLayout> Controller::make_layout(protocol::JobRecord& job,
         const protocol::StepCreateRequest& request) {
-    const uint32_t job_nodes = static_cast<uint32_t>(job.nodes.size());
-    const protocol::JobSpec spec = effective_spec(job.spec);  // with its GPU options applied
-    uint32_t nodes = request.nodes != 0 ? request.nodes : 0;
-    if (nodes > job_nodes) {
-        return Status::invalid("--nodes: " + std::to_string(nodes)
-                + " nodes requested but the allocation of job " + std::to_string(job.job_id)
-                + " has " + std::to_string(job_nodes));
-    }
-    auto chosen = step_nodes(job, request.nodelist);
-    if (!chosen) {
-        return chosen.status();
-    }
-    const std::vector<uint32_t> held = cpus_held_by_steps(job);
-    if (request.nodelist.empty()) {
-        // A step of fewer nodes than the job goes where other steps hold the fewest CPUs.
-        std::stable_sort(chosen->begin(), chosen->end(),
-                [&](size_t a, size_t b) { return held[a] < held[b]; });
-    }
-    if (!request.nodelist.empty()) {
-        if (nodes != 0 && nodes != chosen->size()) {
-            return Status::invalid("--nodes: " + std::to_string(nodes) + " does not match the "
-                    + std::to_string(chosen->size()) + " nodes of --nodelist '"
-                    + request.nodelist + "'");
+    auto shape = sched::lay_out_step(step_allocation_of(job, steps_.cpus_held(job)),
+            step_shape_of(request));
+    if (!shape) {
+        if (shape.status().code() == StatusCode::kUnavailable) {
+            return Status::unavailable(fmt::format("{}: {}", protocol::kStepCreationDisabled,
+                    shape.status().message()));
         }
-        nodes = static_cast<uint32_t>(chosen->size());
-    }
-    uint32_t cpt = request.cpus_per_task != 0 ? request.cpus_per_task
-                                              : std::max<uint32_t>(spec.cpus_per_task, 1);
-    std::vector<uint32_t> tasks;
-    const bool job_geometry = request.ntasks == 0 && request.ntasks_per_node == 0 && nodes == 0
-            && spec.ntasks != 0;
-    if (job_geometry) {
-        tasks = job.tasks_per_node;  // the job's own geometry
-    } else {
-        if (nodes == 0) {
-            nodes = request.ntasks != 0 ? std::min(job_nodes, request.ntasks) : job_nodes;
-        }
-        uint32_t ntasks = request.ntasks != 0 ? request.ntasks
-                : nodes * std::max<uint32_t>(request.ntasks_per_node, 1);
-        if (ntasks < nodes) {
-            return Status::invalid("--ntasks: " + std::to_string(ntasks) + " tasks on "
-                    + std::to_string(nodes) + " nodes (accepted: at least one task per node)");
-        }
-        for (uint32_t i = 0; i < nodes; ++i) {
-            tasks.push_back(ntasks / nodes + (i < ntasks % nodes ? 1 : 0));
-        }
-    }
-    const std::string& asked =
-            !request.distribution.empty() ? request.distribution : job.spec.distribution;
-    auto distribution = parse_distribution("--distribution", asked);
-    if (!distribution) {
-        return distribution.status();
-    }
-    if (distribution->kind == TaskDistribution::Kind::kPlane) {
-        // Planes deal blocks of N ranks, so the per-node counts follow from N.
-        uint32_t ntasks = job_geometry ? spec.ntasks : 0;
-        for (uint32_t count : tasks) {
-            ntasks += job_geometry ? 0 : count;
-        }
-        tasks = distribution_counts(ntasks, static_cast<uint32_t>(tasks.size()), *distribution);
-        const auto used = static_cast<size_t>(
-                std::count_if(tasks.begin(), tasks.end(), [](uint32_t n) { return n > 0; }));
-        if (used < tasks.size()) {
-            return Status::invalid("--distribution: " + distribution->name() + " deals "
-                    + std::to_string(ntasks) + " tasks to " + std::to_string(used) + " of the "
-                    + std::to_string(tasks.size())
-                    + " nodes (accepted: a plane size that gives every node a task, or fewer "
-                      "nodes with -N)");
-        }
+        return shape.status();
     }
     protocol::StepLayout layout;
-    layout.distribution = *distribution;
-    for (size_t i = 0; i < tasks.size(); ++i) {
-        const size_t at = (*chosen)[i];  // index into the job's nodes
-        uint32_t cpus_alloc = at < job.cpus_per_node.size() ? job.cpus_per_node[at] : 0;
-        if (static_cast<uint64_t>(tasks[i]) * cpt > cpus_alloc) {
-            return Status::invalid("--ntasks: " + std::to_string(tasks[i]) + " tasks x "
-                    + std::to_string(cpt) + " CPUs on " + job.nodes[at] + " exceed the "
-                    + std::to_string(cpus_alloc) + " CPUs job " + std::to_string(job.job_id)
-                    + " holds there");
-        }
-        if (!request.overlap && static_cast<uint64_t>(tasks[i]) * cpt + held[at] > cpus_alloc) {
-            // It fits the allocation, not what the job's running steps leave: srun waits.
-            return Status::unavailable(std::string(protocol::kStepCreationDisabled) + ": job "
-                    + std::to_string(job.job_id) + "'s running steps hold "
-                    + std::to_string(held[at]) + " of its " + std::to_string(cpus_alloc)
-                    + " CPUs on " + job.nodes[at] + " (--overlap shares them)");
-        }
-        NodeEntry* node = find_node(job.nodes[at]);
+    layout.distribution = shape->distribution;
+    for (size_t i = 0; i < shape->nodes.size(); ++i) {
+        const size_t at = shape->nodes[i];
+        NodeEntry* node = nodes_.find(job.nodes[at]);
         if (node == nullptr || !node->responding) {
-            return Status::unavailable("node " + job.nodes[at] + " is not responding");
+            return Status::unavailable(fmt::format("node {} is not responding", job.nodes[at]));
         }
         if (at < job.gpu_alloc.size()) {
-            auto gpus = bind_step_gpus(*node, job.gpu_alloc[at], job.spec.gpu, tasks[i]);
+            auto gpus = bind_step_gpus(*node, job.gpu_alloc[at], job.spec.gpu,
+                    shape->tasks_per_node[i]);
             if (!gpus) {
                 return gpus.status();
             }
@@ -413,8 +294,8 @@ Result<protocol::StepLayout> Controller::make_layout(protocol::JobRecord& job,
     layout.job_name = job.spec.name;
     layout.partition = job.partition;
     layout.cluster_name = config_.cluster_name;
-    layout.tasks_per_node = std::move(tasks);
-    layout.cpus_per_task = cpt;
+    layout.tasks_per_node = std::move(shape->tasks_per_node);
+    layout.cpus_per_task = shape->cpus_per_task;
     layout.cpus_per_task_set = job.spec.cpus_per_task_set || request.cpus_per_task != 0;
     layout.job_end_time = job.time_limit_s < 0 ? 0 : job.start_time + job.time_limit_s;
     layout.restart_count = job.restart_count;
@@ -458,12 +339,12 @@ void Controller::open_step(protocol::JobRecord& job, const protocol::StepCreateR
     step.name = request.name;
     step.nodes = layout->nodes;
     step.ntasks = layout->ntasks();
-    step.start_time = unix_now();
+    step.start_time = clock_.unix_seconds();
     step.overlap = request.overlap;
     for (uint32_t tasks : layout->tasks_per_node) {
         step.cpus_per_node.push_back(tasks * layout->cpus_per_task);
     }
-    open_steps_[{step.job_id, step.step_id}] = step;
+    steps_.open(step);
     writer_.write({job, step},
             [done = std::move(done), layout = std::move(*layout)](const Status& status) {
                 if (status) {
@@ -476,7 +357,7 @@ void Controller::open_step(protocol::JobRecord& job, const protocol::StepCreateR
 
 void Controller::close_step(protocol::StepRecord& step, JobState state, int32_t exit_code,
         int32_t exit_signal) {
-    step.end_time = unix_now();
+    step.end_time = clock_.unix_seconds();
     step.state = state;
     step.exit_code = exit_code;
     step.exit_signal = exit_signal;
@@ -486,10 +367,9 @@ void Controller::close_step(protocol::StepRecord& step, JobState state, int32_t 
 void Controller::handle_step_complete(const ConnectionPtr& conn, const protocol::Credential& cred,
         const protocol::StepCompleteRequest& request) {
     auto job = jobs_.find(request.job_id);
-    auto step = open_steps_.find({request.job_id, request.step_id});
-    if (job == jobs_.end() || step == open_steps_.end()) {
-        conn->send_error(Status::not_found("step " + std::to_string(request.job_id) + "."
-                + std::to_string(request.step_id) + ": no such running step"));
+    if (job == jobs_.end() || !steps_.is_open(request.job_id, request.step_id)) {
+        conn->send_error(Status::not_found(fmt::format("step {}.{}: no such running step",
+                request.job_id, request.step_id)));
         return;
     }
     if (Status owner = check_owner(cred, job->second); !owner) {
@@ -499,8 +379,8 @@ void Controller::handle_step_complete(const ConnectionPtr& conn, const protocol:
     JobState state = request.exit_signal != 0 ? JobState::kCancelled
             : request.exit_code != 0          ? JobState::kFailed
                                               : JobState::kCompleted;
-    close_step(step->second, state, request.exit_code, request.exit_signal);
-    open_steps_.erase(step);
+    protocol::StepRecord step = *steps_.close(request.job_id, request.step_id);
+    close_step(step, state, request.exit_code, request.exit_signal);
     after_durable([conn] { conn->send(protocol::AckReply{}); });
 }
 
@@ -528,8 +408,8 @@ void Controller::handle_job_complete(const ConnectionPtr& conn, const protocol::
 
 void Controller::handle_acct(const ConnectionPtr& conn,
         const protocol::AcctQueryRequest& request) {
-    writer_.read([conn, request](acct::JobStore& store) {
-        acct::JobFilter filter{request.job_ids, request.user, request.since, request.states};
+    writer_.read([conn, request](StateStore& store) {
+        JobFilter filter{request.job_ids, request.user, request.since, request.states};
         auto jobs = store.query_jobs(filter);
         if (!jobs) {
             conn->send_error(jobs.status());

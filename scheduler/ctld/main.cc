@@ -5,7 +5,7 @@
 
 #include <thread>
 
-#include "accounting/sqlite/sqlite_job_store.h"
+#include "scheduler/ctld/state/sqlite_state_store.h"
 #include "common/config.h"
 #include "common/daemon.h"
 #include "scheduler/ctld/controller.h"
@@ -27,14 +27,15 @@ int main(int argc, char** argv) {
         spdlog::error("{}", (!config ? config.status() : key.status()).message());
         return 1;
     }
-    auto store = cohort::acct::SqliteJobStore::open(config->state_dir + "/cohort.db",
+    auto store = cohort::ctld::SqliteStateStore::open(config->state_dir + "/cohort.db",
             config->sqlite_synchronous);
     if (!store) {
         spdlog::error("{}", store.status().message());
         return 1;
     }
     boost::asio::io_context io;
-    cohort::ctld::Controller controller(io, *config, *key, std::move(*store));
+    const cohort::SystemClock clock;
+    cohort::ctld::Controller controller(io, clock, *config, *key, std::move(*store));
     if (auto started = controller.start(); !started) {
         spdlog::error("{}", started.message());
         return 1;

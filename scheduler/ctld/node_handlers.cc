@@ -4,23 +4,14 @@
 #include <algorithm>
 #include <csignal>
 
-#include "scheduler/ctld/clock.h"
+#include "common/clock.h"
 #include "scheduler/ctld/controller.h"
 
 namespace cohort::ctld {
 
-NodeEntry* Controller::find_node(const std::string& name) {
-    for (auto& node : nodes_) {
-        if (node.info.name == name) {
-            return &node;
-        }
-    }
-    return nullptr;
-}
-
 void Controller::handle_register(const ConnectionPtr& conn,
         const protocol::RegisterNodeRequest& request) {
-    NodeEntry* node = find_node(request.name);
+    NodeEntry* node = nodes_.find(request.name);
     if (node == nullptr) {
         spdlog::warn("refusing registration of unknown node '{}' from {}", request.name,
                 conn->peer());
@@ -39,10 +30,9 @@ void Controller::handle_register(const ConnectionPtr& conn,
         node->info.resources.gpu_type = gpu_type_of(request.resources.topology.gpus.front().model);
     }
     node->info.boot_time = request.boot_time;
-    node->info.last_heartbeat = unix_now();
+    nodes_.heard_from(*node, clock_);
     node->registered = true;
     node->responding = true;
-    node->last_heard_ms = steady_ms();
     node->connection = conn;
     node->info.reason.clear();
     spdlog::info("node {} registered from {}:{} ({} CPUs, {} MiB, {} running jobs{})",
@@ -79,12 +69,11 @@ void Controller::handle_register(const ConnectionPtr& conn,
 }
 
 void Controller::handle_heartbeat(const protocol::HeartbeatMessage& message) {
-    NodeEntry* node = find_node(message.node);
+    NodeEntry* node = nodes_.find(message.node);
     if (node == nullptr || !node->registered) {
         return;
     }
-    node->last_heard_ms = steady_ms();
-    node->info.last_heartbeat = unix_now();
+    nodes_.heard_from(*node, clock_);
     if (node->info.state == NodeState::kDown && node->connection) {
         node->info.state = NodeState::kIdle;
         node->info.reason.clear();
@@ -142,7 +131,7 @@ void Controller::mark_node_down(NodeEntry& node, const std::string& reason) {
 void Controller::handle_batch_done(const protocol::BatchDoneReport& report) {
     // The agent keeps the report until acknowledged, which happens once it is durable.
     auto acknowledge = [this, name = report.node, id = report.job_id] {
-        if (NodeEntry* node = find_node(name); node != nullptr && node->connection) {
+        if (NodeEntry* node = nodes_.find(name); node != nullptr && node->connection) {
             protocol::RegisterNodeReply ack;
             ack.acknowledged = {id};
             node->connection->send(ack);

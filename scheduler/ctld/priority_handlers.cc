@@ -3,7 +3,7 @@
 
 #include <numeric>
 
-#include "scheduler/ctld/clock.h"
+#include "common/clock.h"
 #include "scheduler/ctld/controller.h"
 
 namespace cohort::ctld {
@@ -48,14 +48,10 @@ void Controller::charge_usage(int64_t now) {
 
 void Controller::refresh_priorities(int64_t now) {
     std::set<sched::UsageLedger::Key> users;
-    int64_t cluster_cpus = 0;
-    for (const auto& node : nodes_) {
-        cluster_cpus += node.info.resources.cpus;
-    }
     for (const auto& [id, job] : jobs_) {
         users.emplace(job.user_name, priority_.charged_account(job.spec.account));
     }
-    priority_.refresh(usage_.ledger(), users, cluster_cpus);
+    priority_.refresh(usage_.ledger(), users, nodes_.total_cpus());
     for (auto& [id, job] : jobs_) {
         if (job.state == JobState::kPending) {
             job.priority = priority_.factors(priority_job_of(job), now).priority;
@@ -65,7 +61,7 @@ void Controller::refresh_priorities(int64_t now) {
 
 void Controller::handle_priority(const ConnectionPtr& conn,
         const protocol::PriorityQueryRequest& request) {
-    const int64_t now = unix_now();
+    const int64_t now = clock_.unix_seconds();
     for (uint64_t id : request.job_ids) {
         auto it = jobs_.find(id);
         if (it == jobs_.end()) {
@@ -84,7 +80,7 @@ void Controller::handle_priority(const ConnectionPtr& conn,
     const sched::PriorityWeights& w = priority_.weights();
     protocol::PriorityListReply reply;
     for (const auto& [id, job] : jobs_) {
-        if (job.state != JobState::kPending || uncommitted_.count(id) != 0
+        if (job.state != JobState::kPending || !jobs_.is_committed(id)
                 || (!request.job_ids.empty()
                         && std::find(request.job_ids.begin(), request.job_ids.end(), id)
                                 == request.job_ids.end())) {

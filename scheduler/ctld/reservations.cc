@@ -4,15 +4,11 @@
 #include <algorithm>
 #include <set>
 
-#include "scheduler/ctld/clock.h"
+#include "common/clock.h"
 #include "scheduler/ctld/controller.h"
 
 namespace cohort::ctld {
 namespace {
-
-bool overlaps(const protocol::ReservationRecord& a, const protocol::ReservationRecord& b) {
-    return a.start_time < b.end_time && b.start_time < a.end_time;
-}
 
 bool contains(const std::vector<std::string>& list, const std::string& value) {
     return std::find(list.begin(), list.end(), value) != list.end();
@@ -29,10 +25,8 @@ bool may_use_reservation(const protocol::ReservationRecord& reservation,
 // ignore_jobs) a job runs there past the reservation's start. Empty when it can.
 std::string Controller::reservation_conflict(const protocol::ReservationRecord& wanted,
         const std::string& node) const {
-    for (const auto& [name, other] : reservations_) {
-        if (overlaps(wanted, other) && contains(other.nodes, node)) {
-            return "node " + node + " is in reservation '" + name + "' at that time";
-        }
+    if (std::string overlap = reservations_.overlap_on(wanted, node); !overlap.empty()) {
+        return overlap;
     }
     if (wanted.ignore_jobs) {
         return "";
@@ -64,11 +58,11 @@ void Controller::handle_reservation_create(const ConnectionPtr& conn,
                 + "' (accepted: a non-empty name without spaces or commas)"));
         return;
     }
-    if (reservations_.count(r.name) != 0) {
+    if (reservations_.find(r.name) != nullptr) {
         conn->send_error(Status::invalid("reservation name: '" + r.name + "' already exists"));
         return;
     }
-    const int64_t now = unix_now();
+    const int64_t now = clock_.unix_seconds();
     if (r.end_time <= r.start_time || r.end_time <= now) {
         conn->send_error(Status::invalid("reservation " + r.name
                 + ": end must be after the start and in the future"));
@@ -106,7 +100,7 @@ void Controller::handle_reservation_create(const ConnectionPtr& conn,
         }
     } else {
         for (const auto& name : r.nodes) {
-            if (find_node(name) == nullptr) {
+            if (nodes_.find(name) == nullptr) {
                 conn->send_error(Status::invalid("reservation " + r.name + ": nodes: unknown "
                         "node '" + name + "'"));
                 return;
@@ -117,7 +111,7 @@ void Controller::handle_reservation_create(const ConnectionPtr& conn,
             }
         }
     }
-    reservations_[r.name] = r;
+    reservations_.put(r);
     writer_.write({StateChange{r}}, [this, conn, r](const Status& status) {
         on_strand([this, conn, r, status] {
             if (!status) {
@@ -139,7 +133,7 @@ void Controller::handle_reservation_delete(const ConnectionPtr& conn,
                 "delete reservations"));
         return;
     }
-    if (reservations_.count(name) == 0) {
+    if (reservations_.find(name) == nullptr) {
         conn->send_error(Status::not_found("reservation '" + name + "': no such reservation"));
         return;
     }
@@ -154,13 +148,13 @@ void Controller::handle_reservation_delete(const ConnectionPtr& conn,
 
 void Controller::delete_reservation(const std::string& name,
         std::function<void(const Status&)> done) {
-    protocol::ReservationRecord removed = reservations_.at(name);
+    protocol::ReservationRecord removed = *reservations_.find(name);
     reservations_.erase(name);
     writer_.write({StateChange{ReservationDeleted{name}}},
             [this, removed, done = std::move(done)](const Status& status) {
                 on_strand([this, removed, done, status] {
                     if (!status) {
-                        reservations_[removed.name] = removed;
+                        reservations_.put(removed);
                     } else {
                         spdlog::info("reservation {} removed", removed.name);
                         request_schedule();
@@ -174,20 +168,14 @@ void Controller::delete_reservation(const std::string& name,
 
 void Controller::handle_reservation_query(const ConnectionPtr& conn) {
     protocol::ReservationListReply reply;
-    for (const auto& [name, r] : reservations_) {
+    for (const auto& [name, r] : reservations_.all()) {
         reply.reservations.push_back(r);
     }
     conn->send(reply);
 }
 
 void Controller::expire_reservations(int64_t now) {
-    std::vector<std::string> ended;
-    for (const auto& [name, r] : reservations_) {
-        if (r.end_time <= now) {
-            ended.push_back(name);
-        }
-    }
-    for (const auto& name : ended) {
+    for (const auto& name : reservations_.ended_by(now)) {
         delete_reservation(name, nullptr);
     }
 }

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "scheduler/ctld/clock.h"
+#include "common/clock.h"
 #include "scheduler/ctld/controller.h"
 #include "scheduler/ctld/submit_validation.h"
 #include "scheduler/backfill/plan.h"
@@ -30,68 +30,6 @@ int64_t allocated_cpus(const protocol::JobRecord& job) {
 
 }  // namespace
 
-void refresh_node_state(NodeEntry& node) {
-    if (node.info.state == NodeState::kDown) {
-        return;
-    }
-    if (node.info.cpus_alloc <= 0) {
-        node.info.state = NodeState::kIdle;
-    } else if (node.info.cpus_alloc >= node.info.resources.cpus) {
-        node.info.state = NodeState::kAllocated;
-    } else {
-        node.info.state = NodeState::kMixed;
-    }
-}
-
-std::vector<sched::NodeCapacity> Controller::capacities() const {
-    std::vector<sched::NodeCapacity> out;
-    out.reserve(nodes_.size());
-    for (const auto& node : nodes_) {
-        sched::NodeCapacity cap;
-        cap.name = node.info.name;
-        cap.cpus = node.info.resources.cpus;
-        cap.memory_mib = node.info.resources.memory_mib;
-        cap.gpus = node.info.resources.gpus;
-        cap.gpu_type = node.info.resources.gpu_type;
-        cap.up = node.registered && node.responding && node.info.state != NodeState::kDown;
-        if (cap.gpus > 0) {
-            cap.gpu_layout = node.gpu_layout;
-            cap.free_gpus = free_gpus(node);  // CPU ids are not ranked on: skip them
-        }
-        out.push_back(std::move(cap));
-    }
-    return out;
-}
-
-void Controller::claim_resources(const protocol::JobRecord& job) {
-    for (size_t i = 0; i < job.nodes.size(); ++i) {
-        NodeEntry* node = find_node(job.nodes[i]);
-        if (node == nullptr) {
-            continue;
-        }
-        node->info.cpus_alloc += static_cast<int32_t>(job.cpus_per_node.at(i));
-        node->info.memory_alloc_mib += job.mem_per_node_mib;
-        node->jobs.insert(job.job_id);
-        if (i < job.gpu_alloc.size()) {
-            node->gpu_jobs[job.job_id] = job.gpu_alloc[i];
-        }
-        refresh_node_state(*node);
-    }
-}
-
-void Controller::release_resources(const protocol::JobRecord& job) {
-    for (size_t i = 0; i < job.nodes.size(); ++i) {
-        NodeEntry* node = find_node(job.nodes[i]);
-        if (node == nullptr || node->jobs.erase(job.job_id) == 0) {
-            continue;
-        }
-        node->gpu_jobs.erase(job.job_id);
-        node->info.cpus_alloc -= static_cast<int32_t>(job.cpus_per_node.at(i));
-        node->info.memory_alloc_mib -= job.mem_per_node_mib;
-        refresh_node_state(*node);
-    }
-}
-
 void Controller::persist(const protocol::JobRecord& job, std::function<void()> after) {
     const uint64_t id = job.job_id;
     writer_.write({job}, [this, id, after = std::move(after)](const Status& status) {
@@ -102,8 +40,8 @@ void Controller::persist(const protocol::JobRecord& job, std::function<void()> a
             // Finished jobs leave memory once durable; accounting answers for them.
             auto it = jobs_.find(id);
             if (it != jobs_.end() && is_final(it->second.state)) {
-                remember_final(it->second);
-                jobs_.erase(it);
+                jobs_.remember_final(it->second);
+                jobs_.forget(id);
             }
             if (after) {
                 after();
@@ -131,7 +69,7 @@ void Controller::schedule() {
         pass_again_ = true;  // the pass in progress plans from older state; plan anew after it
         return;
     }
-    const int64_t now = unix_now();
+    const int64_t now = clock_.unix_seconds();
     charge_usage(now);
     expire_reservations(now);
     refresh_priorities(now);
@@ -146,16 +84,12 @@ void Controller::schedule() {
 sched::Snapshot Controller::build_snapshot(int64_t now) {
     sched::Snapshot snapshot;
     snapshot.now = now;
-    snapshot.nodes = capacities();
+    snapshot.nodes = nodes_.capacities();
     snapshot.network = network_;
     std::map<std::string, int> partition_index;
     for (const auto& partition : config_.partitions) {
         partition_index[partition.name] = static_cast<int>(snapshot.partitions.size());
         snapshot.partitions.push_back(partition_nodes_.at(partition.name));
-    }
-    std::map<std::string, int> node_index;
-    for (size_t i = 0; i < nodes_.size(); ++i) {
-        node_index[nodes_[i].info.name] = static_cast<int>(i);
     }
     // Per-user QoS caps: what each (QoS, user) holds now, and the limits that bind it.
     std::map<LimitKey, std::vector<int>> limits_of;
@@ -186,8 +120,8 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
         }
         sched::RunningAllocation running;
         for (size_t i = 0; i < job.nodes.size(); ++i) {
-            if (auto it = node_index.find(job.nodes[i]); it != node_index.end()) {
-                running.nodes.push_back(it->second);
+            if (const int index = nodes_.index_of(job.nodes[i]); index >= 0) {
+                running.nodes.push_back(index);
                 running.cpus_per_node.push_back(static_cast<int32_t>(job.cpus_per_node.at(i)));
             }
         }
@@ -202,20 +136,11 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
                                                                   : allocated_gpus(job);
         }
     }
+    snapshot.windows =
+            reservations_.windows([this](const std::string& node) { return nodes_.index_of(node); });
     std::map<std::string, int> window_index;
-    for (const auto& [name, reservation] : reservations_) {
-        sched::ReservationWindow window;
-        window.name = name;
-        window.start = reservation.start_time;
-        window.end = reservation.end_time;
-        window.maintenance = reservation.maintenance;
-        for (const auto& node : reservation.nodes) {
-            if (auto it = node_index.find(node); it != node_index.end()) {
-                window.nodes.push_back(it->second);
-            }
-        }
-        window_index[name] = static_cast<int>(snapshot.windows.size());
-        snapshot.windows.push_back(std::move(window));
+    for (size_t i = 0; i < snapshot.windows.size(); ++i) {
+        window_index[snapshot.windows[i].name] = static_cast<int>(i);
     }
     for (auto& [id, job] : jobs_) {
         job.expected_start = 0;  // this pass plans anew
@@ -229,7 +154,7 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
         }
     }
     for (auto& [id, job] : jobs_) {
-        if (job.state != JobState::kPending || job.held || uncommitted_.count(id) != 0) {
+        if (job.state != JobState::kPending || job.held || !jobs_.is_committed(id)) {
             continue;
         }
         sched::EligibilityFacts facts;
@@ -282,8 +207,8 @@ void Controller::continue_pass() {
         budget.max_jobs = static_cast<size_t>(limits.max_jobs);
     }
     if (limits.max_ms > 0) {
-        const int64_t deadline = steady_ms() + limits.max_ms;
-        budget.out_of_time = [deadline] { return steady_ms() >= deadline; };
+        const int64_t deadline = clock_.steady_ms() + limits.max_ms;
+        budget.out_of_time = [this, deadline] { return clock_.steady_ms() >= deadline; };
     }
     sched::Decisions decisions = pass_->step(budget);
     apply(decisions, pass_->snapshot());
@@ -316,7 +241,7 @@ void Controller::apply(const sched::Decisions& decisions, const sched::Snapshot&
             job->expected_start = reserved.start;
         }
     }
-    const std::vector<sched::NodeCapacity> now_up = capacities();
+    const std::vector<sched::NodeCapacity> now_up = nodes_.capacities();
     for (const auto& start : decisions.starts) {
         protocol::JobRecord* pending = still_pending(start.job_id);
         const bool nodes_up = std::all_of(start.placement.nodes.begin(),
@@ -329,7 +254,7 @@ void Controller::apply(const sched::Decisions& decisions, const sched::Snapshot&
         protocol::JobRecord& job = *pending;
         job.state = JobState::kRunning;
         job.reason = "None";
-        job.start_time = unix_now();
+        job.start_time = clock_.unix_seconds();
         job.nodes.clear();
         for (int index : start.placement.nodes) {
             job.nodes.push_back(nodes_[index].info.name);
@@ -339,7 +264,7 @@ void Controller::apply(const sched::Decisions& decisions, const sched::Snapshot&
                 start.placement.cpus_per_node.end());
         job.mem_per_node_mib = start.placement.memory_mib_per_node;
         assign_gpus(job, start.placement.gpus_per_node);
-        claim_resources(job);
+        nodes_.claim(job);
         // Launch only once RUNNING is durable, so a restarted controller never meets a
         // running job it believes pending.
         persist(job, [this, id = job.job_id] { launch(id); });
@@ -381,16 +306,32 @@ void Controller::launch(uint64_t job_id) {
                 });
         return;
     }
-    NodeEntry* node = find_node(job.nodes.front());
-    if (node == nullptr || !node->connection) {
-        end_job(job, JobState::kNodeFail, "");
-        return;
-    }
+    // The script and environment are read from the state store only now.
     protocol::LaunchBatchRequest request;
     request.job = job;
     request.cluster_name = config_.cluster_name;
     request.submit_dir = job.spec.cwd;
-    node->connection->send(request);
+    writer_.read([this, request = std::move(request)](StateStore& store) mutable {
+        Result<JobPayload> payload = store.payload(payload_key(request.job));
+        on_strand([this, request = std::move(request), payload = std::move(payload)]() mutable {
+            auto running = jobs_.find(request.job.job_id);
+            if (running == jobs_.end() || running->second.state != JobState::kRunning) {
+                return;  // it ended while its payload was read
+            }
+            if (!payload) {
+                spdlog::error("job {}: {}", request.job.job_id, payload.status().message());
+                end_job(running->second, JobState::kFailed, "");
+                return;
+            }
+            NodeEntry* node = nodes_.find(request.job.nodes.front());
+            if (node == nullptr || !node->connection) {
+                end_job(running->second, JobState::kNodeFail, "");
+                return;
+            }
+            restore_payload(request.job.spec, std::move(*payload));
+            node->connection->send(request);
+        });
+    });
 }
 
 void Controller::end_job(protocol::JobRecord& job, JobState final_state,
@@ -400,10 +341,10 @@ void Controller::end_job(protocol::JobRecord& job, JobState final_state,
     }
     job.state = JobState::kCompleting;
     job.final_state = final_state;
-    job.end_time = unix_now();
+    job.end_time = clock_.unix_seconds();
     job.nodes_cleaning.clear();
     for (const auto& name : job.nodes) {
-        NodeEntry* node = find_node(name);
+        NodeEntry* node = nodes_.find(name);
         if (name == clean_node || node == nullptr || !node->connection || !node->responding) {
             continue;
         }
@@ -424,14 +365,11 @@ void Controller::finish_if_clean(protocol::JobRecord& job) {
     job.state = job.final_state;
     charge_job(job, job.end_time);
     usage_.forget(job.job_id);
-    release_resources(job);
+    nodes_.release(job);
     // Steps whose client never reported (it died, or the job was cancelled) end with the job.
-    for (auto it = open_steps_.lower_bound({job.job_id, 0});
-            it != open_steps_.end() && it->first.first == job.job_id;) {
-        close_step(it->second, job.state == JobState::kCompleted ? JobState::kCancelled
-                                                                 : job.state,
-                0, 0);
-        it = open_steps_.erase(it);
+    for (protocol::StepRecord& step : steps_.close_all_of(job.job_id)) {
+        close_step(step, job.state == JobState::kCompleted ? JobState::kCancelled : job.state, 0,
+                0);
     }
     job_clients_.erase(job.job_id);
     spdlog::info("job {} {} (exit {}:{})", job.job_id, job_state_name(job.state), job.exit_code,

@@ -2,11 +2,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <future>
 
-#include "accounting/sqlite/sqlite_job_store.h"
-#include "scheduler/ctld/state_writer.h"
+#include "scheduler/ctld/state/sqlite_state_store.h"
+#include "scheduler/ctld/state/state_writer.h"
 #include "scheduler/ctld/submit_validation.h"
 
 namespace cohort::ctld {
@@ -33,7 +34,7 @@ protocol::JobRecord job(uint64_t id, JobState state) {
 TEST(StateWriter, CommittedJobsSurviveReopen) {
     const std::string path = temp_db();
     {
-        auto store = acct::SqliteJobStore::open(path, "full");
+        auto store = SqliteStateStore::open(path, "full");
         ASSERT_TRUE(store) << store.status().message();
         StateWriter writer(std::move(*store));
         std::vector<std::future<Status>> done;
@@ -48,7 +49,7 @@ TEST(StateWriter, CommittedJobsSurviveReopen) {
             EXPECT_TRUE(f.get());
         }
     }
-    auto store = acct::SqliteJobStore::open(path, "full");
+    auto store = SqliteStateStore::open(path, "full");
     ASSERT_TRUE(store);
     auto loaded = (*store)->load_active();
     ASSERT_TRUE(loaded);
@@ -63,12 +64,12 @@ TEST(StateWriter, CommittedJobsSurviveReopen) {
 }
 
 TEST(StateWriter, ReadSeesEarlierWrites) {
-    auto store = acct::SqliteJobStore::open(temp_db(), "normal");
+    auto store = SqliteStateStore::open(temp_db(), "normal");
     ASSERT_TRUE(store);
     StateWriter writer(std::move(*store));
     writer.write({job(7, JobState::kRunning)}, nullptr);
     std::promise<size_t> count;
-    writer.read([&](acct::JobStore& s) { count.set_value(s.query_jobs({{7}, "", 0, {}})->size()); });
+    writer.read([&](StateStore& s) { count.set_value(s.query_jobs({{7}, "", 0, {}})->size()); });
     EXPECT_EQ(count.get_future().get(), 1u);
 }
 
@@ -114,6 +115,66 @@ TEST(SubmitValidation, TimeLimitAbovePartitionMaxIsRefused) {
     auto accepted = validate(spec, config);
     ASSERT_TRUE(accepted);
     EXPECT_EQ(accepted->time_limit_s, 3600);
+}
+
+// A database written by the first, unversioned layout (tests/data/state/SOURCES.md) is
+// migrated on open: every job survives, and scripts and environments move to payloads.
+TEST(SqliteStateStore, MigratesTheUnversionedLayoutKeepingEveryJobScriptAndEnvironment) {
+    const std::string path = temp_db();
+    std::filesystem::copy_file(COHORT_TEST_DATA_DIR "/state/v1-cohort.db", path);
+    {
+        auto store = SqliteStateStore::open(path, "full");
+        ASSERT_TRUE(store) << store.status().message();
+        auto loaded = (*store)->load_active();
+        ASSERT_TRUE(loaded) << loaded.status().message();
+        std::vector<uint64_t> ids;
+        for (const auto& job : loaded->jobs) {
+            ids.push_back(job.job_id);
+            EXPECT_TRUE(job.spec.env.empty()) << "job " << job.job_id << " keeps its payload";
+            EXPECT_TRUE(job.spec.script.empty());
+        }
+        EXPECT_EQ(ids, (std::vector<uint64_t>{1, 3, 4, 5, 6}));
+        EXPECT_EQ(loaded->next_job_id, 7u);
+        EXPECT_EQ(loaded->jobs[0].spec.name, "fixture-script");
+        EXPECT_EQ(loaded->jobs[0].spec.ntasks, 2u);
+        EXPECT_TRUE(loaded->jobs[0].held);
+        EXPECT_EQ(loaded->jobs[1].array_max_running, 2u);
+
+        auto script = (*store)->payload(1);
+        ASSERT_TRUE(script) << script.status().message();
+        EXPECT_NE(script->script.find("hello from the v1 fixture"), std::string::npos);
+        const std::pair<std::string, std::string> fixture_var{"FIXTURE_VAR",
+                "kept-through-migration"};
+        EXPECT_NE(std::find(script->env.begin(), script->env.end(), fixture_var),
+                script->env.end());
+        auto array = (*store)->payload(payload_key(loaded->jobs[3]));  // task 3_2
+        ASSERT_TRUE(array);
+        EXPECT_NE(array->script.find("echo task"), std::string::npos);
+        auto finished = (*store)->query_jobs({{2}, "", 0, {}});
+        ASSERT_TRUE(finished);
+        ASSERT_EQ(finished->size(), 1u);
+        EXPECT_EQ(finished->front().state, JobState::kCompleted);
+        EXPECT_EQ((*store)->payload(99).status().code(), StatusCode::kNotFound);
+    }
+    // Opened again, it is already current: nothing moves twice.
+    auto again = SqliteStateStore::open(path, "full");
+    ASSERT_TRUE(again) << again.status().message();
+    EXPECT_TRUE((*again)->payload(1));
+}
+
+TEST(SqliteStateStore, RefusesADatabaseOfANewerSchema) {
+    const std::string path = temp_db();
+    ASSERT_TRUE(SqliteStateStore::open(path, "full"));
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version=99", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+    auto store = SqliteStateStore::open(path, "full");
+    ASSERT_FALSE(store);
+    EXPECT_NE(store.status().message().find("schema version 99 is newer than this "
+                                            "cohortctld's (2)"),
+            std::string::npos)
+            << store.status().message();
 }
 
 }  // namespace

@@ -1,4 +1,7 @@
-// Durable job and step records, and the queries `cohort acct` runs over them.
+// The controller's durable state: every job and step, each submission's payload (script and
+// environment), the id counter, reservations and fair-share usage. Behind an interface so
+// that a second backend (PostgreSQL, for failover) can follow; the layout of the SQLite one
+// is docs/dev/state-schema.md.
 #pragma once
 
 #include <cstdint>
@@ -8,8 +11,9 @@
 
 #include "common/protocol/job_types.h"
 #include "common/status.h"
+#include "scheduler/ctld/state/job_payload.h"
 
-namespace cohort::acct {
+namespace cohort::ctld {
 
 struct JobFilter {
     std::vector<uint64_t> job_ids;
@@ -26,13 +30,15 @@ struct StoredState {
 };
 
 // A storage backend. Calls come from one thread (the controller's writer).
-class JobStore {
+class StateStore {
 public:
-    virtual ~JobStore() = default;
+    virtual ~StateStore() = default;
     virtual Status begin() = 0;
     virtual Status commit() = 0;
     virtual Status rollback() = 0;
+    // Jobs are stored without their payload (see job_payload.h).
     virtual Status put_job(const protocol::JobRecord& job) = 0;
+    virtual Status put_payload(const StoredPayload& payload) = 0;
     virtual Status put_step(const protocol::StepRecord& step) = 0;
     virtual Status put_next_job_id(uint64_t next) = 0;
     virtual Status put_reservation(const protocol::ReservationRecord& reservation) = 0;
@@ -42,8 +48,10 @@ public:
     // reservations and fair-share usage.
     virtual Result<StoredState> load_active() = 0;
     virtual Result<std::vector<protocol::JobRecord>> query_jobs(const JobFilter& filter) = 0;
+    // The payload stored under `key` (payload_key()); kNotFound if none.
+    virtual Result<JobPayload> payload(uint64_t key) = 0;
     virtual Result<std::vector<protocol::StepRecord>> query_steps(
             const std::vector<uint64_t>& job_ids) = 0;
 };
 
-}  // namespace cohort::acct
+}  // namespace cohort::ctld

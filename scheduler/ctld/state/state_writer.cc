@@ -1,12 +1,12 @@
 // Group commit: every write queued while the previous transaction was committing goes into
 // the next one, so one fsync serves many submissions.
-#include "scheduler/ctld/state_writer.h"
+#include "scheduler/ctld/state/state_writer.h"
 
 #include <spdlog/spdlog.h>
 
 namespace cohort::ctld {
 
-StateWriter::StateWriter(std::unique_ptr<acct::JobStore> store)
+StateWriter::StateWriter(std::unique_ptr<StateStore> store)
     : store_(std::move(store)), thread_([this] { run(); }) {}
 
 StateWriter::~StateWriter() {
@@ -50,6 +50,8 @@ Status StateWriter::apply(const std::vector<StateChange>& changes) {
                     using T = std::decay_t<decltype(value)>;
                     if constexpr (std::is_same_v<T, protocol::JobRecord>) {
                         return store_->put_job(value);
+                    } else if constexpr (std::is_same_v<T, StoredPayload>) {
+                        return store_->put_payload(value);
                     } else if constexpr (std::is_same_v<T, protocol::StepRecord>) {
                         return store_->put_step(value);
                     } else if constexpr (std::is_same_v<T, NextJobId>) {

@@ -1,4 +1,4 @@
-// The controller's one writer: applies state changes to the JobStore in group commits on its
+// The controller's one writer: applies state changes to the StateStore in group commits on its
 // own thread, then runs each change's completion callback. Acknowledged means durable.
 #pragma once
 
@@ -10,7 +10,7 @@
 #include <thread>
 #include <variant>
 
-#include "accounting/job_store.h"
+#include "scheduler/ctld/state/state_store.h"
 
 namespace cohort::ctld {
 
@@ -22,15 +22,15 @@ struct ReservationDeleted {
     std::string name;
 };
 
-using StateChange = std::variant<protocol::JobRecord, protocol::StepRecord, NextJobId,
-        protocol::ReservationRecord, ReservationDeleted, protocol::UsageLedgerRecord>;
+using StateChange = std::variant<protocol::JobRecord, StoredPayload, protocol::StepRecord,
+        NextJobId, protocol::ReservationRecord, ReservationDeleted, protocol::UsageLedgerRecord>;
 
 class StateWriter {
 public:
     using Done = std::function<void(const Status&)>;
-    using Read = std::function<void(acct::JobStore&)>;
+    using Read = std::function<void(StateStore&)>;
 
-    explicit StateWriter(std::unique_ptr<acct::JobStore> store);
+    explicit StateWriter(std::unique_ptr<StateStore> store);
     ~StateWriter();
     StateWriter(const StateWriter&) = delete;
     StateWriter& operator=(const StateWriter&) = delete;
@@ -53,7 +53,7 @@ private:
     void run();
     Status apply(const std::vector<StateChange>& changes);
 
-    std::unique_ptr<acct::JobStore> store_;
+    std::unique_ptr<StateStore> store_;
     std::mutex mutex_;
     std::condition_variable wake_;
     std::deque<Task> queue_;  // GUARDED_BY(mutex_)

@@ -1,11 +1,16 @@
-// SQLite JobStore: indexed columns for queries, the full record as a serialized blob.
-#include "accounting/sqlite/sqlite_job_store.h"
+// SQLite StateStore: indexed columns for queries, the record as a serialized blob, the
+// payload of each submission in a table of its own; versioned by PRAGMA user_version.
+#include "scheduler/ctld/state/sqlite_state_store.h"
 
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
 #include <string>
 
 #include "common/protocol/codec.h"
 
-namespace cohort::acct {
+namespace cohort::ctld {
 namespace {
 
 constexpr const char* kSchema = R"sql(
@@ -35,6 +40,10 @@ CREATE TABLE IF NOT EXISTS reservations (
 CREATE TABLE IF NOT EXISTS blobs (
     key    TEXT PRIMARY KEY,
     record BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS job_payloads (
+    key     INTEGER PRIMARY KEY,
+    payload BLOB NOT NULL
 );
 )sql";
 
@@ -70,7 +79,7 @@ std::string id_list(const std::vector<uint64_t>& ids) {
 
 }  // namespace
 
-Result<std::unique_ptr<SqliteJobStore>> SqliteJobStore::open(const std::string& path,
+Result<std::unique_ptr<SqliteStateStore>> SqliteStateStore::open(const std::string& path,
         const std::string& synchronous) {
     sqlite3* db = nullptr;
     if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr)
@@ -79,14 +88,15 @@ Result<std::unique_ptr<SqliteJobStore>> SqliteJobStore::open(const std::string& 
         sqlite3_close(db);
         return Status::io_error("cannot open state database '" + path + "': " + message);
     }
-    std::unique_ptr<SqliteJobStore> store(new SqliteJobStore(db));
+    std::unique_ptr<SqliteStateStore> store(new SqliteStateStore(db));
     sqlite3_busy_timeout(db, 5000);
     std::string pragmas = "PRAGMA journal_mode=WAL; PRAGMA synchronous="
             + std::string(synchronous == "normal" ? "NORMAL" : "FULL") + ";";
-    for (const char* sql : {pragmas.c_str(), kSchema}) {
-        if (Status status = store->exec(sql); !status) {
-            return status.with_context(path);
-        }
+    if (Status status = store->exec(pragmas.c_str()); !status) {
+        return status.with_context(path);
+    }
+    if (Status status = store->migrate(path); !status) {
+        return status.with_context(path);
     }
     if (Status status = store->prepare_statements(); !status) {
         return status;
@@ -94,21 +104,23 @@ Result<std::unique_ptr<SqliteJobStore>> SqliteJobStore::open(const std::string& 
     return store;
 }
 
-SqliteJobStore::~SqliteJobStore() {
+SqliteStateStore::~SqliteStateStore() {
     sqlite3_finalize(put_job_);
     sqlite3_finalize(put_step_);
     sqlite3_finalize(put_meta_);
     sqlite3_finalize(put_reservation_);
     sqlite3_finalize(delete_reservation_);
     sqlite3_finalize(put_blob_);
+    sqlite3_finalize(put_payload_);
+    sqlite3_finalize(get_payload_);
     sqlite3_close(db_);
 }
 
-Status SqliteJobStore::error(const std::string& what) const {
+Status SqliteStateStore::error(const std::string& what) const {
     return Status::io_error(what + ": " + sqlite3_errmsg(db_));
 }
 
-Status SqliteJobStore::exec(const char* sql) {
+Status SqliteStateStore::exec(const char* sql) {
     char* message = nullptr;
     if (sqlite3_exec(db_, sql, nullptr, nullptr, &message) != SQLITE_OK) {
         std::string text = message != nullptr ? message : "unknown error";
@@ -118,7 +130,7 @@ Status SqliteJobStore::exec(const char* sql) {
     return Status::ok();
 }
 
-Status SqliteJobStore::prepare_statements() {
+Status SqliteStateStore::prepare_statements() {
     const char* job_sql =
             "INSERT OR REPLACE INTO jobs(job_id,user_name,state,submit_time,end_time,record) "
             "VALUES(?,?,?,?,?,?)";
@@ -133,25 +145,123 @@ Status SqliteJobStore::prepare_statements() {
             || sqlite3_prepare_v2(db_, "DELETE FROM reservations WHERE name=?", -1,
                        &delete_reservation_, nullptr) != SQLITE_OK
             || sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO blobs(key,record) VALUES(?,?)",
-                       -1, &put_blob_, nullptr) != SQLITE_OK) {
+                       -1, &put_blob_, nullptr) != SQLITE_OK
+            || sqlite3_prepare_v2(db_,
+                       "INSERT OR REPLACE INTO job_payloads(key,payload) VALUES(?,?)", -1,
+                       &put_payload_, nullptr) != SQLITE_OK
+            || sqlite3_prepare_v2(db_, "SELECT payload FROM job_payloads WHERE key=?", -1,
+                       &get_payload_, nullptr) != SQLITE_OK) {
         return error("prepare");
     }
     return Status::ok();
 }
 
-Status SqliteJobStore::begin() {
-    return exec("BEGIN IMMEDIATE");
+Result<int> SqliteStateStore::schema_version() {
+    Statement jobs;
+    sqlite3_prepare_v2(db_, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='jobs'",
+            -1, &jobs.stmt, nullptr);
+    if (sqlite3_step(jobs.stmt) != SQLITE_ROW) {
+        return error("reading the schema");
+    }
+    if (sqlite3_column_int(jobs.stmt, 0) == 0) {
+        return 0;  // a new database
+    }
+    Statement version;
+    sqlite3_prepare_v2(db_, "PRAGMA user_version", -1, &version.stmt, nullptr);
+    if (sqlite3_step(version.stmt) != SQLITE_ROW) {
+        return error("reading the schema version");
+    }
+    // The first layout set no version: its tables exist with user_version 0.
+    return std::max(sqlite3_column_int(version.stmt, 0), 1);
 }
 
-Status SqliteJobStore::commit() {
+Status SqliteStateStore::migrate(const std::string& path) {
+    auto version = schema_version();
+    if (!version) {
+        return version.status();
+    }
+    if (*version > kSchemaVersion) {
+        return Status::invalid(fmt::format("state database schema version {} is newer than "
+                                           "this cohortctld's ({}); run a newer cohortctld",
+                *version, kSchemaVersion));
+    }
+    if (*version == kSchemaVersion) {
+        return Status::ok();
+    }
+    if (Status status = exec("BEGIN IMMEDIATE"); !status) {
+        return status;
+    }
+    Status status = exec(kSchema);
+    if (status && *version == 1) {
+        status = migrate_v1_to_v2();
+    }
+    if (status) {
+        status = exec(fmt::format("PRAGMA user_version={}", kSchemaVersion).c_str());
+    }
+    if (!status) {
+        exec("ROLLBACK");
+        return status.with_context(fmt::format("migrating from schema version {}", *version));
+    }
+    if (*version > 0) {
+        spdlog::info("{}: state migrated from schema version {} to {}", path, *version,
+                kSchemaVersion);
+    }
     return exec("COMMIT");
 }
 
-Status SqliteJobStore::rollback() {
+// Version 1 kept the script and environment in every job's record: move them to
+// job_payloads, once per submission.
+Status SqliteStateStore::migrate_v1_to_v2() {
+    Statement rows;
+    Statement update;
+    Statement insert;
+    if (sqlite3_prepare_v2(db_, "SELECT record FROM jobs ORDER BY job_id", -1, &rows.stmt,
+                nullptr) != SQLITE_OK
+            || sqlite3_prepare_v2(db_, "UPDATE jobs SET record=? WHERE job_id=?", -1,
+                       &update.stmt, nullptr) != SQLITE_OK
+            || sqlite3_prepare_v2(db_,
+                       "INSERT OR IGNORE INTO job_payloads(key,payload) VALUES(?,?)", -1,
+                       &insert.stmt, nullptr) != SQLITE_OK) {
+        return error("prepare migration");
+    }
+    int rc = 0;
+    while ((rc = sqlite3_step(rows.stmt)) == SQLITE_ROW) {
+        auto job = column_record<protocol::JobRecord>(rows.stmt, 0, "stored job record");
+        if (!job) {
+            return job.status();
+        }
+        const std::string payload = protocol::encode_body(take_payload(job->spec));
+        const std::string record = protocol::encode_body(*job);
+        sqlite3_bind_int64(insert.stmt, 1, static_cast<sqlite3_int64>(payload_key(*job)));
+        sqlite3_bind_blob(insert.stmt, 2, payload.data(), static_cast<int>(payload.size()),
+                SQLITE_TRANSIENT);
+        sqlite3_bind_blob(update.stmt, 1, record.data(), static_cast<int>(record.size()),
+                SQLITE_TRANSIENT);
+        sqlite3_bind_int64(update.stmt, 2, static_cast<sqlite3_int64>(job->job_id));
+        const bool ok = sqlite3_step(insert.stmt) == SQLITE_DONE
+                && sqlite3_step(update.stmt) == SQLITE_DONE;
+        sqlite3_reset(insert.stmt);
+        sqlite3_reset(update.stmt);
+        if (!ok) {
+            return error(fmt::format("migrate job {}", job->job_id));
+        }
+    }
+    return rc == SQLITE_DONE ? Status::ok() : error("read jobs to migrate");
+}
+
+Status SqliteStateStore::begin() {
+    return exec("BEGIN IMMEDIATE");
+}
+
+Status SqliteStateStore::commit() {
+    return exec("COMMIT");
+}
+
+Status SqliteStateStore::rollback() {
     return exec("ROLLBACK");
 }
 
-Status SqliteJobStore::put_job(const protocol::JobRecord& job) {
+Status SqliteStateStore::put_job(const protocol::JobRecord& job) {
     Reset reset{put_job_};
     std::string blob = protocol::encode_body(job);
     std::string state(job_state_name(job.state));
@@ -164,7 +274,29 @@ Status SqliteJobStore::put_job(const protocol::JobRecord& job) {
     return sqlite3_step(put_job_) == SQLITE_DONE ? Status::ok() : error("put job");
 }
 
-Status SqliteJobStore::put_step(const protocol::StepRecord& step) {
+Status SqliteStateStore::put_payload(const StoredPayload& stored) {
+    Reset reset{put_payload_};
+    std::string blob = protocol::encode_body(stored.payload);
+    sqlite3_bind_int64(put_payload_, 1, static_cast<sqlite3_int64>(stored.key));
+    sqlite3_bind_blob(put_payload_, 2, blob.data(), static_cast<int>(blob.size()),
+            SQLITE_TRANSIENT);
+    return sqlite3_step(put_payload_) == SQLITE_DONE ? Status::ok() : error("put payload");
+}
+
+Result<JobPayload> SqliteStateStore::payload(uint64_t key) {
+    Reset reset{get_payload_};
+    sqlite3_bind_int64(get_payload_, 1, static_cast<sqlite3_int64>(key));
+    const int rc = sqlite3_step(get_payload_);
+    if (rc == SQLITE_ROW) {
+        return column_record<JobPayload>(get_payload_, 0, "stored job payload");
+    }
+    if (rc == SQLITE_DONE) {
+        return Status::not_found(fmt::format("no stored payload for job {}", key));
+    }
+    return error("get payload");
+}
+
+Status SqliteStateStore::put_step(const protocol::StepRecord& step) {
     Reset reset{put_step_};
     std::string blob = protocol::encode_body(step);
     sqlite3_bind_int64(put_step_, 1, static_cast<sqlite3_int64>(step.job_id));
@@ -173,13 +305,13 @@ Status SqliteJobStore::put_step(const protocol::StepRecord& step) {
     return sqlite3_step(put_step_) == SQLITE_DONE ? Status::ok() : error("put step");
 }
 
-Status SqliteJobStore::put_next_job_id(uint64_t next) {
+Status SqliteStateStore::put_next_job_id(uint64_t next) {
     Reset reset{put_meta_};
     sqlite3_bind_int64(put_meta_, 1, static_cast<sqlite3_int64>(next));
     return sqlite3_step(put_meta_) == SQLITE_DONE ? Status::ok() : error("put next_job_id");
 }
 
-Status SqliteJobStore::put_reservation(const protocol::ReservationRecord& reservation) {
+Status SqliteStateStore::put_reservation(const protocol::ReservationRecord& reservation) {
     Reset reset{put_reservation_};
     std::string blob = protocol::encode_body(reservation);
     sqlite3_bind_text(put_reservation_, 1, reservation.name.c_str(), -1, SQLITE_TRANSIENT);
@@ -189,14 +321,14 @@ Status SqliteJobStore::put_reservation(const protocol::ReservationRecord& reserv
                                                          : error("put reservation");
 }
 
-Status SqliteJobStore::delete_reservation(const std::string& name) {
+Status SqliteStateStore::delete_reservation(const std::string& name) {
     Reset reset{delete_reservation_};
     sqlite3_bind_text(delete_reservation_, 1, name.c_str(), -1, SQLITE_TRANSIENT);
     return sqlite3_step(delete_reservation_) == SQLITE_DONE ? Status::ok()
                                                             : error("delete reservation");
 }
 
-Status SqliteJobStore::put_usage(const protocol::UsageLedgerRecord& usage) {
+Status SqliteStateStore::put_usage(const protocol::UsageLedgerRecord& usage) {
     Reset reset{put_blob_};
     std::string blob = protocol::encode_body(usage);
     sqlite3_bind_text(put_blob_, 1, "usage", -1, SQLITE_STATIC);
@@ -204,7 +336,7 @@ Status SqliteJobStore::put_usage(const protocol::UsageLedgerRecord& usage) {
     return sqlite3_step(put_blob_) == SQLITE_DONE ? Status::ok() : error("put usage");
 }
 
-Status SqliteJobStore::load_extras(StoredState& state) {
+Status SqliteStateStore::load_extras(StoredState& state) {
     Statement reservations;
     sqlite3_prepare_v2(db_, "SELECT record FROM reservations ORDER BY name", -1,
             &reservations.stmt, nullptr);
@@ -233,7 +365,7 @@ Status SqliteJobStore::load_extras(StoredState& state) {
     return Status::ok();
 }
 
-Result<StoredState> SqliteJobStore::load_active() {
+Result<StoredState> SqliteStateStore::load_active() {
     StoredState state;
     Statement meta;
     sqlite3_prepare_v2(db_, "SELECT value FROM meta WHERE key='next_job_id'", -1, &meta.stmt,
@@ -264,7 +396,7 @@ Result<StoredState> SqliteJobStore::load_active() {
     return state;
 }
 
-Result<std::vector<protocol::JobRecord>> SqliteJobStore::query_jobs(const JobFilter& filter) {
+Result<std::vector<protocol::JobRecord>> SqliteStateStore::query_jobs(const JobFilter& filter) {
     std::string sql = "SELECT record FROM jobs WHERE submit_time >= ?";
     if (!filter.job_ids.empty()) {
         sql += " AND job_id IN (" + id_list(filter.job_ids) + ")";
@@ -300,7 +432,7 @@ Result<std::vector<protocol::JobRecord>> SqliteJobStore::query_jobs(const JobFil
     return out;
 }
 
-Result<std::vector<protocol::StepRecord>> SqliteJobStore::query_steps(
+Result<std::vector<protocol::StepRecord>> SqliteStateStore::query_steps(
         const std::vector<uint64_t>& job_ids) {
     std::vector<protocol::StepRecord> out;
     if (job_ids.empty()) {
@@ -322,4 +454,4 @@ Result<std::vector<protocol::StepRecord>> SqliteJobStore::query_steps(
     return out;
 }
 
-}  // namespace cohort::acct
+}  // namespace cohort::ctld

@@ -1,0 +1,68 @@
+// Unfinished jobs, their durability, and what dependencies see of finished ones.
+#include "scheduler/ctld/job_table.h"
+
+#include <algorithm>
+
+namespace cohort::ctld {
+
+void JobTable::load(protocol::JobRecord job) {
+    if (job.is_array_task()) {
+        array_sizes_[job.array_job_id] = job.array_count;
+    }
+    const uint64_t id = job.job_id;
+    jobs_.insert_or_assign(id, std::move(job));
+}
+
+void JobTable::add_submitted(protocol::JobRecord job) {
+    uncommitted_.insert(job.job_id);
+    load(std::move(job));
+}
+
+void JobTable::remember_final(const protocol::JobRecord& job) {
+    if (finished_states_.emplace(job.job_id, sched::OtherJob{job.state, job.start_time}).second) {
+        finished_order_.push_back(job.job_id);
+    }
+    if (finished_order_.size() > kFinishedStatesKept) {
+        finished_states_.erase(finished_order_.front());
+        finished_order_.pop_front();
+    }
+}
+
+std::optional<sched::OtherJob> JobTable::other_job(uint64_t id) const {
+    auto array = array_sizes_.find(id);
+    if (array == array_sizes_.end()) {
+        return single_job(id);
+    }
+    sched::OtherJob combined{JobState::kCompleted, 0};
+    bool all_final = true;
+    bool any_started = false;
+    for (uint64_t task = id; task < id + array->second; ++task) {
+        auto state = single_job(task);
+        if (!state) {
+            continue;  // forgotten long ago: it finished
+        }
+        any_started = any_started || state->state != JobState::kPending;
+        combined.start_time = std::max(combined.start_time, state->start_time);
+        if (!is_final(state->state)) {
+            all_final = false;
+        } else if (state->state != JobState::kCompleted) {
+            combined.state = JobState::kFailed;
+        }
+    }
+    if (!all_final) {
+        combined.state = any_started ? JobState::kRunning : JobState::kPending;
+    }
+    return combined;
+}
+
+std::optional<sched::OtherJob> JobTable::single_job(uint64_t id) const {
+    if (auto it = jobs_.find(id); it != jobs_.end()) {
+        return sched::OtherJob{it->second.state, it->second.start_time};
+    }
+    if (auto it = finished_states_.find(id); it != finished_states_.end()) {
+        return it->second;
+    }
+    return std::nullopt;
+}
+
+}  // namespace cohort::ctld

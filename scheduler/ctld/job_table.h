@@ -1,0 +1,58 @@
+// The controller's jobs: the unfinished ones (in memory without their payload), which of
+// them are not yet durable, the final states of recently finished ones and the size of each
+// array, which dependencies on finished jobs and arrays are judged by.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "common/protocol/job_types.h"
+#include "scheduler/dependency.h"
+
+namespace cohort::ctld {
+
+class JobTable {
+public:
+    using Map = std::map<uint64_t, protocol::JobRecord>;
+
+    // Final states kept for dependencies; beyond this the oldest are forgotten.
+    static constexpr size_t kFinishedStatesKept = 200000;
+
+    // The unfinished jobs, by id.
+    Map::iterator find(uint64_t id) { return jobs_.find(id); }
+    Map::const_iterator find(uint64_t id) const { return jobs_.find(id); }
+    protocol::JobRecord& at(uint64_t id) { return jobs_.at(id); }
+    Map::iterator begin() { return jobs_.begin(); }
+    Map::iterator end() { return jobs_.end(); }
+    Map::const_iterator begin() const { return jobs_.begin(); }
+    Map::const_iterator end() const { return jobs_.end(); }
+    size_t size() const { return jobs_.size(); }
+
+    // A job loaded from the state store: durable already.
+    void load(protocol::JobRecord job);
+    // A submitted job, not durable until committed() (queries and passes skip it till then).
+    void add_submitted(protocol::JobRecord job);
+    void committed(uint64_t id) { uncommitted_.erase(id); }
+    bool is_committed(uint64_t id) const { return uncommitted_.count(id) == 0; }
+    // A finished job leaves memory; its final state stays for dependencies.
+    void forget(uint64_t id) { jobs_.erase(id); }
+    void remember_final(const protocol::JobRecord& job);
+
+    // What dependencies see of job (or array) `id`: an array's id stands for all its tasks,
+    // done when all are and COMPLETED only if all are. nullopt: never existed (or forgotten).
+    std::optional<sched::OtherJob> other_job(uint64_t id) const;
+
+private:
+    std::optional<sched::OtherJob> single_job(uint64_t id) const;
+
+    Map jobs_;
+    std::set<uint64_t> uncommitted_;
+    std::map<uint64_t, sched::OtherJob> finished_states_;
+    std::deque<uint64_t> finished_order_;
+    std::map<uint64_t, uint32_t> array_sizes_;  // array id -> tasks (ids id .. id + n - 1)
+};
+
+}  // namespace cohort::ctld

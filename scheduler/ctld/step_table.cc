@@ -1,0 +1,49 @@
+// Open steps and what they hold.
+#include "scheduler/ctld/step_table.h"
+
+#include <algorithm>
+
+namespace cohort::ctld {
+
+void StepTable::open(protocol::StepRecord step) {
+    const std::pair<uint64_t, uint32_t> key{step.job_id, step.step_id};
+    steps_[key] = std::move(step);
+}
+
+std::optional<protocol::StepRecord> StepTable::close(uint64_t job_id, uint32_t step_id) {
+    auto it = steps_.find({job_id, step_id});
+    if (it == steps_.end()) {
+        return std::nullopt;
+    }
+    protocol::StepRecord step = std::move(it->second);
+    steps_.erase(it);
+    return step;
+}
+
+std::vector<protocol::StepRecord> StepTable::close_all_of(uint64_t job_id) {
+    std::vector<protocol::StepRecord> closed;
+    for (auto it = steps_.lower_bound({job_id, 0});
+            it != steps_.end() && it->first.first == job_id;) {
+        closed.push_back(std::move(it->second));
+        it = steps_.erase(it);
+    }
+    return closed;
+}
+
+std::vector<uint32_t> StepTable::cpus_held(const protocol::JobRecord& job) const {
+    std::vector<uint32_t> held(job.nodes.size(), 0);
+    for (auto it = steps_.lower_bound({job.job_id, 0});
+            it != steps_.end() && it->first.first == job.job_id; ++it) {
+        const protocol::StepRecord& step = it->second;
+        for (size_t i = 0; !step.overlap && i < step.nodes.size() && i < step.cpus_per_node.size();
+                ++i) {
+            auto at = std::find(job.nodes.begin(), job.nodes.end(), step.nodes[i]);
+            if (at != job.nodes.end()) {
+                held[static_cast<size_t>(at - job.nodes.begin())] += step.cpus_per_node[i];
+            }
+        }
+    }
+    return held;
+}
+
+}  // namespace cohort::ctld

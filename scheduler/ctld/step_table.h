@@ -1,0 +1,33 @@
+// The steps that run inside running jobs: which are open, and the CPUs they hold on each of
+// their job's nodes (a new step waits for those unless it overlaps). Ended steps live only
+// in the state store.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "common/protocol/job_types.h"
+
+namespace cohort::ctld {
+
+class StepTable {
+public:
+    void open(protocol::StepRecord step);
+    // Removes and returns the open step, if there is one.
+    std::optional<protocol::StepRecord> close(uint64_t job_id, uint32_t step_id);
+    // Removes and returns every open step of the job (they end with it).
+    std::vector<protocol::StepRecord> close_all_of(uint64_t job_id);
+    bool is_open(uint64_t job_id, uint32_t step_id) const {
+        return steps_.count({job_id, step_id}) != 0;
+    }
+    // CPUs the job's open steps hold on each of its nodes; --overlap steps hold none.
+    std::vector<uint32_t> cpus_held(const protocol::JobRecord& job) const;
+
+private:
+    std::map<std::pair<uint64_t, uint32_t>, protocol::StepRecord> steps_;
+};
+
+}  // namespace cohort::ctld
