@@ -1,14 +1,15 @@
 #!/bin/sh
 # Throughput of a local 4-node instance: sequential CLI submission, submit-to-completion of
 # trivial jobs, and the wall time of a small step. Prints figures and writes CSV.
-#   benchmarks/throughput.sh [JOBS] [CSV]
+#   benchmarks/throughput.sh [JOBS] [CSV] [BIN_DIR]
+# BIN_DIR (default build/bin) lets two builds be compared in one run.
 # Each figure comes with a baseline measured in the same run: the same shell loop running
 # /bin/true, i.e. the cost of starting a process at all on this machine.
 set -eu
 cd "$(dirname "$0")/.."
 JOBS=${1:-1000}
 CSV=$(realpath -m "${2:-benchmarks/results/throughput.csv}")
-BIN="$(pwd)/build/bin"
+BIN=$(realpath "${3:-build/bin}")
 STATE="$(mktemp -d /tmp/cohort-bench.XXXXXX)"
 mkdir -p "$(dirname "$CSV")" "$STATE/work"
 trap 'for d in "$STATE"/state*; do "$BIN/cohort" stop --state-dir "$d" >/dev/null 2>&1; done; rm -rf "$STATE"' EXIT

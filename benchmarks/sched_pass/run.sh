@@ -1,11 +1,12 @@
 #!/bin/sh
 # One full EASY pass on synthetic clusters of 1,000 and 10,000 nodes (10% running) over
 # growing queues; prints a table with the growth per 10x of queue and writes CSV.
-#   benchmarks/sched_pass/run.sh [CSV]
+#   benchmarks/sched_pass/run.sh [CSV] [BIN_DIR]
+# BIN_DIR (default build/bin) lets two builds be compared in one run.
 set -eu
 cd "$(dirname "$0")/../.."
 CSV=$(realpath -m "${1:-benchmarks/results/sched_pass.csv}")
-BIN="$(pwd)/build/bin/bench_sched_pass"
+BIN="$(realpath "${2:-build/bin}")/bench_sched_pass"
 mkdir -p "$(dirname "$CSV")"
 echo "nodes,pending,running,policy,pass_ms,peak_rss_mib,starts,reservations" > "$CSV"
 for nodes in 1000 10000; do
