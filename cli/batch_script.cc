@@ -5,6 +5,8 @@
 #include <array>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "common/shell_words.h"
 
 namespace cohort::cli {
@@ -28,9 +30,9 @@ Status check_script(std::string_view script) {
         return Status::invalid("script is empty");
     }
     if (size_t nul = script.find('\0'); nul != std::string_view::npos) {
-        return Status::invalid("script contains a NUL byte on line "
-                               + std::to_string(line_of(script, nul))
-                               + " (a batch script must be text)");
+        return Status::invalid(
+                fmt::format("script contains a NUL byte on line {} (a batch script must be text)",
+                            line_of(script, nul)));
     }
     if (!script.starts_with("#!")) {
         return Status::invalid(
@@ -38,9 +40,9 @@ Status check_script(std::string_view script) {
                 "as #!/bin/bash)");
     }
     if (size_t crlf = script.find("\r\n"); crlf != std::string_view::npos) {
-        return Status::invalid("script has DOS line breaks (\\r\\n), first on line "
-                               + std::to_string(line_of(script, crlf))
-                               + " (convert it with dos2unix)");
+        return Status::invalid(fmt::format(
+                "script has DOS line breaks (\\r\\n), first on line {} (convert it with dos2unix)",
+                line_of(script, crlf)));
     }
     return Status::ok();
 }
@@ -79,7 +81,7 @@ Result<std::vector<DirectiveLine>> read_batch_directives(std::string_view script
             }
             Result<std::vector<std::string>> words = split_shell_words(*body);
             if (!words) {
-                return words.status().with_context("line " + std::to_string(line_number));
+                return words.status().with_context(fmt::format("line {}", line_number));
             }
             directives.push_back({line_number, std::string(line), std::move(*words)});
             continue;

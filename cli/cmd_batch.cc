@@ -3,6 +3,8 @@
 #include <iostream>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "cli/batch_script.h"
 #include "cli/client_context.h"
 #include "cli/commands.h"
@@ -31,11 +33,11 @@ Status check_directive(const DirectiveLine& line) {
     try {
         app.parse(reversed);
     } catch (const CLI::ParseError& e) {
-        return Status::invalid("script line " + std::to_string(line.line_number) + " '"
-                + line.text + "': " + e.what());
+        return Status::invalid(fmt::format("script line {} '{}': {}", line.line_number, line.text,
+                e.what()));
     }
     if (auto spec = job_spec_from(scratch); !spec) {
-        return spec.status().with_context("script line " + std::to_string(line.line_number));
+        return spec.status().with_context(fmt::format("script line {}", line.line_number));
     }
     return Status::ok();
 }

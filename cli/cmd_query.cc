@@ -3,6 +3,8 @@
 #include <ctime>
 #include <iostream>
 
+#include <fmt/format.h>
+
 #include "cli/client_context.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
@@ -188,8 +190,7 @@ int cmd_show(const Args& args) {
         return report_error("show", reply.status());
     }
     if (reply->jobs.empty()) {
-        return report_error("show", Status::not_found("job " + std::to_string(job_id)
-                + ": no such job"));
+        return report_error("show", Status::not_found(fmt::format("job {}: no such job", job_id)));
     }
     const protocol::JobRecord& job = reply->jobs.front();
     if (json) {

@@ -1,4 +1,5 @@
 // cohort run (srun): a parallel step inside an allocation, or in a new one.
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -138,8 +139,8 @@ Result<protocol::StepLayout> allocate(const ClientContext& context, asio::io_con
     asio::signal_set interrupts(io, SIGINT, SIGTERM);
     interrupts.async_wait([wait](const boost::system::error_code& ec, int) {
         if (!ec && !wait->done) {
-            wait->outcome = Status::invalid("interrupted while waiting for resources; job "
-                    + std::to_string(wait->job_id) + " cancelled");
+            wait->outcome = Status::invalid(fmt::format(
+                    "interrupted while waiting for resources; job {} cancelled", wait->job_id));
             wait->done = true;
         }
     });

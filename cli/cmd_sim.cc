@@ -1,5 +1,6 @@
 // cohort sim: replays an SWF trace through the scheduling core on a virtual clock.
 #include <cstdio>
+#include <fmt/format.h>
 #include <iostream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -26,8 +27,9 @@ int run_rlscheduler(const sim::SwfTrace& trace, const std::string& order, bool b
     double sum = 0;
     for (size_t first : sim::rlscheduler_windows()) {
         if (first + 1024 > jobs.size()) {
-            return report_error("sim", Status::invalid("--trace: " + std::to_string(jobs.size())
-                    + " jobs after filtering, too few for the window at " + std::to_string(first)));
+            return report_error("sim", Status::invalid(fmt::format(
+                    "--trace: {} jobs after filtering, too few for the window at {}",
+                    jobs.size(), first)));
         }
         double bsld = sim::rlscheduler_window_bsld(jobs, machine, first, 1024, rl_order, backfill);
         windows.push_back({{"first_job_index", first}, {"mean_bsld", bsld}});

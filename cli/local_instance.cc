@@ -2,6 +2,7 @@
 #include "cli/local_instance.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <openssl/rand.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -144,8 +145,7 @@ Status wait_for_nodes(const ClusterConfig& config, const std::string& key, size_
                 if (up >= nodes) {
                     return Status::ok();
                 }
-                last = std::to_string(up) + " of " + std::to_string(nodes)
-                        + " nodes registered";
+                last = fmt::format("{} of {} nodes registered", up, nodes);
             }
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -218,8 +218,9 @@ Result<std::string> start_instance(const InstanceOptions& options) {
     chmod(dir.c_str(), 0700);
     const std::string ctld_pid_file = dir + "/cohortctld.pid";
     if (pid_t pid = read_pid(ctld_pid_file); alive(pid)) {
-        return Status::unavailable("an instance is already running in " + dir + " (pid "
-                + std::to_string(pid) + "); stop it with: cohort stop --state-dir " + dir);
+        return Status::unavailable(fmt::format("an instance is already running in {} (pid {}); "
+                                               "stop it with: cohort stop --state-dir {}",
+                dir, pid, dir));
     }
     const std::string config_path = dir + "/cohort.json";
     const std::string key_path = dir + "/cluster.key";

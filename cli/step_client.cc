@@ -125,9 +125,8 @@ void StepClient::accept_agents() {
                             || attach->step_id != layout_.step_id
                             || attach->node_index >= agents_.size()
                             || agents_[attach->node_index]) {
-                        c->close(Status::invalid("not an agent of step "
-                                + std::to_string(layout_.job_id) + "."
-                                + std::to_string(layout_.step_id)));
+                        c->close(Status::invalid(fmt::format("not an agent of step {}.{}",
+                                layout_.job_id, layout_.step_id)));
                         return;
                     }
                     *node = attach->node_index;
@@ -196,8 +195,8 @@ void StepClient::report_missing_nodes() {
     for (const auto& name : missing) {
         names += (names.empty() ? "" : ", ") + name;
     }
-    fail("no answer to the launch within " + std::to_string(attach_limit_.count()) + " s from "
-            + names + " (see those nodes' cohortd logs)");
+    fail(fmt::format("no answer to the launch within {} s from {} (see those nodes' cohortd logs)",
+            attach_limit_.count(), names));
 }
 
 protocol::LaunchStepRequest StepClient::launch_request(const std::string& host,
@@ -289,7 +288,7 @@ void StepClient::on_abort(const protocol::StepAbortMessage& abort) {
     }
     aborted_ = true;
     std::cerr << "cohort run: error: step " << layout_.job_id << "." << layout_.step_id
-              << (abort.rank >= 0 ? " aborted by rank " + std::to_string(abort.rank)
+              << (abort.rank >= 0 ? fmt::format(" aborted by rank {}", abort.rank)
                                   : std::string(" failed"))
               << " with status " << abort.status << ": " << abort.message << "\n";
     result_.exit_code = abort.status != 0 ? abort.status : 1;

@@ -1,5 +1,6 @@
 // Agent job handling: batch scripts, step tasks, output streaming, signals, time limits.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -27,9 +28,9 @@ std::string absolute(const std::string& path, const std::string& cwd) {
 
 Result<UserIdentity> Agent::job_user(uint32_t uid, uint32_t gid) const {
     if (self_.uid != 0 && uid != self_.uid) {
-        return Status::denied("cohortd on " + options_.name + " runs as uid "
-                + std::to_string(self_.uid) + " and cannot start processes as uid "
-                + std::to_string(uid) + " (run it as root for multi-user clusters)");
+        return Status::denied(fmt::format("cohortd on {} runs as uid {} and cannot start processes "
+                                          "as uid {} (run it as root for multi-user clusters)",
+                options_.name, self_.uid, uid));
     }
     return lookup_user(uid, gid);
 }

@@ -93,7 +93,7 @@ Result<Agent::TaskStreams> Agent::TaskStreams::open(const protocol::LaunchStepRe
     if (!ok) {
         streams.close_child_ends();
         streams.close_parent_ends();
-        return Status::io_error("rank " + std::to_string(rank) + ": cannot create its pipes");
+        return Status::io_error(fmt::format("rank {}: cannot create its pipes", rank));
     }
     spec.stdout_fd = streams.out_child;
     spec.stderr_fd = streams.err_child;
@@ -187,13 +187,13 @@ void Agent::launch_local_part(const protocol::LaunchStepRequest& request,
     const protocol::Credential& cred = request.user;
     const protocol::StepLayout& layout = request.layout;
     if (ended_jobs_.count(layout.job_id) != 0) {
-        conn->send_error(Status::unavailable("job " + std::to_string(layout.job_id)
-                + " has ended on " + options_.name));
+        conn->send_error(Status::unavailable(
+                fmt::format("job {} has ended on {}", layout.job_id, options_.name)));
         return;
     }
     if (request.node_index >= layout.tasks_per_node.size()) {
-        conn->send_error(Status::invalid("node index " + std::to_string(request.node_index)
-                + " is outside the step layout"));
+        conn->send_error(Status::invalid(fmt::format("node index {} is outside the step layout",
+                request.node_index)));
         return;
     }
     auto user = job_user(cred.uid, cred.gid);
@@ -213,8 +213,8 @@ void Agent::call_client_back(const protocol::LaunchStepRequest& request,
         std::function<void(Result<ConnectionPtr>)> done) {
     const protocol::StepAttachMessage attach{request.layout.job_id, request.layout.step_id,
             request.node_index};
-    const std::string where = "cannot call the client back at " + request.client_host + ":"
-            + std::to_string(request.client_port);
+    const std::string where = fmt::format("cannot call the client back at {}:{}",
+            request.client_host, request.client_port);
     transport::async_connect_to(io_, request.client_host, request.client_port,
             transport::kLaunchConnectTimeout,
             [this, attach, where, done = std::move(done)](Result<asio::ip::tcp::socket> socket) {
@@ -281,8 +281,8 @@ void Agent::start_step_manager(const ConnectionPtr& client, const UserIdentity& 
         bool switch_user, const protocol::LaunchStepRequest& request) {
     const StepKey key{request.layout.job_id, request.layout.step_id};
     if (managed_steps_.count(key) != 0) {
-        client->send_error(Status::invalid("step " + std::to_string(key.first) + "."
-                + std::to_string(key.second) + " is already launched on " + options_.name));
+        client->send_error(Status::invalid(fmt::format("step {}.{} is already launched on {}",
+                key.first, key.second, options_.name)));
         return;
     }
     std::vector<std::string> argv{options_.stepd_binary, "--key-file", config_.key_file,
@@ -345,9 +345,9 @@ void Agent::start_step_manager(const ConnectionPtr& client, const UserIdentity& 
     step.start_timer->async_wait([this, key](boost::system::error_code ec) {
         auto it = managed_steps_.find(key);
         if (!ec && it != managed_steps_.end() && !it->second.launched) {
-            fail_managed_step(key, "the step manager (" + options_.stepd_binary
-                    + ") did not become ready within "
-                    + std::to_string(kStepManagerStartLimit.count()) + " s");
+            fail_managed_step(key,
+                    fmt::format("the step manager ({}) did not become ready within {} s",
+                            options_.stepd_binary, kStepManagerStartLimit.count()));
         }
     });
 }
@@ -407,7 +407,7 @@ void Agent::on_step_manager_ready(ManagedStep& step, const protocol::StepdReadyM
         return;
     }
     if (ended_jobs_.count(key.first) != 0) {
-        fail_managed_step(key, "job " + std::to_string(key.first) + " ended meanwhile");
+        fail_managed_step(key, fmt::format("job {} ended meanwhile", key.first));
         return;
     }
     step.launched = true;
@@ -516,8 +516,8 @@ void Agent::start_step_tasks(const ConnectionPtr& conn, const UserIdentity& user
         if (!spawned) {
             streams->close_parent_ends();
             failures.push_back({rank, 127, 0,
-                    "rank " + std::to_string(rank) + " on " + options_.name + ": "
-                            + spawned.status().message()});
+                    fmt::format("rank {} on {}: {}", rank, options_.name,
+                            spawned.status().message())});
             continue;
         }
         Task task;

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -262,7 +263,7 @@ Result<Spawned> spawn_process(const SpawnSpec& spec) {
                 : failure.stage == kChdir         ? "'" + spec.cwd + "'"
                 : failure.stage == kOpenStdout    ? "'" + spec.stdout_path + "'"
                 : failure.stage == kOpenStderr    ? "'" + spec.stderr_path + "'"
-                                                  : "uid " + std::to_string(spec.user.uid);
+                                                  : fmt::format("uid {}", spec.user.uid);
         // The child has exited with 127; the SIGCHLD handler reaps it.
         return Status::invalid(std::string(stage_name(failure.stage)) + " " + what
                 + " failed: " + std::strerror(failure.error));

@@ -1,6 +1,7 @@
 // The step manager: PMIx server set-up, the rank variables, and the step's collectives.
 #include "launcher/step_manager.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -183,8 +184,7 @@ Result<protocol::StepdReadyMessage> StepManager::prepare_ranks() {
     if (other_user) {
         for (const auto& dir : {tmpdir_, session_dir}) {
             if (chown(dir.c_str(), setup_.uid, setup_.gid) != 0) {
-                return Status::io_error("cannot hand " + dir + " to uid "
-                        + std::to_string(setup_.uid));
+                return Status::io_error(fmt::format("cannot hand {} to uid {}", dir, setup_.uid));
             }
         }
     }
@@ -221,8 +221,7 @@ Result<protocol::StepdReadyMessage> StepManager::prepare_pmix_ranks(
     }
     shm_dir_ = shm_pattern;
     if (other_user && chown(shm_dir_.c_str(), setup_.uid, setup_.gid) != 0) {
-        return Status::io_error("cannot hand " + shm_dir_ + " to uid "
-                + std::to_string(setup_.uid));
+        return Status::io_error(fmt::format("cannot hand {} to uid {}", shm_dir_, setup_.uid));
     }
 
     pmix::NamespaceLayout ns;
@@ -414,8 +413,8 @@ void StepManager::fence_timed_out(const std::string& collective, uint64_t sequen
     for (uint32_t node : collectives_->waiting_for(collective, sequence)) {
         missing.push_back(layout.nodes.at(node));
     }
-    std::string message = "fence " + collective + " #" + std::to_string(sequence)
-            + " timed out after " + std::to_string(options_.fence_timeout.count()) + " s";
+    std::string message = fmt::format("fence {} #{} timed out after {} s", collective, sequence,
+            options_.fence_timeout.count());
     if (!missing.empty()) {
         std::string names;
         for (const auto& name : missing) {
@@ -438,9 +437,8 @@ std::string StepManager::check_modex_query(const pmix::ModexQuery& query) const 
     }
     const uint32_t ntasks = setup_.launch.layout.ntasks();
     if (query.rank >= ntasks) {
-        return "namespace " + nspace_ + " has " + std::to_string(ntasks)
-                + " ranks, asked for rank " + std::to_string(static_cast<int64_t>(
-                        static_cast<int32_t>(query.rank)));
+        return fmt::format("namespace {} has {} ranks, asked for rank {}", nspace_, ntasks,
+                static_cast<int32_t>(query.rank));
     }
     return "";
 }
@@ -471,8 +469,8 @@ void StepManager::on_direct_modex(const pmix::ModexQuery& query, pmix::Completio
     auto timer = std::make_shared<asio::steady_timer>(io_, options_.fence_timeout
                     + std::chrono::seconds(5));
     const std::string what = query.required_key.empty()
-            ? "the PMIx data of rank " + std::to_string(rank)
-            : "key " + query.required_key + " of rank " + std::to_string(rank);
+            ? fmt::format("the PMIx data of rank {}", rank)
+            : fmt::format("key {} of rank {}", query.required_key, rank);
     timer->async_wait([this, id, node, what](boost::system::error_code ec) {
         auto it = modex_requests_.find(id);
         if (ec || it == modex_requests_.end()) {
@@ -481,9 +479,9 @@ void StepManager::on_direct_modex(const pmix::ModexQuery& query, pmix::Completio
         PendingFence request = std::move(it->second);
         modex_requests_.erase(it);
         request.done(pmix::kCompletionTimeout, "");
-        abort_step(-1, 1, what + " did not come from " + setup_.launch.layout.nodes.at(node)
-                + " within " + std::to_string(options_.fence_timeout.count())
-                + " s (did that rank start as a PMIx client?)");
+        abort_step(-1, 1, fmt::format("{} did not come from {} within {} s (did that rank start "
+                                      "as a PMIx client?)",
+                what, setup_.launch.layout.nodes.at(node), options_.fence_timeout.count()));
     });
     modex_requests_[id] = {std::move(done), timer};
     send_to_node(node, protocol::DirectModexRequestMessage{id, setup_.launch.node_index,
@@ -498,7 +496,7 @@ void StepManager::on_finalized(uint32_t) {}
 
 void StepManager::on_abort(uint32_t rank, int status, const std::string& message) {
     abort_step(static_cast<int32_t>(rank), status,
-            message.empty() ? "rank " + std::to_string(rank) + " called abort" : message);
+            message.empty() ? fmt::format("rank {} called abort", rank) : message);
 }
 
 void StepManager::abort_step(int32_t rank, int32_t status, const std::string& message) {

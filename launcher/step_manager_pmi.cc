@@ -3,6 +3,7 @@
 // nodes. A rank talks over the socket it inherited as PMI_FD (what MPICH's clients use when
 // it is set), which is its alone; or over loopback TCP at PMI_PORT, where it proves who it
 // is with a random PMI_ID of its own.
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <sys/random.h>
 
@@ -72,9 +73,9 @@ Result<protocol::StepdReadyMessage> StepManager::prepare_pmi_ranks(bool pmi2) {
     }
     pmi_ = std::make_unique<pmix::PmiService>(job);
     if (!options_.pmi_fds.empty() && options_.pmi_fds.size() != job.local_ranks.size()) {
-        return Status::internal("the node agent passed " + std::to_string(options_.pmi_fds.size())
-                + " PMI_FD sockets for " + std::to_string(job.local_ranks.size())
-                + " local ranks");
+        return Status::internal(fmt::format(
+                "the node agent passed {} PMI_FD sockets for {} local ranks",
+                options_.pmi_fds.size(), job.local_ranks.size()));
     }
     for (size_t local = 0; local < options_.pmi_fds.size(); ++local) {
         const uint64_t client = next_pmi_client_++;
@@ -117,8 +118,8 @@ void StepManager::accept_pmi_clients() {
             spdlog::warn("step {}.{}: PMI connection from uid {} refused (the ranks run as "
                          "uid {})",
                     setup_.launch.layout.job_id, setup_.launch.layout.step_id, *uid, pmi_uid_);
-            const std::string refusal = "cmd=error rc=-1 msg=refused:_uid_" + std::to_string(*uid)
-                    + "_is_not_the_step's_user\n";
+            const std::string refusal = fmt::format(
+                    "cmd=error rc=-1 msg=refused:_uid_{}_is_not_the_step's_user\n", *uid);
             boost::system::error_code ignored;
             asio::write(s, asio::buffer(refusal), ignored);
             s.close(ignored);

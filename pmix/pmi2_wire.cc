@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include <fmt/format.h>
+
 namespace cohort::pmix {
 namespace {
 
@@ -34,8 +36,8 @@ Result<Pmi2Command> parse_pmi2_command(const std::string& body) {
     while (at < body.size()) {
         const size_t eq = body.find('=', at);
         if (eq == std::string::npos) {
-            return Status::corrupt("PMI-2 command: pair without '=' at byte "
-                    + std::to_string(at) + " of '" + printable(body) + "'");
+            return Status::corrupt(fmt::format("PMI-2 command: pair without '=' at byte {} of '{}'",
+                    at, printable(body)));
         }
         std::string key = body.substr(at, eq - at);
         if (key.empty() || key.size() > kPmi2MaxKey || key.find(';') != std::string::npos) {
@@ -121,8 +123,9 @@ Status take_pmi2_frame(std::string& buffer, std::optional<std::string>& body) {
         }
     }
     if (!digits || length == 0 || length > kPmi2MaxCommand) {
-        return Status::corrupt("PMI-2 command length " + std::to_string(length)
-                + " is out of range (accepted: 1 to " + std::to_string(kPmi2MaxCommand) + ")");
+        return Status::corrupt(fmt::format(
+                "PMI-2 command length {} is out of range (accepted: 1 to {})", length,
+                kPmi2MaxCommand));
     }
     if (buffer.size() < kPmi2HeaderSize + length) {
         return Status::ok();

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include <fmt/format.h>
+
 namespace cohort::pmix {
 namespace {
 
@@ -97,7 +99,7 @@ Result<uint32_t> PmiCore::claim(PmiClient client, const std::string& id) {
         if (bound_.count(client) != 0 && names_itself) {
             return rank;
         }
-        return Status::invalid("this connection is already rank " + std::to_string(rank));
+        return Status::invalid(fmt::format("this connection is already rank {}", rank));
     }
     uint32_t rank = 0;
     if (requires_id()) {
@@ -118,8 +120,8 @@ Result<uint32_t> PmiCore::claim(PmiClient client, const std::string& id) {
         rank = static_cast<uint32_t>(number);
     }
     if (!claimed_.insert(rank).second) {
-        return Status::denied("the PMI_ID of rank " + std::to_string(rank)
-                + " was already presented by another connection");
+        return Status::denied(fmt::format(
+                "the PMI_ID of rank {} was already presented by another connection", rank));
     }
     ranks_[client] = rank;
     return rank;
@@ -128,12 +130,12 @@ Result<uint32_t> PmiCore::claim(PmiClient client, const std::string& id) {
 Status PmiCore::bind(PmiClient client, uint32_t rank) {
     if (std::find(job_.local_ranks.begin(), job_.local_ranks.end(), rank)
             == job_.local_ranks.end()) {
-        return Status::denied("rank " + std::to_string(rank)
-                + " is not one of this step's ranks on this node");
+        return Status::denied(
+                fmt::format("rank {} is not one of this step's ranks on this node", rank));
     }
     if (!claimed_.insert(rank).second) {
-        return Status::denied("rank " + std::to_string(rank)
-                + " already identified itself on another connection");
+        return Status::denied(
+                fmt::format("rank {} already identified itself on another connection", rank));
     }
     ranks_[client] = rank;
     bound_.insert(client);

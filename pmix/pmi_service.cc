@@ -1,6 +1,8 @@
 // Splitting a connection's bytes into PMI-1 lines or PMI-2 frames, and routing them.
 #include "pmix/pmi_service.h"
 
+#include <fmt/format.h>
+
 namespace cohort::pmix {
 
 PmiService::PmiService(PmiJob job) : core_(std::move(job)), pmi1_(core_), pmi2_(core_) {}
@@ -58,7 +60,7 @@ PmiOutput PmiService::next(PmiClient client, Stream& stream, bool& progressed) {
     const size_t newline = stream.buffer.find('\n');
     if (newline == std::string::npos) {
         if (stream.buffer.size() > kPmiMaxLine) {
-            out.error = "PMI-1 line longer than " + std::to_string(kPmiMaxLine) + " bytes";
+            out.error = fmt::format("PMI-1 line longer than {} bytes", kPmiMaxLine);
         }
         return out;
     }

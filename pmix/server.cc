@@ -1,6 +1,7 @@
 // The OpenPMIx server module and the namespace tables Open MPI and other PMIx clients read.
 #include "pmix/server.h"
 
+#include <fmt/format.h>
 #include <pmix.h>
 #include <pmix_server.h>
 #include <spdlog/spdlog.h>
@@ -386,8 +387,8 @@ Result<std::vector<std::pair<std::string, std::string>>> Server::prepare_rank(
     pmix_proc_t proc = make_proc(nspace, rank);
     pmix_status_t rc = PMIx_server_register_client(&proc, uid, gid, nullptr, nullptr, nullptr);
     if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED) {
-        return Status::internal("PMIx_server_register_client(rank " + std::to_string(rank)
-                + ") failed: " + status_text(rc));
+        return Status::internal(fmt::format("PMIx_server_register_client(rank {}) failed: {}",
+                rank, status_text(rc)));
     }
     char** env = static_cast<char**>(std::calloc(1, sizeof(char*)));
     rc = PMIx_server_setup_fork(&proc, &env);
@@ -402,8 +403,8 @@ Result<std::vector<std::pair<std::string, std::string>>> Server::prepare_rank(
     }
     std::free(env);
     if (rc != PMIX_SUCCESS) {
-        return Status::internal("PMIx_server_setup_fork(rank " + std::to_string(rank)
-                + ") failed: " + status_text(rc));
+        return Status::internal(fmt::format("PMIx_server_setup_fork(rank {}) failed: {}", rank,
+                status_text(rc)));
     }
     return vars;
 }

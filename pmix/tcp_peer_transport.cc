@@ -1,6 +1,7 @@
 // Step manager to step manager over TCP: one outgoing connection per peer, opened on first
 // use without blocking (frames wait in order until it is up); frames from any peer arrive on
 // the connections it opened to us.
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -83,7 +84,7 @@ private:
             // Reported from the io loop, as a failed connect is: never inside send().
             boost::asio::post(io_, [this, alive = alive_, node] {
                 if (*alive) {
-                    fail(node, "no TCP address for node " + std::to_string(node));
+                    fail(node, fmt::format("no TCP address for node {}", node));
                 }
             });
             return;

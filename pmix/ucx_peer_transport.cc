@@ -2,6 +2,7 @@
 // The worker's event fd sits in the step manager's io_context, so UCX progress runs on the
 // same thread as everything else and no lock is needed. Peers learn the worker address
 // through the client's peer table ("ucx:<hex>").
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <ucp/api/ucp.h>
 
@@ -167,7 +168,7 @@ private:
             return it->second;
         }
         if (node >= peers_.size() || peers_[node].rfind("ucx:", 0) != 0) {
-            return Status::invalid("no UCX address for node " + std::to_string(node));
+            return Status::invalid(fmt::format("no UCX address for node {}", node));
         }
         const std::string remote = from_hex(peers_[node].substr(4));
         ucp_ep_params_t params{};
