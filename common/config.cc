@@ -2,6 +2,7 @@
 #include "common/config.h"
 
 #include <cstdlib>
+#include <fmt/format.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -71,8 +72,8 @@ Result<ClusterConfig> parse_config(const json& doc) {
         config.controller_host = ctl.value("host", config.controller_host);
         int port = ctl.value("port", static_cast<int>(config.controller_port));
         if (port <= 0 || port > 65535) {
-            return Status::invalid("controller.port: invalid value " + std::to_string(port)
-                    + " (accepted: 1-65535)");
+            return Status::invalid(
+                    fmt::format("controller.port: invalid value {} (accepted: 1-65535)", port));
         }
         config.controller_port = static_cast<uint16_t>(port);
     }
@@ -83,13 +84,14 @@ Result<ClusterConfig> parse_config(const json& doc) {
     config.kill_wait_s = doc.value("kill_wait_s", config.kill_wait_s);
     config.launch_fanout = doc.value("launch_fanout", config.launch_fanout);
     if (config.launch_fanout < 1) {
-        return Status::invalid("launch_fanout: invalid value '"
-                + std::to_string(config.launch_fanout) + "' (accepted: 1 or more)");
+        return Status::invalid(fmt::format(
+                "launch_fanout: invalid value '{}' (accepted: 1 or more)", config.launch_fanout));
     }
     config.collective_fanout = doc.value("collective_fanout", config.collective_fanout);
     if (config.collective_fanout < 1) {
-        return Status::invalid("collective_fanout: invalid value '"
-                + std::to_string(config.collective_fanout) + "' (accepted: 1 or more)");
+        return Status::invalid(fmt::format(
+                "collective_fanout: invalid value '{}' (accepted: 1 or more)",
+                config.collective_fanout));
     }
     config.sqlite_synchronous = doc.value("sqlite_synchronous", config.sqlite_synchronous);
     if (config.sqlite_synchronous != "full" && config.sqlite_synchronous != "normal") {

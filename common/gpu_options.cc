@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <fmt/format.h>
 
 #include "common/size_spec.h"
 
@@ -82,9 +83,9 @@ Status check_combinations(const GpuOptions& gpu, const TaskGeometry& g) {
         return Status::invalid("--mem-per-gpu: --mem and --mem-per-gpu are mutually exclusive");
     }
     if (gpu.gpus > 0 && g.nodes_max != 0 && g.nodes_max != g.nodes_min) {
-        return Status::invalid("--gpus: needs a fixed node count, not --nodes="
-                + std::to_string(g.nodes_min) + "-" + std::to_string(g.nodes_max)
-                + " (accepted: --nodes=N, or --gpus-per-node)");
+        return Status::invalid(fmt::format("--gpus: needs a fixed node count, not --nodes={}-{} "
+                                           "(accepted: --nodes=N, or --gpus-per-node)",
+                g.nodes_min, g.nodes_max));
     }
     return Status::ok();
 }
@@ -200,9 +201,9 @@ Status check_gpus(const GpuOptions& gpu, const TaskGeometry& geometry) {
     }
     const uint32_t nodes = std::max<uint32_t>(geometry.nodes_min, 1);
     if (gpu.gpus > 0 && static_cast<uint32_t>(gpu.gpus) % nodes != 0) {
-        return Status::invalid("--gpus: " + std::to_string(gpu.gpus)
-                + " GPUs do not split evenly over " + std::to_string(nodes)
-                + " nodes (accepted: a multiple of --nodes, or --gpus-per-node)");
+        return Status::invalid(fmt::format("--gpus: {} GPUs do not split evenly over {} nodes "
+                                           "(accepted: a multiple of --nodes, or --gpus-per-node)",
+                gpu.gpus, nodes));
     }
     return Status::ok();
 }

@@ -6,6 +6,8 @@
 #include <optional>
 #include <variant>
 
+#include <fmt/format.h>
+
 namespace cohort {
 namespace {
 
@@ -69,7 +71,7 @@ public:
             }
             total = std::min(total + count, kMaxHostlistHosts + 1);
             if (total > kMaxHostlistHosts) {
-                return fail("expands to more than " + std::to_string(kMaxHostlistHosts) + " hosts");
+                return fail(fmt::format("expands to more than {} hosts", kMaxHostlistHosts));
             }
             parsed.push_back(std::move(*pieces));
         }

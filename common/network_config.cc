@@ -2,6 +2,7 @@
 #include "common/network_config.h"
 
 #include <algorithm>
+#include <fmt/format.h>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -41,7 +42,7 @@ Result<std::string> read_name(const json& object, const std::string& where) {
 Result<std::vector<SwitchConfig>> read_switches(const json& list) {
     std::vector<SwitchConfig> switches;
     for (size_t i = 0; i < list.size(); ++i) {
-        const std::string where = "network.switches[" + std::to_string(i) + "]";
+        const std::string where = fmt::format("network.switches[{}]", i);
         auto name = read_name(list.at(i), where);
         if (!name) {
             return name.status();
@@ -147,7 +148,7 @@ Result<NetworkConfig> read_network(const json& doc, const std::vector<std::strin
     std::map<std::string, std::string> block_of;
     std::set<std::string> block_names;
     for (size_t i = 0; i < blocks.size(); ++i) {
-        const std::string where = "network.blocks[" + std::to_string(i) + "]";
+        const std::string where = fmt::format("network.blocks[{}]", i);
         auto name = read_name(blocks.at(i), where);
         if (!name) {
             return name.status();
@@ -172,8 +173,8 @@ Result<NetworkConfig> read_network(const json& doc, const std::vector<std::strin
         return wait.status().with_context("network");
     }
     if (*wait < 0) {
-        return Status::invalid("network.max_switch_wait: invalid value " + std::to_string(*wait)
-                + " (accepted: 0 or more seconds)");
+        return Status::invalid(fmt::format(
+                "network.max_switch_wait: invalid value {} (accepted: 0 or more seconds)", *wait));
     }
     network.max_switch_wait_s = *wait;
     return network;

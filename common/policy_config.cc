@@ -1,6 +1,7 @@
 // Reading and writing the scheduling policy keys of the cluster configuration.
 #include "common/policy_config.h"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -18,8 +19,8 @@ Result<int64_t> read_int(const json& object, const char* key, int64_t fallback, 
     }
     const json& value = object.at(key);
     if (!value.is_number_integer() || value.get<int64_t>() < min) {
-        return Status::invalid(std::string(key) + ": invalid value " + value.dump()
-                + " (accepted: an integer >= " + std::to_string(min) + ")");
+        return Status::invalid(fmt::format(
+                "{}: invalid value {} (accepted: an integer >= {})", key, value.dump(), min));
     }
     return value.get<int64_t>();
 }

@@ -4,6 +4,8 @@
 #include <optional>
 #include <string>
 
+#include <fmt/format.h>
+
 namespace cohort {
 namespace {
 
@@ -82,8 +84,8 @@ Result<int64_t> parse_count(std::string_view text, int64_t min) {
     std::optional<int64_t> magnitude = parse_digits(negative ? text.substr(1) : text);
     if (!magnitude || (negative && *magnitude == 0)
         || (negative ? -*magnitude : *magnitude) < min) {
-        return Status::invalid("invalid count '" + std::string(text)
-                               + "' (accepted: a whole number >= " + std::to_string(min) + ")");
+        return Status::invalid(
+                fmt::format("invalid count '{}' (accepted: a whole number >= {})", text, min));
     }
     return negative ? -*magnitude : *magnitude;
 }

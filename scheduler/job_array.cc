@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <fmt/format.h>
 #include <string>
 
 namespace cohort::sched {
@@ -62,8 +63,8 @@ Result<ArraySpec> parse_array_spec(std::string_view text, uint32_t max_size) {
             return bad(text, "'" + std::string(item) + "' is not an index");
         }
         if (high >= max_size) {
-            return bad(text, "index " + std::to_string(high) + " is above the maximum of "
-                    + std::to_string(max_size - 1));
+            return bad(text,
+                    fmt::format("index {} is above the maximum of {}", high, max_size - 1));
         }
         if (first_range) {
             spec.step = step;

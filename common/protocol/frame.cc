@@ -4,6 +4,7 @@
 // The SHA-256 primitives are marked deprecated in OpenSSL 3 in favour of EVP, whose fetch
 // cost is what this file avoids (see compute_mac).
 #define OPENSSL_SUPPRESS_DEPRECATED
+#include <fmt/format.h>
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 
@@ -96,8 +97,8 @@ std::string encode_frame(uint16_t type, const Credential& cred, std::string_view
 
 Result<FrameHeader> decode_header(std::string_view header_bytes) {
     if (header_bytes.size() != kHeaderSize) {
-        return Status::corrupt("truncated frame header: " + std::to_string(header_bytes.size())
-                + " of " + std::to_string(kHeaderSize) + " bytes");
+        return Status::corrupt(fmt::format(
+                "truncated frame header: {} of {} bytes", header_bytes.size(), kHeaderSize));
     }
     const auto* p = reinterpret_cast<const unsigned char*>(header_bytes.data());
     uint32_t magic = get_u32(p);
@@ -111,17 +112,17 @@ Result<FrameHeader> decode_header(std::string_view header_bytes) {
     FrameHeader header;
     header.version = get_u16(p + 4);
     if (header.version != kProtocolVersion) {
-        return Status::corrupt("unsupported protocol version " + std::to_string(header.version)
-                + " (this build speaks " + std::to_string(kProtocolVersion) + ")");
+        return Status::corrupt(fmt::format("unsupported protocol version {} (this build speaks {})",
+                header.version, kProtocolVersion));
     }
     header.type = get_u16(p + 6);
     if (!is_known_message_type(header.type)) {
-        return Status::corrupt("unknown message type " + std::to_string(header.type));
+        return Status::corrupt(fmt::format("unknown message type {}", header.type));
     }
     header.body_len = get_u32(p + 8);
     if (header.body_len > kMaxBodySize) {
-        return Status::corrupt("frame body of " + std::to_string(header.body_len)
-                + " bytes exceeds the limit of " + std::to_string(kMaxBodySize));
+        return Status::corrupt(fmt::format("frame body of {} bytes exceeds the limit of {}",
+                header.body_len, kMaxBodySize));
     }
     header.uid = get_u32(p + 12);
     header.gid = get_u32(p + 16);
@@ -132,8 +133,8 @@ Result<FrameHeader> decode_header(std::string_view header_bytes) {
 Status verify_frame(const FrameHeader& header, std::string_view header_bytes,
         std::string_view body, std::string_view key) {
     if (body.size() != header.body_len) {
-        return Status::corrupt("truncated frame body: " + std::to_string(body.size()) + " of "
-                + std::to_string(header.body_len) + " bytes");
+        return Status::corrupt(fmt::format(
+                "truncated frame body: {} of {} bytes", body.size(), header.body_len));
     }
     auto expected = compute_mac(header_bytes.substr(0, kSignedHeaderSize), body, key);
     if (CRYPTO_memcmp(expected.data(), header.mac.data(), kMacSize) != 0) {

@@ -1,6 +1,7 @@
 // Resolve and connect raced against a steady_timer; whichever finishes first decides.
 #include "common/transport/connect.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <memory>
@@ -36,9 +37,10 @@ private:
         timer_.expires_after(timeout_);
         timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
             if (!ec) {
-                self->fail((self->resolving_ ? "the name did not resolve within "
-                                             : "timed out after ")
-                        + std::to_string(self->timeout_.count()) + " ms");
+                const auto ms = self->timeout_.count();
+                self->fail(self->resolving_
+                                ? fmt::format("the name did not resolve within {} ms", ms)
+                                : fmt::format("timed out after {} ms", ms));
             }
         });
         boost::system::error_code ec;
@@ -88,7 +90,7 @@ private:
         socket_.close(ignored);  // aborts a connect in flight
         resolver_.cancel();
         finish(Status::unavailable(
-                "cannot connect to " + host_ + ":" + std::to_string(port_) + ": " + cause));
+                fmt::format("cannot connect to {}:{}: {}", host_, port_, cause)));
     }
 
     void finish(Result<tcp::socket> outcome) {
@@ -126,8 +128,8 @@ Result<tcp::socket> connect_to(asio::io_context& io, const std::string& host, ui
     while (!outcome && private_io.run_one() > 0) {
     }
     if (!outcome) {
-        return Status::internal("connecting to " + host + ":" + std::to_string(port)
-                + " ended without an outcome");
+        return Status::internal(
+                fmt::format("connecting to {}:{} ended without an outcome", host, port));
     }
     if (!*outcome) {
         return outcome->status();
@@ -145,8 +147,8 @@ Result<tcp::socket> connect_to(asio::io_context& io, const std::string& host, ui
         }
     }
     if (ec) {
-        return Status::unavailable("cannot connect to " + host + ":" + std::to_string(port)
-                + ": " + ec.message());
+        return Status::unavailable(
+                fmt::format("cannot connect to {}:{}: {}", host, port, ec.message()));
     }
     return socket;
 }

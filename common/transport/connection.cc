@@ -1,6 +1,8 @@
 // Authenticated framed connections over Boost.Asio.
 #include "common/transport/connection.h"
 
+#include <fmt/format.h>
+
 namespace cohort::transport {
 
 std::shared_ptr<Connection> Connection::create(tcp::socket socket, std::string key,
@@ -152,8 +154,8 @@ Status listen_on(tcp::acceptor& acceptor, const std::string& host, uint16_t port
         acceptor.listen(asio::socket_base::max_listen_connections, ec);
     }
     if (ec) {
-        return Status::unavailable("cannot listen on " + host + ":" + std::to_string(port) + ": "
-                + ec.message());
+        return Status::unavailable(
+                fmt::format("cannot listen on {}:{}: {}", host, port, ec.message()));
     }
     return Status::ok();
 }

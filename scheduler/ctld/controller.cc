@@ -1,6 +1,7 @@
 // Controller plumbing: accept, authenticate, dispatch to the strand, periodic checks.
 #include "scheduler/ctld/controller.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -172,8 +173,8 @@ Status Controller::check_owner(const protocol::Credential& cred,
     if (cred.uid == job.uid || cred.uid == 0 || cred.uid == self_.uid) {
         return Status::ok();
     }
-    return Status::denied("job " + std::to_string(job.job_id) + ": owned by " + job.user_name
-            + ", not by uid " + std::to_string(cred.uid));
+    return Status::denied(fmt::format(
+            "job {}: owned by {}, not by uid {}", job.job_id, job.user_name, cred.uid));
 }
 
 void Controller::register_handlers() {

@@ -1,5 +1,6 @@
 // Job dependencies in the controller: checked at submit, evaluated by every scheduling pass
 // against the jobs in memory and the final states of recently finished ones.
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -20,8 +21,9 @@ Status Controller::check_dependency(const protocol::JobSpec& spec) const {
     for (const auto& term : dependency->terms) {
         for (uint64_t id : term.job_ids) {
             if (id >= next_job_id_) {
-                return Status::invalid("--dependency: job " + std::to_string(id)
-                        + " does not exist (accepted: ids of submitted jobs)");
+                return Status::invalid(fmt::format(
+                        "--dependency: job {} does not exist (accepted: ids of submitted jobs)",
+                        id));
             }
         }
     }
@@ -57,8 +59,8 @@ void Controller::cancel_pending(protocol::JobRecord& job, const std::string& rea
     job.reason = reason;
     persist(job);  // leaves memory once durable
     if (auto client = job_clients_.find(job.job_id); client != job_clients_.end()) {
-        client->second->send_error(Status::unavailable("job " + std::to_string(job.job_id)
-                + " was cancelled while pending (" + reason + ")"));
+        client->second->send_error(Status::unavailable(fmt::format(
+                "job {} was cancelled while pending ({})", job.job_id, reason)));
         client->second->close_after_writes();
         job_clients_.erase(client);
     }

@@ -1,6 +1,7 @@
 // Which GPUs (and the CPUs next to them) a starting job gets on each of its nodes, and how a
 // step's tasks share them. The core decided the nodes; the GPU set on each node is chosen
 // here from the layout the agent registered, by the same selector the core ranked them with.
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -129,9 +130,9 @@ Result<protocol::NodeGpuBinding> bind_step_gpus(const NodeEntry& node,
     }
     for (int id : map) {
         if (id >= k) {
-            return Status::invalid("--gpu-bind: map_gpu id " + std::to_string(id)
-                    + " is not among the " + std::to_string(k) + " GPUs of the job on "
-                    + node.info.name + " (accepted: 0-" + std::to_string(k - 1) + ")");
+            return Status::invalid(fmt::format("--gpu-bind: map_gpu id {} is not among the {} "
+                                               "GPUs of the job on {} (accepted: 0-{})",
+                    id, k, node.info.name, k - 1));
         }
     }
     // Split the job's GPUs and CPUs over the tasks the way the job was chosen: GPUs in order,

@@ -206,8 +206,8 @@ void Controller::handle_control(const ConnectionPtr& conn, const protocol::Crede
     for (uint64_t id : ids) {
         auto it = jobs_.find(id);
         if (it == jobs_.end() || is_final(it->second.state)) {
-            conn->send_error(Status::not_found("job " + std::to_string(id)
-                    + ": no such pending or running job"));
+            conn->send_error(
+                    Status::not_found(fmt::format("job {}: no such pending or running job", id)));
             return;
         }
         if (Status owner = check_owner(cred, it->second); !owner) {
@@ -216,9 +216,9 @@ void Controller::handle_control(const ConnectionPtr& conn, const protocol::Crede
         }
         if (request.action != protocol::JobAction::kCancel
                 && it->second.state != JobState::kPending) {
-            conn->send_error(Status::invalid("job " + std::to_string(id) + " is "
-                    + std::string(job_state_name(it->second.state))
-                    + " (accepted: only pending jobs can be held or released)"));
+            conn->send_error(Status::invalid(fmt::format("job {} is {} (accepted: only pending "
+                                                         "jobs can be held or released)",
+                    id, job_state_name(it->second.state))));
             return;
         }
     }
@@ -308,8 +308,8 @@ void Controller::handle_step_create(const ConnectionPtr& conn, const protocol::C
         const protocol::StepCreateRequest& request) {
     auto it = jobs_.find(request.job_id);
     if (it == jobs_.end() || it->second.state != JobState::kRunning) {
-        conn->send_error(Status::not_found("job " + std::to_string(request.job_id)
-                + " is not running (a step needs a running allocation)"));
+        conn->send_error(Status::not_found(fmt::format(
+                "job {} is not running (a step needs a running allocation)", request.job_id)));
         return;
     }
     protocol::JobRecord& job = it->second;

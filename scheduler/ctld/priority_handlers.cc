@@ -1,4 +1,5 @@
 // Fair-share usage accounting and `cohort priority`: the factors of pending jobs.
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <numeric>
@@ -65,14 +66,13 @@ void Controller::handle_priority(const ConnectionPtr& conn,
     for (uint64_t id : request.job_ids) {
         auto it = jobs_.find(id);
         if (it == jobs_.end()) {
-            conn->send_error(Status::not_found("job " + std::to_string(id)
-                    + ": no such unfinished job"));
+            conn->send_error(Status::not_found(fmt::format("job {}: no such unfinished job", id)));
             return;
         }
         if (it->second.state != JobState::kPending) {
-            conn->send_error(Status::invalid("job " + std::to_string(id) + ": "
-                    + std::string(job_state_name(it->second.state))
-                    + ", not pending (priority only orders pending jobs)"));
+            conn->send_error(Status::invalid(fmt::format("job {}: {}, not pending (priority only "
+                                                         "orders pending jobs)",
+                    id, job_state_name(it->second.state))));
             return;
         }
     }

@@ -1,4 +1,5 @@
 // Advance reservations: create, list and delete them, and which jobs may use them.
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -38,8 +39,9 @@ std::string Controller::reservation_conflict(const protocol::ReservationRecord& 
         }
         const int64_t end = job.time_limit_s < 0 ? sched::kForever : job.start_time + job.time_limit_s;
         if (end > wanted.start_time) {
-            return "node " + node + " runs job " + std::to_string(id)
-                    + " past the reservation's start (flags=ignore_jobs reserves it anyway)";
+            return fmt::format("node {} runs job {} past the reservation's start "
+                               "(flags=ignore_jobs reserves it anyway)",
+                    node, id);
         }
     }
     return "";
@@ -93,9 +95,9 @@ void Controller::handle_reservation_create(const ConnectionPtr& conn,
             }
         }
         if (r.nodes.size() < request.node_count) {
-            conn->send_error(Status::invalid("reservation " + r.name + ": node count "
-                    + std::to_string(request.node_count) + ": only "
-                    + std::to_string(r.nodes.size()) + " nodes are free for that window"));
+            conn->send_error(Status::invalid(fmt::format("reservation {}: node count {}: only {} "
+                                                         "nodes are free for that window",
+                    r.name, request.node_count, r.nodes.size())));
             return;
         }
     } else {

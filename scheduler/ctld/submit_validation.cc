@@ -2,6 +2,7 @@
 #include "scheduler/ctld/submit_validation.h"
 
 #include <algorithm>
+#include <fmt/format.h>
 
 #include "common/time_spec.h"
 #include "scheduler/placement/node_fit.h"
@@ -136,10 +137,9 @@ Result<int64_t> resolve_memory(const protocol::JobSpec& spec, const PartitionCon
         return partition.def_mem_per_cpu_mib * cpus;
     }
     if (partition.max_mem_per_cpu_mib > 0 && spec.mem_mib > partition.max_mem_per_cpu_mib * cpus) {
-        return Status::invalid("--mem: " + std::to_string(spec.mem_mib) + " MiB for "
-                + std::to_string(cpus) + " CPUs per node exceeds MaxMemPerCPU "
-                + std::to_string(partition.max_mem_per_cpu_mib) + " MiB of partition '"
-                + partition.name + "'");
+        return Status::invalid(fmt::format("--mem: {} MiB for {} CPUs per node exceeds "
+                                           "MaxMemPerCPU {} MiB of partition '{}'",
+                spec.mem_mib, cpus, partition.max_mem_per_cpu_mib, partition.name));
     }
     return spec.mem_mib;
 }
@@ -149,15 +149,14 @@ Status check_qos_caps(const protocol::JobSpec& spec, const QosConfig& qos) {
     const int64_t cpus = static_cast<int64_t>(std::max(spec.ntasks, 1u))
             * std::max<uint32_t>(spec.cpus_per_task, 1);
     if (qos.max_cpus_per_user != -1 && cpus > qos.max_cpus_per_user) {
-        return Status::invalid("--ntasks: " + std::to_string(cpus) + " CPUs exceed MaxCpuPerUser "
-                + std::to_string(qos.max_cpus_per_user) + " of QoS '" + qos.name + "'");
+        return Status::invalid(fmt::format("--ntasks: {} CPUs exceed MaxCpuPerUser {} of QoS '{}'",
+                cpus, qos.max_cpus_per_user, qos.name));
     }
     const int64_t gpus = static_cast<int64_t>(gpus_per_node_of(spec))
             * std::max(spec.nodes_min, 1u);
     if (qos.max_gpus_per_user != -1 && gpus > qos.max_gpus_per_user) {
-        return Status::invalid("--gpus: " + std::to_string(gpus)
-                + " GPUs exceed MaxGRESPerUser " + std::to_string(qos.max_gpus_per_user)
-                + " of QoS '" + qos.name + "'");
+        return Status::invalid(fmt::format("--gpus: {} GPUs exceed MaxGRESPerUser {} of QoS '{}'",
+                gpus, qos.max_gpus_per_user, qos.name));
     }
     if (qos.max_jobs_per_user == 0) {
         return Status::invalid("--qos: QoS '" + qos.name + "' allows no running jobs");
@@ -267,27 +266,26 @@ Result<ValidatedJob> validate_submission(const protocol::JobSpec& given,
                 + " is beyond 100 years (accepted: up to 36500-00:00:00, or UNLIMITED)");
     }
     if (spec.nodes_max != 0 && spec.nodes_max < spec.nodes_min) {
-        return Status::invalid("--nodes: maximum " + std::to_string(spec.nodes_max)
-                + " is below minimum " + std::to_string(spec.nodes_min));
+        return Status::invalid(fmt::format(
+                "--nodes: maximum {} is below minimum {}", spec.nodes_max, spec.nodes_min));
     }
     if (spec.ntasks != 0 && spec.nodes_min > spec.ntasks) {
-        return Status::invalid("--nodes: " + std::to_string(spec.nodes_min)
-                + " nodes for " + std::to_string(spec.ntasks)
-                + " tasks (accepted: at most one node per task)");
+        return Status::invalid(fmt::format(
+                "--nodes: {} nodes for {} tasks (accepted: at most one node per task)",
+                spec.nodes_min, spec.ntasks));
     }
     if (partition.max_nodes != -1 && spec.nodes_min > partition.max_nodes) {
-        return Status::invalid("--nodes: " + std::to_string(spec.nodes_min)
-                + " nodes exceed MaxNodes " + std::to_string(partition.max_nodes)
-                + " of partition '" + partition.name + "'");
+        return Status::invalid(fmt::format("--nodes: {} nodes exceed MaxNodes {} of partition '{}'",
+                spec.nodes_min, partition.max_nodes, partition.name));
     }
     if (auto distribution = parse_distribution("--distribution", spec.distribution);
             !distribution) {
         return distribution.status();
     }
     if (spec.segment > 0 && (spec.nodes_min == 0 || spec.nodes_min % spec.segment != 0)) {
-        return Status::invalid("--segment: " + std::to_string(spec.segment)
-                + " nodes per segment must divide the node count (-N "
-                + std::to_string(spec.nodes_min) + ")");
+        return Status::invalid(fmt::format("--segment: {} nodes per segment must divide the node "
+                                           "count (-N {})",
+                spec.segment, spec.nodes_min));
     }
     auto mem = resolve_memory(spec, partition);
     if (!mem) {

@@ -10,6 +10,8 @@
 #include <tuple>
 #include <utility>
 
+#include <fmt/format.h>
+
 namespace cohort::sched {
 namespace {
 
@@ -256,10 +258,9 @@ Result<std::vector<TaskBinding>> bind_tasks(const NodeGpuLayout& layout,
     const int tasks = request.tasks > 0 ? request.tasks : k;
     const int cpus_wanted = request.cpus_per_gpu * k;
     if (static_cast<int>(free_cpus.size()) < cpus_wanted) {
-        return Status::unavailable("GPU request needs " + std::to_string(cpus_wanted)
-                                   + " CPUs (--cpus-per-gpu=" + std::to_string(request.cpus_per_gpu)
-                                   + " x " + std::to_string(k) + " GPUs); "
-                                   + std::to_string(free_cpus.size()) + " are free");
+        return Status::unavailable(
+                fmt::format("GPU request needs {} CPUs (--cpus-per-gpu={} x {} GPUs); {} are free",
+                            cpus_wanted, request.cpus_per_gpu, k, free_cpus.size()));
     }
     int top = 0;
     for (int c : free_cpus) {
@@ -324,18 +325,18 @@ Result<GpuSelection> select_gpus(const NodeGpuLayout& layout,
                                  const GpuRequest& request) {
     const int k = request.gpus;
     if (k < 1 || layout.gpus.size() > kMaxGpus) {
-        return Status::invalid("GPU selection needs 1 to " + std::to_string(kMaxGpus)
-                               + " GPUs on a node of at most that many; asked " + std::to_string(k)
-                               + " of " + std::to_string(layout.gpus.size()));
+        return Status::invalid(fmt::format(
+                "GPU selection needs 1 to {} GPUs on a node of at most that many; asked {} of {}",
+                kMaxGpus, k, layout.gpus.size()));
     }
     if (static_cast<size_t>(k) > layout.gpus.size()) {
-        return Status::infeasible("asked for " + std::to_string(k) + " GPUs; the node has "
-                                  + std::to_string(layout.gpus.size()));
+        return Status::infeasible(
+                fmt::format("asked for {} GPUs; the node has {}", k, layout.gpus.size()));
     }
     const uint64_t free_mask = mask_of(free.gpus, layout.gpus.size());
     if (std::popcount(free_mask) < k) {
-        return Status::unavailable("asked for " + std::to_string(k) + " GPUs; "
-                                   + std::to_string(std::popcount(free_mask)) + " are free");
+        return Status::unavailable(
+                fmt::format("asked for {} GPUs; {} are free", k, std::popcount(free_mask)));
     }
     const Domains d = domains_of(layout);
     auto [reached, groups] = best_groups(layout, free_mask, k);
@@ -405,8 +406,8 @@ Result<NodeChoice> choose_node(const std::vector<NodeCandidate>& nodes, const Gp
     if (best) {
         return std::move(*best);
     }
-    const std::string what = std::to_string(request.gpus) + " GPUs with "
-                             + std::to_string(request.cpus_per_gpu) + " CPUs each";
+    const std::string what =
+            fmt::format("{} GPUs with {} CPUs each", request.gpus, request.cpus_per_gpu);
     if (!could_ever) {
         return Status::infeasible("no node has " + what);
     }

@@ -2,6 +2,7 @@
 #include "scheduler/placement/node_fit.h"
 
 #include <algorithm>
+#include <fmt/format.h>
 #include <string>
 
 namespace cohort::sched {
@@ -142,15 +143,14 @@ Status check_feasible(const ResourceRequest& request, const std::vector<NodeCapa
         max_gpus = std::max(max_gpus, node.gpus);
     }
     uint32_t ntasks = request.ntasks > 0 ? request.ntasks : std::max<uint32_t>(request.nodes_min, 1);
-    return Status::infeasible("Requested node configuration is not available: "
-            + std::to_string(std::max<uint32_t>(request.nodes_min, 1)) + " node(s), "
-            + std::to_string(ntasks) + " task(s) x " + std::to_string(request.cpus_per_task)
-            + " CPU(s), " + std::to_string(request.memory_mib_per_node) + " MiB and "
-            + std::to_string(request.gpus_per_node)
-            + (request.gpu_type.empty() ? "" : " " + request.gpu_type)
-            + " GPU(s) per node requested; the partition has " + std::to_string(eligible.size())
-            + " node(s) of at most " + std::to_string(max_cpus) + " CPUs, "
-            + std::to_string(max_mem) + " MiB and " + std::to_string(max_gpus) + " GPUs");
+    return Status::infeasible(fmt::format(
+            "Requested node configuration is not available: {} node(s), {} task(s) x {} CPU(s), "
+            "{} MiB and {}{}{} GPU(s) per node requested; the partition has {} node(s) of at "
+            "most {} CPUs, {} MiB and {} GPUs",
+            std::max<uint32_t>(request.nodes_min, 1), ntasks, request.cpus_per_task,
+            request.memory_mib_per_node, request.gpus_per_node,
+            request.gpu_type.empty() ? "" : " ", request.gpu_type, eligible.size(), max_cpus,
+            max_mem, max_gpus));
 }
 
 }  // namespace cohort::sched

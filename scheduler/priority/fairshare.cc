@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fmt/format.h>
 #include <functional>
 #include <limits>
 
@@ -50,13 +51,14 @@ Status check_tree(const std::vector<Association>& associations) {
     for (size_t i = 1; i < associations.size(); ++i) {
         const Association& node = associations[i];
         if (node.parent < 0 || static_cast<size_t>(node.parent) >= i) {
-            return Status::invalid("fair-share tree: association '" + node.name
-                    + "' has parent index " + std::to_string(node.parent)
-                    + " (accepted: an account listed before it)");
+            return Status::invalid(fmt::format("fair-share tree: association '{}' has parent "
+                                               "index {} (accepted: an account listed before it)",
+                    node.name, node.parent));
         }
         if (node.shares <= 0) {
-            return Status::invalid("fair-share tree: association '" + node.name + "' has shares "
-                    + std::to_string(node.shares) + " (accepted: a whole number >= 1)");
+            return Status::invalid(fmt::format("fair-share tree: association '{}' has shares {} "
+                                               "(accepted: a whole number >= 1)",
+                    node.name, node.shares));
         }
     }
     return Status::ok();

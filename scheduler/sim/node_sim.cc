@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <fmt/format.h>
 #include <functional>
 #include <map>
 #include <queue>
@@ -243,12 +244,12 @@ Result<NamedPolicy> policy_by_name(const std::string& name) {
 
 Result<NodeMachine> node_machine(const SwfTrace& trace, int64_t nodes, int64_t procs) {
     if (nodes < 0) {
-        return Status::invalid("--nodes: invalid value '" + std::to_string(nodes)
-                + "' (accepted: a positive number of nodes)");
+        return Status::invalid(fmt::format(
+                "--nodes: invalid value '{}' (accepted: a positive number of nodes)", nodes));
     }
     if (procs < 0) {
-        return Status::invalid("--procs: invalid value '" + std::to_string(procs)
-                + "' (accepted: a positive number of processors)");
+        return Status::invalid(fmt::format(
+                "--procs: invalid value '{}' (accepted: a positive number of processors)", procs));
     }
     if (nodes > 0 && procs > 0) {
         return Status::invalid("--nodes and --procs: give one of them, not both");
@@ -265,9 +266,9 @@ Result<NodeMachine> node_machine(const SwfTrace& trace, int64_t nodes, int64_t p
         machine.nodes = nodes;
     } else if (procs > 0) {
         if (procs % per_node != 0) {
-            return Status::invalid("--procs: invalid value '" + std::to_string(procs)
-                    + "' (accepted: a multiple of the trace's " + std::to_string(per_node)
-                    + " CPUs per node)");
+            return Status::invalid(fmt::format("--procs: invalid value '{}' (accepted: a multiple "
+                                               "of the trace's {} CPUs per node)",
+                    procs, per_node));
         }
         machine.nodes = procs / per_node;
     } else if (max_nodes > 0) {

@@ -1,6 +1,7 @@
 // SWF parsing through zlib, which reads plain and gzip files alike.
 #include "scheduler/sim/swf.h"
 
+#include <fmt/format.h>
 #include <zlib.h>
 
 #include <cmath>
@@ -58,8 +59,9 @@ Result<SwfTrace> read_swf(const std::string& path) {
             fields[count] = static_cast<int64_t>(value);
         }
         if (count != 18) {
-            status = Status::invalid("--trace: '" + path + "' line " + std::to_string(line_number)
-                    + " has " + std::to_string(count) + " numeric fields (accepted: the 18 of SWF)");
+            status = Status::invalid(fmt::format("--trace: '{}' line {} has {} numeric fields "
+                                                 "(accepted: the 18 of SWF)",
+                    path, line_number, count));
             break;
         }
         SwfJob job;
