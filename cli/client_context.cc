@@ -1,9 +1,9 @@
 // Loading the client side of the cluster configuration.
 #include "cli/client_context.h"
 
-#include <unistd.h>
-
 #include <iostream>
+
+#include <unistd.h>
 
 namespace cohort::cli {
 
@@ -16,13 +16,15 @@ Result<ClientContext> load_client_context() {
     if (!key) {
         return key.status();
     }
-    return ClientContext{std::move(*config), std::move(*key),
-            {static_cast<uint32_t>(getuid()), static_cast<uint32_t>(getgid())}};
+    return ClientContext{std::move(*config),
+                         std::move(*key),
+                         {static_cast<uint32_t>(getuid()), static_cast<uint32_t>(getgid())}};
 }
 
 Result<transport::BlockingClient> connect_controller(const ClientContext& context) {
     auto client = transport::BlockingClient::connect(context.config.controller_host,
-            context.config.controller_port, context.key, context.cred);
+                                                     context.config.controller_port, context.key,
+                                                     context.cred);
     if (!client) {
         return client.status().with_context("cannot reach cohortctld (is the instance up?)");
     }

@@ -33,8 +33,8 @@ Status check_directive(const DirectiveLine& line) {
     try {
         app.parse(reversed);
     } catch (const CLI::ParseError& e) {
-        return Status::invalid(fmt::format("script line {} '{}': {}", line.line_number, line.text,
-                e.what()));
+        return Status::invalid(
+                fmt::format("script line {} '{}': {}", line.line_number, line.text, e.what()));
     }
     if (auto spec = job_spec_from(scratch); !spec) {
         return spec.status().with_context(fmt::format("script line {}", line.line_number));
@@ -54,23 +54,26 @@ int cmd_batch(const Args& args) {
     }
     std::vector<std::string> positional = app.remaining();
     if (!positional.empty() && positional.front().size() > 1 && positional.front().front() == '-') {
-        return report_error("batch", Status::invalid("unrecognized option '"
-                + positional.front() + "' (see cohort batch --help)"));
+        return report_error("batch", Status::invalid("unrecognized option '" + positional.front()
+                                                     + "' (see cohort batch --help)"));
     }
     std::string script;
     std::vector<std::string> script_args;
     std::string default_name;
     if (!options.wrap.empty()) {
         if (!positional.empty()) {
-            return report_error("batch", Status::invalid("--wrap: a script '" + positional[0]
-                    + "' was given too (accepted: --wrap CMD or SCRIPT, not both)"));
+            return report_error(
+                    "batch",
+                    Status::invalid(
+                            "--wrap: a script '" + positional[0]
+                            + "' was given too (accepted: --wrap CMD or SCRIPT, not both)"));
         }
         script = wrap_command_script(options.wrap);
         default_name = "wrap";
     } else {
         if (positional.empty()) {
-            return report_error("batch", Status::invalid(
-                    "script: missing (accepted: cohort batch [options] SCRIPT [ARGS] or --wrap CMD)"));
+            return report_error("batch", Status::invalid("script: missing (accepted: cohort batch "
+                                                         "[options] SCRIPT [ARGS] or --wrap CMD)"));
         }
         auto text = read_file(positional[0]);
         if (!text) {

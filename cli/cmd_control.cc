@@ -15,7 +15,7 @@ Result<std::vector<uint64_t>> parse_ids(const std::vector<std::string>& words) {
         uint64_t id = std::strtoull(word.c_str(), &end, 10);
         if (word.empty() || *end != '\0' || id == 0) {
             return Status::invalid("job id: invalid value '" + word
-                    + "' (accepted: a positive job id such as 42)");
+                                   + "' (accepted: a positive job id such as 42)");
         }
         ids.push_back(id);
     }
@@ -42,11 +42,13 @@ Result<int> parse_signal(const std::string& text) {
         return static_cast<int>(number);
     }
     return Status::invalid("--signal: invalid signal '" + text
-            + "' (accepted: a name such as TERM or USR1, or a number)");
+                           + "' (accepted: a name such as TERM or USR1, or a number)");
 }
 
-int control(const std::string& command, protocol::JobAction action,
-        const std::vector<std::string>& words, int signal) {
+int control(const std::string& command,
+            protocol::JobAction action,
+            const std::vector<std::string>& words,
+            int signal) {
     auto ids = parse_ids(words);
     if (!ids) {
         return report_error(command, ids.status());
@@ -59,7 +61,8 @@ int control(const std::string& command, protocol::JobAction action,
     if (!client) {
         return report_error(command, client.status());
     }
-    auto reply = client->call<protocol::AckReply>(protocol::JobControlRequest{action, *ids, signal});
+    auto reply =
+            client->call<protocol::AckReply>(protocol::JobControlRequest{action, *ids, signal});
     if (!reply) {
         return report_error(command, reply.status());
     }
@@ -94,7 +97,7 @@ int cmd_hold(const Args& args, bool release) {
         return rc;
     }
     return control(command, release ? protocol::JobAction::kRelease : protocol::JobAction::kHold,
-            ids, 0);
+                   ids, 0);
 }
 
 }  // namespace cohort::cli

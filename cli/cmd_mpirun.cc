@@ -10,8 +10,9 @@ namespace cohort::cli {
 namespace {
 
 // Options mpirun users pass that mean nothing under a workload manager's launch.
-const std::set<std::string> kIgnored = {"--oversubscribe", "--allow-run-as-root",
-        "--use-hwthread-cpus", "--report-bindings", "-q", "--quiet"};
+const std::set<std::string> kIgnored = {
+        "--oversubscribe", "--allow-run-as-root", "--use-hwthread-cpus", "--report-bindings", "-q",
+        "--quiet"};
 
 Result<std::vector<std::string>> translate(const Args& args) {
     std::vector<std::string> run;
@@ -50,12 +51,13 @@ Result<std::vector<std::string>> translate(const Args& args) {
             }
             const std::string ppr = "ppr:";
             if (policy->rfind(ppr, 0) == 0 && policy->size() > 9
-                    && policy->substr(policy->size() - 5) == ":node") {
-                run.insert(run.end(), {"--ntasks-per-node",
-                        policy->substr(ppr.size(), policy->size() - ppr.size() - 5)});
+                && policy->substr(policy->size() - 5) == ":node") {
+                run.insert(run.end(),
+                           {"--ntasks-per-node",
+                            policy->substr(ppr.size(), policy->size() - ppr.size() - 5)});
             } else if (*policy != "slot" && *policy != "core" && *policy != "socket") {
                 return Status::invalid("--map-by: invalid value '" + *policy
-                        + "' (accepted: ppr:N:node, slot, core, socket)");
+                                       + "' (accepted: ppr:N:node, slot, core, socket)");
             }
         } else if (arg == "-H" || arg == "--host") {
             auto hosts = value(arg);

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <ctime>
 #include <iostream>
+
 #include <nlohmann/json.hpp>
 
 #include "cli/client_context.h"
@@ -37,9 +38,14 @@ std::vector<std::string> split_list(const std::string& text) {
 }
 
 nlohmann::json reservation_to_json(const protocol::ReservationRecord& r) {
-    return {{"name", r.name}, {"start_time", r.start_time}, {"end_time", r.end_time},
-            {"node_list", compress_hostlist(r.nodes)}, {"node_count", r.nodes.size()},
-            {"users", r.users}, {"accounts", r.accounts}, {"maintenance", r.maintenance},
+    return {{"name", r.name},
+            {"start_time", r.start_time},
+            {"end_time", r.end_time},
+            {"node_list", compress_hostlist(r.nodes)},
+            {"node_count", r.nodes.size()},
+            {"users", r.users},
+            {"accounts", r.accounts},
+            {"maintenance", r.maintenance},
             {"ignore_jobs", r.ignore_jobs}};
 }
 
@@ -56,12 +62,12 @@ void print_reservation(const protocol::ReservationRecord& r) {
     if (r.ignore_jobs) {
         flags += std::string(flags.empty() ? "" : ",") + "IGNORE_JOBS";
     }
-    std::printf("ReservationName=%s StartTime=%s EndTime=%s Duration=%s\n"
-                "   Nodes=%s NodeCnt=%zu Flags=%s\n   Users=%s Accounts=%s\n",
+    std::printf(
+            "ReservationName=%s StartTime=%s EndTime=%s Duration=%s\n"
+            "   Nodes=%s NodeCnt=%zu Flags=%s\n   Users=%s Accounts=%s\n",
             r.name.c_str(), format_time(r.start_time).c_str(), format_time(r.end_time).c_str(),
-            format_duration(r.end_time - r.start_time).c_str(),
-            compress_hostlist(r.nodes).c_str(), r.nodes.size(),
-            flags.empty() ? "(null)" : flags.c_str(), joined(r.users).c_str(),
+            format_duration(r.end_time - r.start_time).c_str(), compress_hostlist(r.nodes).c_str(),
+            r.nodes.size(), flags.empty() ? "(null)" : flags.c_str(), joined(r.users).c_str(),
             joined(r.accounts).c_str());
 }
 
@@ -93,7 +99,7 @@ Result<protocol::ReservationCreateRequest> create_request(const CreateOptions& o
         auto duration = parse_time_limit(o.duration);
         if (!duration || *duration <= 0) {
             return Status::invalid("--duration: invalid value '" + o.duration
-                    + "' (accepted: a positive time such as 2:00:00 or 1-00:00:00)");
+                                   + "' (accepted: a positive time such as 2:00:00 or 1-00:00:00)");
         }
         r.end_time = r.start_time + *duration;
     }
@@ -117,7 +123,7 @@ Result<protocol::ReservationCreateRequest> create_request(const CreateOptions& o
             r.ignore_jobs = true;
         } else {
             return Status::invalid("--flags: invalid value '" + flag
-                    + "' (accepted: maintenance, ignore_jobs)");
+                                   + "' (accepted: maintenance, ignore_jobs)");
         }
     }
     return request;
@@ -141,30 +147,41 @@ int cmd_priority(const Args& args) {
     if (json) {
         nlohmann::json jobs = nlohmann::json::array();
         for (const auto& j : reply->jobs) {
-            jobs.push_back({{"job_id", j.display_id}, {"user", j.user}, {"account", j.account},
-                    {"partition", j.partition}, {"qos", j.qos}, {"priority", j.priority},
-                    {"nice", j.nice},
-                    {"factors", {{"age", j.age}, {"fairshare", j.fairshare},
-                                        {"job_size", j.job_size}, {"partition", j.partition_factor},
-                                        {"qos", j.qos_factor}}},
-                    {"weights", {{"age", j.weight_age}, {"fairshare", j.weight_fairshare},
-                                        {"job_size", j.weight_job_size},
-                                        {"partition", j.weight_partition}, {"qos", j.weight_qos}}}});
+            jobs.push_back({{"job_id", j.display_id},
+                            {"user", j.user},
+                            {"account", j.account},
+                            {"partition", j.partition},
+                            {"qos", j.qos},
+                            {"priority", j.priority},
+                            {"nice", j.nice},
+                            {"factors",
+                             {{"age", j.age},
+                              {"fairshare", j.fairshare},
+                              {"job_size", j.job_size},
+                              {"partition", j.partition_factor},
+                              {"qos", j.qos_factor}}},
+                            {"weights",
+                             {{"age", j.weight_age},
+                              {"fairshare", j.weight_fairshare},
+                              {"job_size", j.weight_job_size},
+                              {"partition", j.weight_partition},
+                              {"qos", j.weight_qos}}}});
         }
         std::cout << nlohmann::json{{"jobs", jobs}}.dump(2) << "\n";
         return 0;
     }
     // As sprio: each factor already multiplied by its weight, so the columns add up.
     std::printf("%-12s %-10s %-10s %-10s %10s %8s %9s %8s %9s %7s %6s\n", "JOBID", "PARTITION",
-            "USER", "ACCOUNT", "PRIORITY", "AGE", "FAIRSHARE", "JOBSIZE", "PARTITION", "QOS",
-            "NICE");
+                "USER", "ACCOUNT", "PRIORITY", "AGE", "FAIRSHARE", "JOBSIZE", "PARTITION", "QOS",
+                "NICE");
     for (const auto& j : reply->jobs) {
         std::printf("%-12s %-10s %-10s %-10s %10lld %8lld %9lld %8lld %9lld %7lld %6d\n",
-                j.display_id.c_str(), j.partition.c_str(), j.user.c_str(), j.account.c_str(),
-                static_cast<long long>(j.priority), weighted(j.age, j.weight_age),
-                weighted(j.fairshare, j.weight_fairshare), weighted(j.job_size, j.weight_job_size),
-                weighted(j.partition_factor, j.weight_partition), weighted(j.qos_factor, j.weight_qos),
-                j.nice);
+                    j.display_id.c_str(), j.partition.c_str(), j.user.c_str(), j.account.c_str(),
+                    static_cast<long long>(j.priority), weighted(j.age, j.weight_age),
+                    weighted(j.fairshare, j.weight_fairshare),
+                    weighted(j.job_size, j.weight_job_size),
+                    weighted(j.partition_factor, j.weight_partition),
+                    weighted(j.qos_factor, j.weight_qos), j.nice);
     }
     return 0;
 }

@@ -19,7 +19,6 @@ std::string fit(const std::string& text, size_t width) {
     return text.size() > width ? text.substr(0, width) : text;
 }
 
-
 Result<std::vector<JobState>> parse_states(const std::string& list) {
     std::vector<JobState> states;
     if (list.empty()) {
@@ -84,31 +83,31 @@ int cmd_queue(const Args& args) {
     if (start) {
         // As squeue --start: pending jobs only, with the planned start (N/A when none).
         std::printf("%18s %9s %8s %8s %2s %19s %6s %s\n", "JOBID", "PARTITION", "NAME", "USER",
-                "ST", "START_TIME", "NODES", "NODELIST(REASON)");
+                    "ST", "START_TIME", "NODES", "NODELIST(REASON)");
         for (const auto& job : reply->jobs) {
             if (job.state != JobState::kPending) {
                 continue;
             }
             std::string when = job.expected_start != 0 ? format_time(job.expected_start) : "N/A";
             std::printf("%18s %9s %8s %8s %2s %19s %6u %s\n", job.display_id().c_str(),
-                    fit(job.partition, 9).c_str(), fit(job.spec.name, 8).c_str(),
-                    fit(job.user_name, 8).c_str(), "PD", when.c_str(),
-                    std::max<uint32_t>(job.spec.nodes_min, 1), ("(" + job.reason + ")").c_str());
+                        fit(job.partition, 9).c_str(), fit(job.spec.name, 8).c_str(),
+                        fit(job.user_name, 8).c_str(), "PD", when.c_str(),
+                        std::max<uint32_t>(job.spec.nodes_min, 1),
+                        ("(" + job.reason + ")").c_str());
         }
         return 0;
     }
-    std::printf("%18s %9s %8s %8s %2s %10s %6s %s\n", "JOBID", "PARTITION", "NAME", "USER",
-            "ST", "TIME", "NODES", "NODELIST(REASON)");
+    std::printf("%18s %9s %8s %8s %2s %10s %6s %s\n", "JOBID", "PARTITION", "NAME", "USER", "ST",
+                "TIME", "NODES", "NODELIST(REASON)");
     for (const auto& job : reply->jobs) {
         std::string where = job.state == JobState::kPending ? "(" + job.reason + ")"
                                                             : compress_hostlist(job.nodes);
-        size_t node_count = job.nodes.empty() ? std::max<uint32_t>(job.spec.nodes_min, 1)
-                                              : job.nodes.size();
-        std::printf("%18s %9s %8s %8s %2s %10s %6zu %s\n",
-                job.display_id().c_str(), fit(job.partition, 9).c_str(),
-                fit(job.spec.name, 8).c_str(), fit(job.user_name, 8).c_str(),
-                std::string(job_state_code(job.state)).c_str(),
-                format_duration(elapsed_of(job)).c_str(), node_count, where.c_str());
+        size_t node_count =
+                job.nodes.empty() ? std::max<uint32_t>(job.spec.nodes_min, 1) : job.nodes.size();
+        std::printf("%18s %9s %8s %8s %2s %10s %6zu %s\n", job.display_id().c_str(),
+                    fit(job.partition, 9).c_str(), fit(job.spec.name, 8).c_str(),
+                    fit(job.user_name, 8).c_str(), std::string(job_state_code(job.state)).c_str(),
+                    format_duration(elapsed_of(job)).c_str(), node_count, where.c_str());
     }
     return 0;
 }
@@ -119,7 +118,7 @@ int cmd_nodes(const Args& args) {
     std::string topology_of;
     app.add_flag("--json", json, "print Slurm-shaped JSON");
     app.add_option("--topology", topology_of,
-            "print NODE's GPU link matrix, NUMA nodes, local CPUs and closest NICs");
+                   "print NODE's GPU link matrix, NUMA nodes, local CPUs and closest NICs");
     if (int rc = parse_args(app, "nodes", args); rc >= 0) {
         return rc;
     }
@@ -131,10 +130,11 @@ int cmd_nodes(const Args& args) {
         const protocol::NodeInfo& node = reply->nodes.front();
         const topology::NodeTopology& t = node.resources.topology;
         std::cout << (json ? topology::topology_json(t)
-                           : node.name + (node.resources.gpu_type.empty()
+                           : node.name
+                                      + (node.resources.gpu_type.empty()
                                                  ? ""
                                                  : " (gpu type " + node.resources.gpu_type + ")")
-                                     + "\n" + topology::topology_text(t));
+                                      + "\n" + topology::topology_text(t));
         return 0;
     }
     if (json) {
@@ -145,19 +145,19 @@ int cmd_nodes(const Args& args) {
         std::cout << wrap_payload("nodes", nodes).dump(2) << "\n";
         return 0;
     }
-    std::printf("%-12s %-10s %9s %10s %5s %-12s %s\n", "NODELIST", "STATE", "CPUS(A/T)",
-            "MEMORY", "GPUS", "PARTITION", "REASON");
+    std::printf("%-12s %-10s %9s %10s %5s %-12s %s\n", "NODELIST", "STATE", "CPUS(A/T)", "MEMORY",
+                "GPUS", "PARTITION", "REASON");
     for (const auto& node : reply->nodes) {
         std::string partitions;
         for (const auto& p : node.partitions) {
             partitions += (partitions.empty() ? "" : ",") + p;
         }
-        std::string cpus = std::to_string(node.cpus_alloc) + "/"
-                + std::to_string(node.resources.cpus);
+        std::string cpus =
+                std::to_string(node.cpus_alloc) + "/" + std::to_string(node.resources.cpus);
         std::printf("%-12s %-10s %9s %10lld %5d %-12s %s\n", node.name.c_str(),
-                std::string(node_state_name(node.state)).c_str(), cpus.c_str(),
-                static_cast<long long>(node.resources.memory_mib), node.resources.gpus,
-                partitions.c_str(), node.reason.c_str());
+                    std::string(node_state_name(node.state)).c_str(), cpus.c_str(),
+                    static_cast<long long>(node.resources.memory_mib), node.resources.gpus,
+                    partitions.c_str(), node.reason.c_str());
     }
     return 0;
 }
@@ -174,8 +174,8 @@ int cmd_show(const Args& args) {
         return rc;
     }
     if (what != "job") {
-        return report_error("show", Status::invalid("invalid entity '" + what
-                + "' (accepted: job)"));
+        return report_error("show",
+                            Status::invalid("invalid entity '" + what + "' (accepted: job)"));
     }
     protocol::QueryJobsRequest request;
     request.job_ids = {job_id};
@@ -203,8 +203,7 @@ int cmd_show(const Args& args) {
         std::cout << " ArrayJobId=" << job.array_job_id << " ArrayTaskId=" << job.array_task_id;
     }
     std::cout << " JobName=" << job.spec.name << "\n"
-              << "   UserId=" << job.user_name << "(" << job.uid << ") GroupId=" << job.gid
-              << "\n"
+              << "   UserId=" << job.user_name << "(" << job.uid << ") GroupId=" << job.gid << "\n"
               << "   JobState=" << job_state_name(job.state) << " Reason=" << job.reason
               << " ExitCode=" << job.exit_code << ":" << job.exit_signal << "\n"
               << "   RunTime=" << format_duration(elapsed_of(job))
@@ -215,13 +214,14 @@ int cmd_show(const Args& args) {
               << "   Partition=" << job.partition << " NodeList=" << compress_hostlist(job.nodes)
               << "\n"
               << "   NumNodes=" << job.nodes.size() << " NumTasks=" << job.spec.ntasks
-              << " CPUs/Task=" << job.spec.cpus_per_task << " MinMemoryNode="
-              << job.spec.mem_mib << "M\n";
+              << " CPUs/Task=" << job.spec.cpus_per_task << " MinMemoryNode=" << job.spec.mem_mib
+              << "M\n";
     if (job.spec.switches > 0) {
         // Without @max-wait the cluster's max_switch_wait applies.
         std::cout << "   Switches=" << job.spec.switches
-                  << (job.spec.switches_wait_s >= 0 ? "@" + format_duration(job.spec.switches_wait_s)
-                                                    : "")
+                  << (job.spec.switches_wait_s >= 0
+                              ? "@" + format_duration(job.spec.switches_wait_s)
+                              : "")
                   << "\n";
     }
     std::cout << "   WorkDir=" << job.spec.cwd << "\n"
@@ -255,7 +255,7 @@ int cmd_acct(const Args& args) {
         uint64_t value = std::strtoull(id.c_str(), &end, 10);
         if (id.empty() || *end != '\0' || value == 0) {
             return report_error("acct", Status::invalid("--jobs: invalid job id '" + id
-                    + "' (accepted: comma-separated job ids)"));
+                                                        + "' (accepted: comma-separated job ids)"));
         }
         request.job_ids.push_back(value);
         if (comma == std::string::npos) {
@@ -282,28 +282,27 @@ int cmd_acct(const Args& args) {
         std::cout << wrap_payload("jobs", jobs).dump(2) << "\n";
         return 0;
     }
-    std::printf("%-12s %-10s %-9s %-8s %10s %8s %-19s %-19s %s\n", "JobID", "JobName",
-            "Partition", "User", "State", "ExitCode", "Start", "End", "NodeList");
+    std::printf("%-12s %-10s %-9s %-8s %10s %8s %-19s %-19s %s\n", "JobID", "JobName", "Partition",
+                "User", "State", "ExitCode", "Start", "End", "NodeList");
     for (const auto& job : reply->jobs) {
         std::string exit = std::to_string(job.exit_code) + ":" + std::to_string(job.exit_signal);
-        std::printf("%-12s %-10s %-9s %-8s %10s %8s %-19s %-19s %s\n",
-                job.display_id().c_str(), fit(job.spec.name, 10).c_str(),
-                fit(job.partition, 9).c_str(), fit(job.user_name, 8).c_str(),
-                std::string(job_state_name(job.state)).c_str(), exit.c_str(),
-                format_time(job.start_time).c_str(), format_time(job.end_time).c_str(),
-                compress_hostlist(job.nodes).c_str());
+        std::printf("%-12s %-10s %-9s %-8s %10s %8s %-19s %-19s %s\n", job.display_id().c_str(),
+                    fit(job.spec.name, 10).c_str(), fit(job.partition, 9).c_str(),
+                    fit(job.user_name, 8).c_str(), std::string(job_state_name(job.state)).c_str(),
+                    exit.c_str(), format_time(job.start_time).c_str(),
+                    format_time(job.end_time).c_str(), compress_hostlist(job.nodes).c_str());
         for (const auto& step : reply->steps) {
             if (step.job_id != job.job_id) {
                 continue;
             }
             std::string id = job.display_id() + "." + std::to_string(step.step_id);
-            std::string step_exit = std::to_string(step.exit_code) + ":"
-                    + std::to_string(step.exit_signal);
+            std::string step_exit =
+                    std::to_string(step.exit_code) + ":" + std::to_string(step.exit_signal);
             std::printf("%-12s %-10s %-9s %-8s %10s %8s %-19s %-19s %s\n", id.c_str(),
-                    fit(step.name, 10).c_str(), "", "",
-                    std::string(job_state_name(step.state)).c_str(), step_exit.c_str(),
-                    format_time(step.start_time).c_str(), format_time(step.end_time).c_str(),
-                    compress_hostlist(step.nodes).c_str());
+                        fit(step.name, 10).c_str(), "", "",
+                        std::string(job_state_name(step.state)).c_str(), step_exit.c_str(),
+                        format_time(step.start_time).c_str(), format_time(step.end_time).c_str(),
+                        compress_hostlist(step.nodes).c_str());
         }
     }
     return 0;

@@ -1,10 +1,10 @@
 // cohort run (srun): a parallel step inside an allocation, or in a new one.
-#include <fmt/format.h>
-#include <unistd.h>
-
 #include <cstdlib>
 #include <iostream>
 #include <thread>
+
+#include <fmt/format.h>
+#include <unistd.h>
 
 #include "cli/client_context.h"
 #include "cli/commands.h"
@@ -44,11 +44,11 @@ std::string distribution_from_env() {
 // Asks for a step; while the job's running steps hold the CPUs it needs, waits for them as
 // srun does, saying so once. The wait ends with them, or with the job.
 Result<protocol::StepCreatedReply> create_step(transport::BlockingClient& client,
-        const protocol::StepCreateRequest& create) {
+                                               const protocol::StepCreateRequest& create) {
     for (bool told = false;; told = true) {
         auto created = client.call<protocol::StepCreatedReply>(create);
         if (created || created.status().code() != StatusCode::kUnavailable
-                || created.status().message().rfind(protocol::kStepCreationDisabled, 0) != 0) {
+            || created.status().message().rfind(protocol::kStepCreationDisabled, 0) != 0) {
             return created;
         }
         if (!told) {
@@ -61,7 +61,7 @@ Result<protocol::StepCreatedReply> create_step(transport::BlockingClient& client
 // Ends the allocation this command created; retried, since the controller may be restarting.
 void complete_job(const ClientContext& context, uint64_t job_id, const StepResult& result) {
     protocol::JobCompleteRequest request{job_id, result.exit_signal != 0 ? 0 : result.exit_code,
-            result.exit_signal};
+                                         result.exit_signal};
     for (int attempt = 0; attempt < 60; ++attempt) {
         auto client = connect_controller(context);
         if (client && client->call<protocol::AckReply>(request)) {
@@ -73,12 +73,13 @@ void complete_job(const ClientContext& context, uint64_t job_id, const StepResul
               << " ended\n";
 }
 
-void record_step(const ClientContext& context, const protocol::StepLayout& layout,
-        const StepResult& result) {
+void record_step(const ClientContext& context,
+                 const protocol::StepLayout& layout,
+                 const StepResult& result) {
     auto client = connect_controller(context);
     if (client) {
-        client->call<protocol::AckReply>(protocol::StepCompleteRequest{layout.job_id,
-                layout.step_id, result.exit_signal != 0 ? 0 : result.exit_code,
+        client->call<protocol::AckReply>(protocol::StepCompleteRequest{
+                layout.job_id, layout.step_id, result.exit_signal != 0 ? 0 : result.exit_code,
                 result.exit_signal});
     }
 }
@@ -92,10 +93,13 @@ struct AllocationWait {
 };
 
 // Submits an interactive job and waits on the same connection until it starts.
-Result<protocol::StepLayout> allocate(const ClientContext& context, asio::io_context& io,
-        const protocol::JobSpec& spec, std::shared_ptr<transport::Connection>& keep) {
-    auto socket = transport::connect_to(io, context.config.controller_host,
-            context.config.controller_port, transport::kCliConnectTimeout);
+Result<protocol::StepLayout> allocate(const ClientContext& context,
+                                      asio::io_context& io,
+                                      const protocol::JobSpec& spec,
+                                      std::shared_ptr<transport::Connection>& keep) {
+    auto socket =
+            transport::connect_to(io, context.config.controller_host,
+                                  context.config.controller_port, transport::kCliConnectTimeout);
     if (!socket) {
         return socket.status().with_context("cannot reach cohortctld (is the instance up?)");
     }
@@ -104,7 +108,7 @@ Result<protocol::StepLayout> allocate(const ClientContext& context, asio::io_con
     auto notice = std::make_shared<asio::steady_timer>(io);
     conn->start(
             [wait, notice](const std::shared_ptr<transport::Connection>&,
-                    protocol::Envelope envelope) {
+                           protocol::Envelope envelope) {
                 if (envelope.type == static_cast<uint16_t>(protocol::MessageType::kError)) {
                     wait->outcome = protocol::status_from_error(envelope);
                     wait->done = true;
@@ -130,7 +134,8 @@ Result<protocol::StepLayout> allocate(const ClientContext& context, asio::io_con
             },
             [wait](const std::shared_ptr<transport::Connection>&, const Status& why) {
                 if (!wait->done) {
-                    wait->outcome = Status::unavailable("cohortctld closed the connection"
+                    wait->outcome = Status::unavailable(
+                            "cohortctld closed the connection"
                             + (why.is_ok() ? std::string() : ": " + why.message()));
                     wait->done = true;
                 }
@@ -168,17 +173,18 @@ int cmd_run(const Args& args) {
     CLI::App app{"Run a parallel step: cohort run [options] CMD [ARGS...]"};
     add_job_options(app, options, JobCommand::kRun);
     app.add_flag("-l,--label", label, "prefix each output line with its task rank");
-    app.add_option("--mpi", mpi, "how ranks wire up: pmix (default), pmix_v4, pmi1 or pmi2 (MPICH), none");
+    app.add_option("--mpi", mpi,
+                   "how ranks wire up: pmix (default), pmix_v4, pmi1 or pmi2 (MPICH), none");
     const char* transport_env = std::getenv("COHORT_PMIX_TRANSPORT");
-    std::string transport = transport_env != nullptr && *transport_env != '\0' ? transport_env
-                                                                               : "tcp";
+    std::string transport =
+            transport_env != nullptr && *transport_env != '\0' ? transport_env : "tcp";
     app.add_option("--pmix-transport", transport,
-            "how the nodes' step managers exchange fence data: tcp (default) or ucx");
+                   "how the nodes' step managers exchange fence data: tcp (default) or ucx");
     std::string nodelist;
     app.add_option("-w,--nodelist", nodelist, "run on these nodes of the allocation");
     bool kill_on_bad_exit = false;
     app.add_flag("-K,--kill-on-bad-exit", kill_on_bad_exit,
-            "end the step when a task exits with a non-zero code");
+                 "end the step when a task exits with a non-zero code");
     std::string output, error, input = "0";
     app.add_option("-o,--output", output, "each task's stdout to this file pattern (%t: rank)");
     app.add_option("-e,--error", error, "each task's stderr to this file pattern");
@@ -186,10 +192,10 @@ int cmd_run(const Args& args) {
             ->check(CLI::IsMember({"0", "none"}));
     bool overlap = false;
     app.add_flag("--overlap", overlap,
-            "share the CPUs the job's running steps hold instead of waiting for them");
+                 "share the CPUs the job's running steps hold instead of waiting for them");
     std::string torch_env = "yes";
     app.add_option("--export-torch-env", torch_env,
-               "set RANK, WORLD_SIZE, MASTER_ADDR, ... for PyTorch (yes, no)")
+                   "set RANK, WORLD_SIZE, MASTER_ADDR, ... for PyTorch (yes, no)")
             ->check(CLI::IsMember({"yes", "no"}));
     app.prefix_command();
     if (int rc = parse_args(app, "run", args); rc >= 0) {
@@ -198,22 +204,23 @@ int cmd_run(const Args& args) {
     StepRequest request;
     request.argv = app.remaining();
     if (!request.argv.empty() && request.argv.front().size() > 1
-            && request.argv.front().front() == '-') {
-        return report_error("run", Status::invalid("unrecognized option '"
-                + request.argv.front() + "' (see cohort run --help)"));
+        && request.argv.front().front() == '-') {
+        return report_error("run", Status::invalid("unrecognized option '" + request.argv.front()
+                                                   + "' (see cohort run --help)"));
     }
     request.label = label;
     if (mpi == "pmix_v4" || mpi == "pmix_v3") {
         mpi = "pmix";
     }
     if (mpi != "pmix" && mpi != "pmi1" && mpi != "pmi2" && mpi != "none") {
-        return report_error("run", Status::invalid("--mpi: invalid value '" + mpi
-                + "' (accepted: pmix, pmix_v4, pmi1, pmi2, none)"));
+        return report_error("run",
+                            Status::invalid("--mpi: invalid value '" + mpi
+                                            + "' (accepted: pmix, pmix_v4, pmi1, pmi2, none)"));
     }
     request.mpi = mpi;
     if (transport != "tcp" && transport != "ucx") {
-        return report_error("run", Status::invalid("--pmix-transport: invalid value '"
-                + transport + "' (accepted: tcp, ucx)"));
+        return report_error("run", Status::invalid("--pmix-transport: invalid value '" + transport
+                                                   + "' (accepted: tcp, ucx)"));
     }
     request.pmix_transport = transport;
     request.kill_on_bad_exit = kill_on_bad_exit;
@@ -222,7 +229,7 @@ int cmd_run(const Args& args) {
     request.stdin_to_rank0 = input == "0";
     if (request.argv.empty()) {
         return report_error("run", Status::invalid("command: missing (accepted: cohort run "
-                "[options] CMD [ARGS...])"));
+                                                   "[options] CMD [ARGS...])"));
     }
     auto spec = job_spec_from(options);
     if (!spec) {
@@ -246,9 +253,14 @@ int cmd_run(const Args& args) {
         if (!client) {
             return report_error("run", client.status());
         }
-        protocol::StepCreateRequest create{job_id, request.argv.front(), spec->nodes_min,
-                spec->ntasks, spec->ntasks_per_node,
-                spec->cpus_per_task_set ? spec->cpus_per_task : 0, nodelist,
+        protocol::StepCreateRequest create{
+                job_id,
+                request.argv.front(),
+                spec->nodes_min,
+                spec->ntasks,
+                spec->ntasks_per_node,
+                spec->cpus_per_task_set ? spec->cpus_per_task : 0,
+                nodelist,
                 spec->distribution.empty() ? distribution_from_env() : spec->distribution,
                 overlap};
         auto created = create_step(*client, create);
@@ -258,9 +270,12 @@ int cmd_run(const Args& args) {
         layout = created->layout;
     } else {
         if (!nodelist.empty()) {
-            return report_error("run", Status::invalid("--nodelist: '" + nodelist
-                    + "' names nodes of an allocation; outside one, ask for a node count "
-                      "with -N (accepted: inside cohort batch/alloc)"));
+            return report_error(
+                    "run",
+                    Status::invalid(
+                            "--nodelist: '" + nodelist
+                            + "' names nodes of an allocation; outside one, ask for a node count "
+                              "with -N (accepted: inside cohort batch/alloc)"));
         }
         if (spec->name.empty()) {
             spec->name = request.argv.front().substr(request.argv.front().find_last_of('/') + 1);

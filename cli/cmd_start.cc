@@ -1,9 +1,9 @@
 // cohort start / stop: a local multi-node instance with no config to write.
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdlib>
 #include <iostream>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli/client_context.h"
 #include "cli/commands.h"
@@ -53,16 +53,16 @@ int cmd_start(const Args& args) {
     CLI::App app{"Start a local instance: cohort start [--nodes N] [--state-dir DIR] [-- CMD...]"};
     InstanceOptions options;
     options.state_dir = default_state_dir();
-    app.add_option("--nodes", options.nodes, "node agents to start")
-            ->check(CLI::Range(1, 256));
+    app.add_option("--nodes", options.nodes, "node agents to start")->check(CLI::Range(1, 256));
     app.add_option("--state-dir", options.state_dir, "database, key, logs and pid files");
     app.add_option("--topology", options.topology_xml, "recorded hwloc XML for every agent");
     app.add_option("--cpus", options.cpus_per_node, "CPUs each agent offers (default: probed)");
     app.add_option("--kill-wait", options.kill_wait_s, "seconds from SIGTERM to SIGKILL");
     app.add_option("--launch-fanout", options.launch_fanout,
-               "children per agent when a step launch fans out (default 8)")
+                   "children per agent when a step launch fans out (default 8)")
             ->check(CLI::PositiveNumber);
-    app.add_option("--network", options.network_file,
+    app.add_option(
+            "--network", options.network_file,
             "JSON file of switches and blocks over node1..nodeN (the config's \"network\" key)");
     app.prefix_command();
     if (int rc = parse_args(app, "start", args); rc >= 0) {

@@ -2,9 +2,10 @@
 // the process exit code.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 namespace cohort::cli {
 

@@ -1,11 +1,11 @@
 // Shared job options and their conversion to a JobSpec.
 #include "cli/job_options.h"
 
-#include <unistd.h>
-
 #include <ctime>
 #include <map>
 #include <tuple>
+
+#include <unistd.h>
 
 #include "common/begin_time.h"
 #include "common/gpu_options.h"
@@ -19,8 +19,9 @@ extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX
 namespace cohort::cli {
 namespace {
 
-Result<uint32_t> count_option(const std::string& option, const std::string& value,
-        uint32_t fallback) {
+Result<uint32_t> count_option(const std::string& option,
+                              const std::string& value,
+                              uint32_t fallback) {
     if (value.empty()) {
         return fallback;
     }
@@ -32,14 +33,16 @@ Result<uint32_t> count_option(const std::string& option, const std::string& valu
 }
 
 // One GPU type per job, from whichever option names one.
-Status take_gpu_count(const std::string& option, const Result<GpuCount>& count, int32_t& into,
-        GpuOptions& gpu) {
+Status take_gpu_count(const std::string& option,
+                      const Result<GpuCount>& count,
+                      int32_t& into,
+                      GpuOptions& gpu) {
     if (!count) {
         return count.status();
     }
     if (!count->type.empty() && !gpu.type.empty() && count->type != gpu.type) {
-        return Status::invalid(option + ": GPU type '" + count->type + "' differs from '"
-                + gpu.type + "' (accepted: one GPU type per job)");
+        return Status::invalid(option + ": GPU type '" + count->type + "' differs from '" + gpu.type
+                               + "' (accepted: one GPU type per job)");
     }
     if (!count->type.empty()) {
         gpu.type = count->type;
@@ -51,11 +54,13 @@ Status take_gpu_count(const std::string& option, const Result<GpuCount>& count, 
 Result<GpuOptions> gpu_options_from(const JobOptions& o) {
     GpuOptions gpu;
     if (!o.gres.empty() && !o.gpus_per_node.empty()) {
-        return Status::invalid("--gres: cannot be combined with --gpus-per-node (accepted: "
+        return Status::invalid(
+                "--gres: cannot be combined with --gpus-per-node (accepted: "
                 "one of them)");
     }
     const std::tuple<const char*, const std::string&, int32_t&> counts[] = {
-            {"--gpus", o.gpus, gpu.gpus}, {"--gpus-per-node", o.gpus_per_node, gpu.per_node},
+            {"--gpus", o.gpus, gpu.gpus},
+            {"--gpus-per-node", o.gpus_per_node, gpu.per_node},
             {"--gpus-per-task", o.gpus_per_task, gpu.per_task}};
     for (const auto& [option, value, into] : counts) {
         if (!value.empty()) {
@@ -102,14 +107,14 @@ Status read_network_options(const JobOptions& o, protocol::JobSpec& spec) {
         auto count = count_option("--switches", o.switches.substr(0, at), 0);
         if (!count || *count == 0) {
             return Status::invalid("--switches: invalid value '" + o.switches
-                    + "' (accepted: N[@max-wait] with N >= 1, e.g. 1@10:00)");
+                                   + "' (accepted: N[@max-wait] with N >= 1, e.g. 1@10:00)");
         }
         spec.switches = *count;
         if (at != std::string::npos) {
             auto wait = parse_time_limit(o.switches.substr(at + 1));
             if (!wait || *wait < 0) {
                 return Status::invalid("--switches: invalid max-wait in '" + o.switches
-                        + "' (accepted: minutes, M:S, H:M:S or D-H:M:S)");
+                                       + "' (accepted: minutes, M:S, H:M:S or D-H:M:S)");
             }
             spec.switches_wait_s = *wait;
         }
@@ -118,7 +123,7 @@ Status read_network_options(const JobOptions& o, protocol::JobSpec& spec) {
         auto segment = count_option("--segment", o.segment, 0);
         if (!segment || *segment == 0) {
             return Status::invalid("--segment: invalid value '" + o.segment
-                    + "' (accepted: a node count of 1 or more)");
+                                   + "' (accepted: a node count of 1 or more)");
         }
         spec.segment = *segment;
     }
@@ -131,22 +136,22 @@ void add_job_options(CLI::App& app, JobOptions& o, JobCommand command) {
     app.add_option("-J,--job-name", o.job_name, "name of the job");
     app.add_option("-N,--nodes", o.nodes, "number of nodes: N or MIN-MAX");
     app.add_option("-n,--ntasks", o.ntasks, "number of tasks");
-    app.add_option("--ntasks-per-node,--tasks-per-node", o.ntasks_per_node,
-            "tasks on each node");
+    app.add_option("--ntasks-per-node,--tasks-per-node", o.ntasks_per_node, "tasks on each node");
     app.add_option("-c,--cpus-per-task", o.cpus_per_task, "CPUs for each task");
     app.add_option("--mem", o.mem, "memory per node: N[K|M|G|T], no suffix = MiB");
     app.add_option("-t,--time", o.time,
-            "time limit: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED");
+                   "time limit: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED");
     app.add_option("-p,--partition", o.partition, "partition to run in");
     app.add_option("-D,--chdir", o.chdir, "working directory");
     app.add_option("--export", o.export_spec, "ALL, NONE or [ALL,]VAR[=value],...");
     app.add_option("--nice", o.nice, "lower the job's priority by this much");
     app.add_option("-b,--begin", o.begin,
-            "start no earlier: 16:00, now+1hour, tomorrow, 2026-12-25T08:00, ...");
-    app.add_option("-d,--dependency", o.dependency,
+                   "start no earlier: 16:00, now+1hour, tomorrow, 2026-12-25T08:00, ...");
+    app.add_option(
+            "-d,--dependency", o.dependency,
             "afterok:ID[:ID], afterany, afternotok, after:ID[+MIN], singleton; ',' all, '?' any");
     app.add_option("--kill-on-invalid-dep", o.kill_on_invalid_dep,
-            "yes (default): cancel a job whose dependency can never be met; no: keep it");
+                   "yes (default): cancel a job whose dependency can never be met; no: keep it");
     app.add_option("-A,--account", o.account, "account charged (default: the user's first)");
     app.add_option("-q,--qos", o.qos, "quality of service (default: the cluster's)");
     app.add_option("--reservation", o.reservation, "run inside this advance reservation");
@@ -158,12 +163,12 @@ void add_job_options(CLI::App& app, JobOptions& o, JobCommand command) {
     app.add_option("--mem-per-gpu", o.mem_per_gpu, "memory per GPU: N[K|M|G|T], no suffix = MiB");
     app.add_option("--ntasks-per-gpu", o.ntasks_per_gpu, "tasks for each GPU: N");
     app.add_option("--gpu-bind", o.gpu_bind,
-            "closest (each task its GPUs near its cores), none, map_gpu:<id>[,<id>...]");
+                   "closest (each task its GPUs near its cores), none, map_gpu:<id>[,<id>...]");
     app.add_option("--switches", o.switches,
-            "at most N leaf switches, waiting up to max-wait for them: N[@max-wait]");
+                   "at most N leaf switches, waiting up to max-wait for them: N[@max-wait]");
     app.add_option("--segment", o.segment, "nodes per segment, each inside one block: N");
     app.add_option("-m,--distribution", o.distribution,
-            "how ranks are dealt over the nodes: block (default), cyclic, plane=N");
+                   "how ranks are dealt over the nodes: block (default), cyclic, plane=N");
     if (command == JobCommand::kBatch) {
         app.add_option("-o,--output", o.output, "stdout file pattern (default slurm-%j.out)");
         app.add_option("-e,--error", o.error, "stderr file pattern (default: with stdout)");
@@ -201,8 +206,8 @@ Result<std::vector<std::pair<std::string, std::string>>> exported_environment(
     bool first = true;
     while (start <= spec.size()) {
         size_t comma = spec.find(',', start);
-        std::string item = spec.substr(start, comma == std::string::npos ? std::string::npos
-                                                                         : comma - start);
+        std::string item =
+                spec.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
         if (item == "ALL" && first) {
             out = from;
         } else if ((item == "NONE" || item == "NIL") && first) {
@@ -214,7 +219,7 @@ Result<std::vector<std::pair<std::string, std::string>>> exported_environment(
             }
         } else if (item.empty()) {
             return Status::invalid("--export: empty entry in '" + spec
-                    + "' (accepted: ALL, NONE or [ALL,]VAR[=value],...)");
+                                   + "' (accepted: ALL, NONE or [ALL,]VAR[=value],...)");
         } else if (size_t eq = item.find('='); eq != std::string::npos) {
             out[item.substr(0, eq)] = item.substr(eq + 1);
         } else if (from.count(item) != 0) {
@@ -248,7 +253,7 @@ Result<protocol::JobSpec> job_spec_from(const JobOptions& o) {
             spec.nodes_max = *max;
             if (spec.nodes_max < spec.nodes_min) {
                 return Status::invalid("--nodes: invalid range '" + o.nodes
-                        + "' (accepted: N or MIN-MAX with MIN <= MAX)");
+                                       + "' (accepted: N or MIN-MAX with MIN <= MAX)");
             }
         }
     }
@@ -287,7 +292,7 @@ Result<protocol::JobSpec> job_spec_from(const JobOptions& o) {
             }
         } catch (const std::exception&) {
             return Status::invalid("--nice: invalid value '" + o.nice
-                    + "' (accepted: an integer, e.g. 100)");
+                                   + "' (accepted: an integer, e.g. 100)");
         }
     }
     if (!o.dependency.empty()) {
@@ -300,7 +305,7 @@ Result<protocol::JobSpec> job_spec_from(const JobOptions& o) {
         spec.kill_on_invalid_dep = false;
     } else if (!o.kill_on_invalid_dep.empty() && o.kill_on_invalid_dep != "yes") {
         return Status::invalid("--kill-on-invalid-dep: invalid value '" + o.kill_on_invalid_dep
-                + "' (accepted: yes, no)");
+                               + "' (accepted: yes, no)");
     }
     if (!o.begin.empty()) {
         auto begin = parse_begin_time(o.begin, static_cast<int64_t>(std::time(nullptr)));
@@ -320,8 +325,9 @@ Result<protocol::JobSpec> job_spec_from(const JobOptions& o) {
         return gpu.status();
     }
     spec.gpu = std::move(*gpu);
-    TaskGeometry geometry{spec.nodes_min, spec.nodes_max, spec.ntasks, spec.ntasks_per_node,
-            spec.cpus_per_task, spec.cpus_per_task_set, spec.mem_mib};
+    TaskGeometry geometry{spec.nodes_min,       spec.nodes_max,     spec.ntasks,
+                          spec.ntasks_per_node, spec.cpus_per_task, spec.cpus_per_task_set,
+                          spec.mem_mib};
     if (auto shape = resolve_gpus(spec.gpu, geometry); !shape) {
         return shape.status();
     }

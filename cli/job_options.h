@@ -2,9 +2,10 @@
 // gets an error naming the option, the value and what is accepted.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "common/protocol/job_types.h"
 
@@ -47,7 +48,10 @@ struct JobOptions {
     std::string wrap;
 };
 
-enum class JobCommand { kBatch, kRun };
+enum class JobCommand {
+    kBatch,
+    kRun
+};
 
 // Registers the options on `app`; every one keeps its last value when repeated, so
 // directives followed by command-line flags give flags precedence.

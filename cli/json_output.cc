@@ -22,10 +22,10 @@ json time_limit_minutes(int64_t seconds) {
 }
 
 json exit_code(int32_t code, int32_t signal, bool finished) {
-    std::string status = !finished ? "PENDING"
-            : signal != 0          ? "SIGNALED"
-            : code != 0            ? "ERROR"
-                                   : "SUCCESS";
+    std::string status = !finished     ? "PENDING"
+                         : signal != 0 ? "SIGNALED"
+                         : code != 0   ? "ERROR"
+                                       : "SUCCESS";
     return {{"status", json::array({status})},
             {"return_code", number(code, finished)},
             {"signal", {{"id", number(signal, signal != 0)}, {"name", ""}}}};
@@ -66,8 +66,8 @@ json job_to_json(const protocol::JobRecord& job) {
             {"submit_time", number(job.submit_time)},
             {"eligible_time", number(std::max(job.submit_time, job.spec.begin_time))},
             {"start_time", job.state == JobState::kPending
-                            ? number(job.expected_start, job.expected_start != 0)
-                            : number(job.start_time, job.start_time != 0)},
+                                   ? number(job.expected_start, job.expected_start != 0)
+                                   : number(job.start_time, job.start_time != 0)},
             {"end_time", number(job.end_time, job.end_time != 0)},
             {"priority", number(job.priority)},
             {"restart_cnt", job.restart_count},
@@ -99,8 +99,9 @@ json node_to_json(const protocol::NodeInfo& node) {
 }
 
 json step_to_json(const protocol::StepRecord& step) {
-    return {{"step", {{"id", std::to_string(step.job_id) + "." + std::to_string(step.step_id)},
-                             {"name", step.name}}},
+    return {{"step",
+             {{"id", std::to_string(step.job_id) + "." + std::to_string(step.step_id)},
+              {"name", step.name}}},
             {"state", json::array({std::string(job_state_name(step.state))})},
             {"nodes", {{"count", step.nodes.size()}, {"range", compress_hostlist(step.nodes)}}},
             {"tasks", {{"count", step.ntasks}}},

@@ -1,8 +1,9 @@
 // Slurm-shaped JSON (as squeue/sinfo/sacct --json print it) for Cohort's records.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "common/protocol/job_types.h"
 

@@ -1,8 +1,14 @@
 // Starting and stopping a local instance.
 #include "cli/local_instance.h"
 
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <openssl/rand.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -10,15 +16,9 @@
 #include <unistd.h>
 
 #include "common/asio.h"
-#include <chrono>
-#include <filesystem>
-#include <fstream>
-#include <thread>
-
 #include "common/config.h"
 #include "common/hostlist.h"
 #include "common/transport/blocking_client.h"
-#include <nlohmann/json.hpp>
 
 namespace cohort::cli {
 namespace {
@@ -120,8 +120,10 @@ Result<pid_t> spawn_daemon(const std::vector<std::string>& argv, const std::stri
     return pid;
 }
 
-Status wait_for_nodes(const ClusterConfig& config, const std::string& key, size_t nodes,
-        const std::vector<pid_t>& pids) {
+Status wait_for_nodes(const ClusterConfig& config,
+                      const std::string& key,
+                      size_t nodes,
+                      const std::vector<pid_t>& pids) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     std::string last = "no answer from cohortctld";
     while (std::chrono::steady_clock::now() < deadline) {
@@ -129,18 +131,19 @@ Status wait_for_nodes(const ClusterConfig& config, const std::string& key, size_
             int status = 0;
             if (waitpid(pid, &status, WNOHANG) == pid) {
                 return Status::unavailable("a daemon exited during start-up (see the logs in "
-                        + config.state_dir + ")");
+                                           + config.state_dir + ")");
             }
         }
-        auto client = transport::BlockingClient::connect(config.controller_host,
-                config.controller_port, key,
+        auto client = transport::BlockingClient::connect(
+                config.controller_host, config.controller_port, key,
                 {static_cast<uint32_t>(getuid()), static_cast<uint32_t>(getgid())});
         if (client) {
             auto reply = client->call<protocol::NodeListReply>(protocol::QueryNodesRequest{});
             if (reply) {
                 size_t up = 0;
                 for (const auto& node : reply->nodes) {
-                    up += node.state != NodeState::kUnknown && node.state != NodeState::kDown ? 1 : 0;
+                    up += node.state != NodeState::kUnknown && node.state != NodeState::kDown ? 1
+                                                                                              : 0;
                 }
                 if (up >= nodes) {
                     return Status::ok();
@@ -151,7 +154,7 @@ Status wait_for_nodes(const ClusterConfig& config, const std::string& key, size_
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     return Status::unavailable("the instance did not come up within 30 s: " + last
-            + " (see the logs in " + config.state_dir + ")");
+                               + " (see the logs in " + config.state_dir + ")");
 }
 
 // Starts cohortctld on a fresh port and waits until it answers, before any agent starts.
@@ -159,7 +162,7 @@ Status wait_for_nodes(const ClusterConfig& config, const std::string& key, size_
 // bind; the controller then exits at once, and a new port is tried.
 // The "network" object of `cohort start --network FILE`, checked against the instance's nodes.
 Result<NetworkConfig> read_network_file(const std::string& path,
-        const std::vector<std::string>& nodes) {
+                                        const std::vector<std::string>& nodes) {
     std::ifstream in(path);
     if (!in) {
         return Status::invalid("--network: cannot read '" + path + "'");
@@ -175,8 +178,11 @@ Result<NetworkConfig> read_network_file(const std::string& path,
     return read;
 }
 
-Result<pid_t> start_controller(ClusterConfig& config, const std::string& config_path,
-        const std::string& key, const std::string& ctld_binary, const std::string& pid_file) {
+Result<pid_t> start_controller(ClusterConfig& config,
+                               const std::string& config_path,
+                               const std::string& key,
+                               const std::string& ctld_binary,
+                               const std::string& pid_file) {
     constexpr int kAttempts = 3;
     Status last = Status::unavailable("no free port for cohortctld");
     for (int attempt = 0; attempt < kAttempts; ++attempt) {
@@ -188,7 +194,7 @@ Result<pid_t> start_controller(ClusterConfig& config, const std::string& config_
             return saved;
         }
         auto ctld = spawn_daemon({ctld_binary, "--config", config_path, "--pid-file", pid_file},
-                config.state_dir + "/cohortctld.log");
+                                 config.state_dir + "/cohortctld.log");
         if (!ctld) {
             return ctld.status();
         }
@@ -212,15 +218,16 @@ Result<std::string> start_instance(const InstanceOptions& options) {
     fs::create_directories(options.state_dir, ec);
     if (ec) {
         return Status::io_error("--state-dir: cannot create '" + options.state_dir
-                + "': " + ec.message());
+                                + "': " + ec.message());
     }
     const std::string dir = fs::absolute(options.state_dir).lexically_normal().string();
     chmod(dir.c_str(), 0700);
     const std::string ctld_pid_file = dir + "/cohortctld.pid";
     if (pid_t pid = read_pid(ctld_pid_file); alive(pid)) {
-        return Status::unavailable(fmt::format("an instance is already running in {} (pid {}); "
-                                               "stop it with: cohort stop --state-dir {}",
-                dir, pid, dir));
+        return Status::unavailable(
+                fmt::format("an instance is already running in {} (pid {}); "
+                            "stop it with: cohort stop --state-dir {}",
+                            dir, pid, dir));
     }
     const std::string config_path = dir + "/cohort.json";
     const std::string key_path = dir + "/cluster.key";
@@ -267,8 +274,13 @@ Result<std::string> start_instance(const InstanceOptions& options) {
     }
     std::vector<pid_t> pids{*ctld};
     for (const auto& name : config.nodes) {
-        std::vector<std::string> argv{bin + "/cohortd", "--config", config_path, "--name", name,
-                "--pid-file", dir + "/cohortd-" + name + ".pid"};
+        std::vector<std::string> argv{bin + "/cohortd",
+                                      "--config",
+                                      config_path,
+                                      "--name",
+                                      name,
+                                      "--pid-file",
+                                      dir + "/cohortd-" + name + ".pid"};
         if (!options.topology_xml.empty()) {
             argv.insert(argv.end(), {"--topology", fs::absolute(options.topology_xml).string()});
         }
@@ -294,7 +306,7 @@ Status stop_instance(const std::string& state_dir) {
     for (const auto& entry : fs::directory_iterator(state_dir, ec)) {
         const std::string name = entry.path().filename().string();
         if (entry.path().extension() == ".pid"
-                && (name.rfind("cohortd-", 0) == 0 || name == "cohortctld.pid")) {
+            && (name.rfind("cohortd-", 0) == 0 || name == "cohortctld.pid")) {
             pid_t pid = read_pid(entry.path().string());
             if (alive(pid)) {
                 kill(pid, SIGTERM);

@@ -16,8 +16,8 @@ int parse_args(CLI::App& app, const std::string& command, Args args) {
         std::cout << app.help();
         return 0;
     } catch (const CLI::ParseError& e) {
-        std::cerr << "cohort " << command << ": error: " << e.what() << " (see cohort "
-                  << command << " --help)\n";
+        std::cerr << "cohort " << command << ": error: " << e.what() << " (see cohort " << command
+                  << " --help)\n";
         return 2;
     }
     return -1;
@@ -45,16 +45,34 @@ const char* kUsage = R"(usage: cohort COMMAND [options]
 int dispatch(const std::string& command, const Args& args) {
     using namespace cohort::cli;  // NOLINT(google-build-using-namespace): a dispatch table
     static const std::map<std::string, int (*)(const Args&)> kCommands = {
-            {"batch", cmd_batch}, {"sbatch", cmd_batch}, {"run", cmd_run}, {"srun", cmd_run},
+            {"batch", cmd_batch},
+            {"sbatch", cmd_batch},
+            {"run", cmd_run},
+            {"srun", cmd_run},
             {"mpirun", cmd_mpirun},
-            {"queue", cmd_queue}, {"squeue", cmd_queue}, {"nodes", cmd_nodes},
-            {"sinfo", cmd_nodes}, {"show", cmd_show}, {"cancel", cmd_cancel},
-            {"scancel", cmd_cancel}, {"acct", cmd_acct}, {"sacct", cmd_acct},
-            {"start", cmd_start}, {"stop", cmd_stop}, {"sim", cmd_sim},
-            {"priority", cmd_priority}, {"sprio", cmd_priority},
+            {"queue", cmd_queue},
+            {"squeue", cmd_queue},
+            {"nodes", cmd_nodes},
+            {"sinfo", cmd_nodes},
+            {"show", cmd_show},
+            {"cancel", cmd_cancel},
+            {"scancel", cmd_cancel},
+            {"acct", cmd_acct},
+            {"sacct", cmd_acct},
+            {"start", cmd_start},
+            {"stop", cmd_stop},
+            {"sim", cmd_sim},
+            {"priority", cmd_priority},
+            {"sprio", cmd_priority},
             {"reservation", cmd_reservation},
-            {"hold", [](const Args& a) { return cmd_hold(a, false); }},
-            {"release", [](const Args& a) { return cmd_hold(a, true); }},
+            {"hold",
+             [](const Args& a) {
+                 return cmd_hold(a, false);
+             }},
+            {"release",
+             [](const Args& a) {
+                 return cmd_hold(a, true);
+             }},
     };
     auto it = kCommands.find(command);
     if (it == kCommands.end()) {

@@ -2,14 +2,13 @@
 // agent calls back with its part of the step (output, exits, aborts).
 #include "cli/step_client.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
 
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/transport/connect.h"
 #include "common/transport/connect_timeouts.h"
@@ -41,7 +40,7 @@ StepResult StepClient::run(const protocol::StepLayout& layout, const StepRequest
     }
     // The launch goes to node 0 only; every agent calls back on the address that reaches it.
     auto socket = transport::connect_to(io_, layout.addresses[0], layout.ports[0],
-            transport::kCliConnectTimeout);
+                                        transport::kCliConnectTimeout);
     if (!socket) {
         return {1, 0, "node " + layout.nodes[0] + ": " + socket.status().message()};
     }
@@ -53,7 +52,7 @@ StepResult StepClient::run(const protocol::StepLayout& layout, const StepRequest
     accept_agents();
     auto launcher = transport::Connection::create(std::move(*socket), key_, cred_);
     launcher->start([](const std::shared_ptr<transport::Connection>&, protocol::Envelope) {},
-            [](const std::shared_ptr<transport::Connection>&, const Status&) {});
+                    [](const std::shared_ptr<transport::Connection>&, const Status&) {});
     launcher->send(launch_request(host, callbacks_.local_endpoint().port()));
     launcher->close_after_writes();
 
@@ -74,9 +73,9 @@ StepResult StepClient::run(const protocol::StepLayout& layout, const StepRequest
                 }
                 auto now = std::chrono::steady_clock::now();
                 if (signal == SIGINT && interrupts_ > 0
-                        && now - last_interrupt_ < std::chrono::seconds(1)) {
-                    std::cerr << "cohort run: forcing termination of step " << layout_.job_id
-                              << "." << layout_.step_id << "\n";
+                    && now - last_interrupt_ < std::chrono::seconds(1)) {
+                    std::cerr << "cohort run: forcing termination of step " << layout_.job_id << "."
+                              << layout_.step_id << "\n";
                     signal_all(SIGKILL);
                 } else {
                     std::cerr << "cohort run: interrupt (one more within 1 sec to abort)\n";
@@ -115,18 +114,17 @@ void StepClient::accept_agents() {
         auto node = std::make_shared<int64_t>(-1);  // known once the agent says which it is
         conn->start(
                 [this, node](const std::shared_ptr<transport::Connection>& c,
-                        protocol::Envelope envelope) {
+                             protocol::Envelope envelope) {
                     if (*node >= 0) {
                         dispatcher_.dispatch(static_cast<size_t>(*node), std::move(envelope));
                         return;
                     }
                     auto attach = protocol::decode_message<protocol::StepAttachMessage>(envelope);
                     if (!attach || attach->job_id != layout_.job_id
-                            || attach->step_id != layout_.step_id
-                            || attach->node_index >= agents_.size()
-                            || agents_[attach->node_index]) {
+                        || attach->step_id != layout_.step_id
+                        || attach->node_index >= agents_.size() || agents_[attach->node_index]) {
                         c->close(Status::invalid(fmt::format("not an agent of step {}.{}",
-                                layout_.job_id, layout_.step_id)));
+                                                             layout_.job_id, layout_.step_id)));
                         return;
                     }
                     *node = attach->node_index;
@@ -136,7 +134,7 @@ void StepClient::accept_agents() {
                     const auto index = static_cast<size_t>(*node);
                     if (*node >= 0 && !finished_ && !node_done_[index]) {
                         fail("lost the connection to " + layout_.nodes[index]
-                                + (why.is_ok() ? "" : ": " + why.message()));
+                             + (why.is_ok() ? "" : ": " + why.message()));
                     }
                 });
         accept_agents();
@@ -147,6 +145,7 @@ void StepClient::accept_agents() {
 // data comes; a regular file is sent whole; anything else (/dev/null) is an empty input.
 void StepClient::forward_stdin() {
     struct stat info {};
+
     if (fstat(STDIN_FILENO, &info) != 0) {
         return;
     }
@@ -156,8 +155,9 @@ void StepClient::forward_stdin() {
         read_stdin();
     } else if (S_ISREG(info.st_mode)) {
         for (ssize_t n = read(STDIN_FILENO, stdin_buffer_.data(), stdin_buffer_.size()); n > 0;
-                n = read(STDIN_FILENO, stdin_buffer_.data(), stdin_buffer_.size())) {
-            agents_[0]->send(protocol::TaskInputMessage{layout_.job_id, layout_.step_id,
+             n = read(STDIN_FILENO, stdin_buffer_.data(), stdin_buffer_.size())) {
+            agents_[0]->send(protocol::TaskInputMessage{
+                    layout_.job_id, layout_.step_id,
                     std::string(stdin_buffer_.data(), static_cast<size_t>(n)), false});
         }
         agents_[0]->send(eof);
@@ -167,13 +167,14 @@ void StepClient::forward_stdin() {
 }
 
 void StepClient::read_stdin() {
-    stdin_->async_read_some(asio::buffer(stdin_buffer_),
-            [this](boost::system::error_code ec, size_t n) {
+    stdin_->async_read_some(
+            asio::buffer(stdin_buffer_), [this](boost::system::error_code ec, size_t n) {
                 if (finished_ || !agents_[0]) {
                     return;
                 }
                 protocol::TaskInputMessage input{layout_.job_id, layout_.step_id,
-                        std::string(stdin_buffer_.data(), n), static_cast<bool>(ec)};
+                                                 std::string(stdin_buffer_.data(), n),
+                                                 static_cast<bool>(ec)};
                 agents_[0]->send(input);
                 if (!ec) {
                     read_stdin();
@@ -196,11 +197,11 @@ void StepClient::report_missing_nodes() {
         names += (names.empty() ? "" : ", ") + name;
     }
     fail(fmt::format("no answer to the launch within {} s from {} (see those nodes' cohortd logs)",
-            attach_limit_.count(), names));
+                     attach_limit_.count(), names));
 }
 
 protocol::LaunchStepRequest StepClient::launch_request(const std::string& host,
-        uint16_t port) const {
+                                                       uint16_t port) const {
     protocol::LaunchStepRequest launch;
     launch.layout = layout_;
     launch.node_index = 0;
@@ -250,8 +251,9 @@ void StepClient::on_task_exit(const protocol::TaskExitMessage& exit) {
         result_.exit_signal = exit.exit_signal;
     }
     if (request_.kill_on_bad_exit && code != 0 && !aborted_ && !killing_) {
-        std::cerr << fmt::format("cohort run: error: task {} exited with {}: ending step {}.{} "
-                                 "(--kill-on-bad-exit)\n",
+        std::cerr << fmt::format(
+                "cohort run: error: task {} exited with {}: ending step {}.{} "
+                "(--kill-on-bad-exit)\n",
                 exit.rank, code, layout_.job_id, layout_.step_id);
         killing_ = true;
         signal_all(SIGKILL);
@@ -306,8 +308,7 @@ void StepClient::write_output(const protocol::TaskOutputMessage& output) {
     partial += output.data;
     size_t start = 0;
     const std::string label = label_of(output.rank);
-    for (size_t nl = partial.find('\n'); nl != std::string::npos;
-            nl = partial.find('\n', start)) {
+    for (size_t nl = partial.find('\n'); nl != std::string::npos; nl = partial.find('\n', start)) {
         out << label << std::string_view(partial).substr(start, nl - start + 1);
         start = nl + 1;
     }
@@ -320,16 +321,16 @@ std::string StepClient::label_of(uint32_t rank) const {
         return "";
     }
     std::string label = std::to_string(rank);
-    return std::string(label_width_ > label.size() ? label_width_ - label.size() : 0, ' ')
-            + label + ": ";
+    return std::string(label_width_ > label.size() ? label_width_ - label.size() : 0, ' ') + label
+           + ": ";
 }
 
 void StepClient::flush_partial_lines() {
     for (auto& [key, partial] : partial_lines_) {
         if (!partial.empty()) {
             // A last line without its newline: as written, but a labelled one is closed.
-            (key.second == 2 ? std::cerr : std::cout) << label_of(key.first) << partial
-                                                       << (request_.label ? "\n" : "");
+            (key.second == 2 ? std::cerr : std::cout)
+                    << label_of(key.first) << partial << (request_.label ? "\n" : "");
             partial.clear();
         }
     }

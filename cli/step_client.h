@@ -2,13 +2,13 @@
 // tasks, streams their output (optionally labelled), forwards Ctrl-C and collects exits.
 #pragma once
 
-#include "common/asio.h"
 #include <array>
 #include <chrono>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "common/asio.h"
 #include "common/protocol/messages.h"
 #include "common/protocol/step_messages.h"
 #include "common/transport/connection.h"
@@ -65,7 +65,7 @@ private:
     protocol::Credential cred_;
     protocol::StepLayout layout_;
     StepRequest request_;
-    std::chrono::seconds attach_limit_{30};  // COHORT_LAUNCH_TIMEOUT overrides it
+    std::chrono::seconds attach_limit_{30};     // COHORT_LAUNCH_TIMEOUT overrides it
     boost::asio::ip::tcp::acceptor callbacks_;  // where the agents call back
     transport::Dispatcher<size_t> dispatcher_;
     std::unique_ptr<boost::asio::posix::stream_descriptor> stdin_;

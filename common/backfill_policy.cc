@@ -2,6 +2,7 @@
 #include "common/backfill_policy.h"
 
 #include <array>
+
 #include <fmt/format.h>
 
 namespace cohort {
@@ -17,9 +18,10 @@ Result<BackfillPolicy> parse_backfill_policy(std::string_view text, std::string_
             return static_cast<BackfillPolicy>(i);
         }
     }
-    return Status::invalid(fmt::format("{}: invalid value '{}' (accepted: none, easy, "
-                                       "conservative)",
-            field, text));
+    return Status::invalid(
+            fmt::format("{}: invalid value '{}' (accepted: none, easy, "
+                        "conservative)",
+                        field, text));
 }
 
 std::string_view backfill_policy_name(BackfillPolicy policy) {

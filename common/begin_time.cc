@@ -44,8 +44,9 @@ std::optional<Hms> parse_hms(std::string_view text) {
     }
     size_t second = text.find(':', first + 1);
     auto hour = number(text.substr(0, first));
-    auto minute = number(text.substr(first + 1,
-            second == std::string_view::npos ? std::string_view::npos : second - first - 1));
+    auto minute =
+            number(text.substr(first + 1, second == std::string_view::npos ? std::string_view::npos
+                                                                           : second - first - 1));
     int sec = 0;
     if (second != std::string_view::npos) {
         auto parsed = number(text.substr(second + 1));
@@ -104,8 +105,12 @@ Result<int64_t> relative(std::string_view text, std::string_view rest, int64_t n
     }
     std::string unit(rest.substr(digits));
     int64_t scale = 0;
-    for (const auto& [name, seconds] : {std::pair<const char*, int64_t>{"", 1}, {"second", 1},
-                 {"minute", 60}, {"hour", 3600}, {"day", 86400}, {"week", 7 * 86400}}) {
+    for (const auto& [name, seconds] : {std::pair<const char*, int64_t>{"", 1},
+                                        {"second", 1},
+                                        {"minute", 60},
+                                        {"hour", 3600},
+                                        {"day", 86400},
+                                        {"week", 7 * 86400}}) {
         if (unit == name || unit == std::string(name) + "s") {
             scale = seconds;
         }
@@ -122,7 +127,7 @@ Result<int64_t> clock_time(std::string_view text, int64_t now) {
     if (body.size() > 2) {
         std::string suffix = body.substr(body.size() - 2);
         std::transform(suffix.begin(), suffix.end(), suffix.begin(),
-                [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+                       [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
         if (suffix == "AM" || suffix == "PM") {
             offset = suffix == "PM" ? 12 : 0;
             body.resize(body.size() - 2);
@@ -142,10 +147,9 @@ Result<int64_t> clock_time(std::string_view text, int64_t now) {
     return next_clock_time(now, h, hms->minute, hms->second);
 }
 
-Result<int64_t> calendar_date(std::string_view text, int year, int month, int day, int hour,
-        int minute, int second) {
-    if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59
-            || second > 59) {
+Result<int64_t> calendar_date(
+        std::string_view text, int year, int month, int day, int hour, int minute, int second) {
+    if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 59) {
         return bad(text);
     }
     std::tm tm{};
@@ -163,7 +167,7 @@ Result<int64_t> calendar_date(std::string_view text, int year, int month, int da
 Result<int64_t> parse_begin_time(std::string_view text, int64_t now) {
     std::string lower(text);
     std::transform(lower.begin(), lower.end(), lower.begin(),
-            [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     if (lower.rfind("now", 0) == 0) {
         return relative(text, std::string_view(lower).substr(3), now);
     }
@@ -190,8 +194,8 @@ Result<int64_t> parse_begin_time(std::string_view text, int64_t now) {
         auto day = number(lower.substr(8, 2));
         Hms hms;
         if (lower.size() > 10) {
-            auto time = lower[10] == 't' ? parse_hms(std::string_view(lower).substr(11))
-                                         : std::nullopt;
+            auto time =
+                    lower[10] == 't' ? parse_hms(std::string_view(lower).substr(11)) : std::nullopt;
             if (!time) {
                 return bad(text);
             }

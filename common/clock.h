@@ -21,12 +21,13 @@ class SystemClock final : public Clock {
 public:
     int64_t unix_seconds() const override {
         return std::chrono::duration_cast<std::chrono::seconds>(
-                std::chrono::system_clock::now().time_since_epoch())
+                       std::chrono::system_clock::now().time_since_epoch())
                 .count();
     }
+
     int64_t steady_ms() const override {
         return std::chrono::duration_cast<std::chrono::milliseconds>(
-                std::chrono::steady_clock::now().time_since_epoch())
+                       std::chrono::steady_clock::now().time_since_epoch())
                 .count();
     }
 };

@@ -2,10 +2,11 @@
 #include "common/config.h"
 
 #include <cstdlib>
-#include <fmt/format.h>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "common/hostlist.h"
 #include "common/time_spec.h"
@@ -50,13 +51,12 @@ Result<PartitionConfig> read_partition(const json& object) {
     partition.max_time_s = *max_time;
     partition.default_time_s = *default_time;
     partition.max_nodes = object.value("max_nodes", partition.max_nodes);
-    partition.allowed_accounts =
-            object.value("allowed_accounts", std::vector<std::string>{});
+    partition.allowed_accounts = object.value("allowed_accounts", std::vector<std::string>{});
     partition.priority_tier = object.value("priority_tier", partition.priority_tier);
     partition.def_mem_per_cpu_mib = object.value("def_mem_per_cpu", int64_t{0});
     partition.max_mem_per_cpu_mib = object.value("max_mem_per_cpu", int64_t{0});
     if (partition.max_nodes == 0 || partition.max_nodes < -1 || partition.priority_tier < 0
-            || partition.def_mem_per_cpu_mib < 0 || partition.max_mem_per_cpu_mib < 0) {
+        || partition.def_mem_per_cpu_mib < 0 || partition.max_mem_per_cpu_mib < 0) {
         return Status::invalid("partition " + partition.name
                 + ": max_nodes, priority_tier, def_mem_per_cpu and max_mem_per_cpu must be "
                   "non-negative (max_nodes: -1 or at least 1)");
@@ -89,19 +89,19 @@ Result<ClusterConfig> parse_config(const json& doc) {
     }
     config.collective_fanout = doc.value("collective_fanout", config.collective_fanout);
     if (config.collective_fanout < 1) {
-        return Status::invalid(fmt::format(
-                "collective_fanout: invalid value '{}' (accepted: 1 or more)",
-                config.collective_fanout));
+        return Status::invalid(
+                fmt::format("collective_fanout: invalid value '{}' (accepted: 1 or more)",
+                            config.collective_fanout));
     }
     config.sqlite_synchronous = doc.value("sqlite_synchronous", config.sqlite_synchronous);
     if (config.sqlite_synchronous != "full" && config.sqlite_synchronous != "normal") {
         return Status::invalid("sqlite_synchronous: invalid value '" + config.sqlite_synchronous
-                + "' (accepted: full, normal)");
+                               + "' (accepted: full, normal)");
     }
     if (doc.contains("backfill")) {
         if (!doc["backfill"].is_string()) {
             return Status::invalid("backfill: invalid value " + doc["backfill"].dump()
-                    + " (accepted: none, easy, conservative)");
+                                   + " (accepted: none, easy, conservative)");
         }
         auto backfill = parse_backfill_policy(doc["backfill"].get<std::string>(), "backfill");
         if (!backfill) {
@@ -109,8 +109,7 @@ Result<ClusterConfig> parse_config(const json& doc) {
         }
         config.backfill = *backfill;
     }
-    config.backfill_reservations =
-            doc.value("backfill_reservations", config.backfill_reservations);
+    config.backfill_reservations = doc.value("backfill_reservations", config.backfill_reservations);
     auto nodes = read_hosts(doc, "nodes");
     if (!nodes) {
         return nodes.status();
@@ -144,8 +143,8 @@ Result<ClusterConfig> parse_config(const json& doc) {
         for (const auto& account : partition.allowed_accounts) {
             if (config.policy.find_account(account) == nullptr) {
                 return Status::invalid("partition " + partition.name
-                        + ": allowed_accounts: unknown account '" + account
-                        + "' (accepted: accounts listed under accounts)");
+                                       + ": allowed_accounts: unknown account '" + account
+                                       + "' (accepted: accounts listed under accounts)");
             }
         }
     }
@@ -175,7 +174,8 @@ const PartitionConfig* ClusterConfig::find_partition(const std::string& name) co
 Result<ClusterConfig> load_config(const std::string& path) {
     std::ifstream in(path);
     if (!in) {
-        return Status::not_found("cannot read config '" + path
+        return Status::not_found(
+                "cannot read config '" + path
                 + "' (start a local instance with 'cohort start' or set COHORT_CONF)");
     }
     json doc = json::parse(in, nullptr, /*allow_exceptions=*/false);
@@ -198,17 +198,18 @@ Status save_config(const ClusterConfig& config, const std::string& path) {
     json partitions = json::array();
     for (const auto& p : config.partitions) {
         partitions.push_back({{"name", p.name},
-                {"nodes", compress_hostlist(p.nodes)},
-                {"default", p.is_default},
-                {"max_time", p.max_time_s},
-                {"default_time", p.default_time_s},
-                {"max_nodes", p.max_nodes},
-                {"allowed_accounts", p.allowed_accounts},
-                {"priority_tier", p.priority_tier},
-                {"def_mem_per_cpu", p.def_mem_per_cpu_mib},
-                {"max_mem_per_cpu", p.max_mem_per_cpu_mib}});
+                              {"nodes", compress_hostlist(p.nodes)},
+                              {"default", p.is_default},
+                              {"max_time", p.max_time_s},
+                              {"default_time", p.default_time_s},
+                              {"max_nodes", p.max_nodes},
+                              {"allowed_accounts", p.allowed_accounts},
+                              {"priority_tier", p.priority_tier},
+                              {"def_mem_per_cpu", p.def_mem_per_cpu_mib},
+                              {"max_mem_per_cpu", p.max_mem_per_cpu_mib}});
     }
-    json doc = {{"cluster_name", config.cluster_name},
+    json doc = {
+            {"cluster_name", config.cluster_name},
             {"controller", {{"host", config.controller_host}, {"port", config.controller_port}}},
             {"key_file", config.key_file},
             {"state_dir", config.state_dir},
@@ -259,7 +260,7 @@ Result<std::string> load_key(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) {
         return Status::denied("cannot read cluster key '" + path
-                + "' (only the instance's owner can use it)");
+                              + "' (only the instance's owner can use it)");
     }
     std::stringstream buffer;
     buffer << in.rdbuf();

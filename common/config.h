@@ -16,13 +16,13 @@ struct PartitionConfig {
     std::string name;
     std::vector<std::string> nodes;
     bool is_default = false;
-    int64_t max_time_s = -1;      // -1: unlimited
-    int64_t default_time_s = -1;  // -1: the partition's max_time_s
-    int64_t max_nodes = -1;       // nodes one job may take; -1: unlimited
+    int64_t max_time_s = -1;                    // -1: unlimited
+    int64_t default_time_s = -1;                // -1: the partition's max_time_s
+    int64_t max_nodes = -1;                     // nodes one job may take; -1: unlimited
     std::vector<std::string> allowed_accounts;  // empty: all
-    int64_t priority_tier = 0;    // the partition factor of multifactor priority
-    int64_t def_mem_per_cpu_mib = 0;  // memory of a job that asks none; 0: not tracked
-    int64_t max_mem_per_cpu_mib = 0;  // 0: unlimited
+    int64_t priority_tier = 0;                  // the partition factor of multifactor priority
+    int64_t def_mem_per_cpu_mib = 0;            // memory of a job that asks none; 0: not tracked
+    int64_t max_mem_per_cpu_mib = 0;            // 0: unlimited
 };
 
 struct ClusterConfig {

@@ -1,11 +1,11 @@
 // Pid files and signal handling for the daemons.
 #include "common/daemon.h"
 
-#include <unistd.h>
-
 #include <csignal>
 #include <fstream>
 #include <memory>
+
+#include <unistd.h>
 
 namespace cohort {
 
@@ -27,14 +27,14 @@ void remove_pid_file(const std::string& path) {
 
 void stop_on_signals(boost::asio::io_context& io, std::function<void()> on_stop) {
     auto signals = std::make_shared<boost::asio::signal_set>(io, SIGTERM, SIGINT);
-    signals->async_wait([&io, signals, on_stop = std::move(on_stop)](
-                                const boost::system::error_code& ec, int) {
-        if (ec) {
-            return;
-        }
-        on_stop();
-        io.stop();
-    });
+    signals->async_wait(
+            [&io, signals, on_stop = std::move(on_stop)](const boost::system::error_code& ec, int) {
+                if (ec) {
+                    return;
+                }
+                on_stop();
+                io.stop();
+            });
 }
 
 }  // namespace cohort

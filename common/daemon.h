@@ -1,9 +1,10 @@
 // Small daemon helpers shared by cohortctld and cohortd: pid files and signal-driven stop.
 #pragma once
 
-#include "common/asio.h"
 #include <functional>
 #include <string>
+
+#include "common/asio.h"
 
 namespace cohort {
 

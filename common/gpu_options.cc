@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+
 #include <fmt/format.h>
 
 #include "common/size_spec.h"
@@ -14,17 +15,18 @@ constexpr const char* kCountOptions = "--gpus, --gpus-per-node, --gres=gpu:N or 
 
 bool valid_type(const std::string& type) {
     return !type.empty() && std::all_of(type.begin(), type.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-'
-                || c == '.';
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '.';
     });
 }
 
-Result<int32_t> positive(const std::string& option, const std::string& whole,
-        const std::string& number, const std::string& accepted) {
+Result<int32_t> positive(const std::string& option,
+                         const std::string& whole,
+                         const std::string& number,
+                         const std::string& accepted) {
     auto count = parse_positive_count(number);
     if (!count || *count > 1024) {
         return Status::invalid(option + ": invalid value '" + whole + "' (accepted: " + accepted
-                + ")");
+                               + ")");
     }
     return static_cast<int32_t>(*count);
 }
@@ -48,20 +50,21 @@ std::string count_option(const GpuOptions& gpu) {
 }
 
 Status check_combinations(const GpuOptions& gpu, const TaskGeometry& g) {
-    const int counts = (gpu.gpus > 0 ? 1 : 0) + (gpu.per_node > 0 ? 1 : 0)
-            + (gpu.per_task > 0 ? 1 : 0);
+    const int counts =
+            (gpu.gpus > 0 ? 1 : 0) + (gpu.per_node > 0 ? 1 : 0) + (gpu.per_task > 0 ? 1 : 0);
     if (counts > 1) {
         return Status::invalid(count_option(gpu) + ": cannot be combined with another GPU count"
                 " (accepted: one of " + std::string(kCountOptions) + ")");
     }
     if (!gpu.requested()) {
         const std::pair<bool, const char*> needs[] = {{gpu.cpus_per_gpu > 0, "--cpus-per-gpu"},
-                {gpu.mem_per_gpu_mib > 0, "--mem-per-gpu"},
-                {gpu.ntasks_per_gpu > 0, "--ntasks-per-gpu"}, {!gpu.bind.empty(), "--gpu-bind"}};
+                                                      {gpu.mem_per_gpu_mib > 0, "--mem-per-gpu"},
+                                                      {gpu.ntasks_per_gpu > 0, "--ntasks-per-gpu"},
+                                                      {!gpu.bind.empty(), "--gpu-bind"}};
         for (const auto& [given, name] : needs) {
             if (given) {
                 return Status::invalid(std::string(name) + ": needs a GPU count (accepted with "
-                        + kCountOptions + ")");
+                                       + kCountOptions + ")");
             }
         }
         return Status::ok();
@@ -73,7 +76,8 @@ Status check_combinations(const GpuOptions& gpu, const TaskGeometry& g) {
         return Status::invalid("--ntasks-per-gpu: cannot be combined with --ntasks-per-node");
     }
     if (gpu.per_task > 0 && g.ntasks == 0 && !(g.nodes_min > 0 && g.ntasks_per_node > 0)) {
-        return Status::invalid("--gpus-per-task: needs a task count (accepted with --ntasks, "
+        return Status::invalid(
+                "--gpus-per-task: needs a task count (accepted with --ntasks, "
                 "or --nodes with --ntasks-per-node)");
     }
     if (gpu.cpus_per_gpu > 0 && g.cpus_per_task_set) {
@@ -83,9 +87,10 @@ Status check_combinations(const GpuOptions& gpu, const TaskGeometry& g) {
         return Status::invalid("--mem-per-gpu: --mem and --mem-per-gpu are mutually exclusive");
     }
     if (gpu.gpus > 0 && g.nodes_max != 0 && g.nodes_max != g.nodes_min) {
-        return Status::invalid(fmt::format("--gpus: needs a fixed node count, not --nodes={}-{} "
-                                           "(accepted: --nodes=N, or --gpus-per-node)",
-                g.nodes_min, g.nodes_max));
+        return Status::invalid(
+                fmt::format("--gpus: needs a fixed node count, not --nodes={}-{} "
+                            "(accepted: --nodes=N, or --gpus-per-node)",
+                            g.nodes_min, g.nodes_max));
     }
     return Status::ok();
 }
@@ -96,7 +101,7 @@ Result<GpuCount> parse_gpu_count(const std::string& option, const std::string& v
     const std::string accepted = "[type:]N with N from 1 to 1024, e.g. 2 or a100:2";
     if (value.find(',') != std::string::npos) {
         return Status::invalid(option + ": invalid value '" + value
-                + "' (accepted: one GPU type per job, " + accepted + ")");
+                               + "' (accepted: one GPU type per job, " + accepted + ")");
     }
     GpuCount out;
     std::string number = value;
@@ -104,8 +109,8 @@ Result<GpuCount> parse_gpu_count(const std::string& option, const std::string& v
         out.type = lowered(value.substr(0, colon));
         number = value.substr(colon + 1);
         if (!valid_type(out.type)) {
-            return Status::invalid(option + ": invalid GPU type in '" + value + "' (accepted: "
-                    + accepted + ")");
+            return Status::invalid(option + ": invalid GPU type in '" + value
+                                   + "' (accepted: " + accepted + ")");
         }
     }
     auto count = positive(option, value, number, accepted);
@@ -128,8 +133,8 @@ Result<GpuCount> parse_gres(const std::string& value) {
         start = colon + 1;
     }
     if (value.find(',') != std::string::npos || parts.front() != "gpu" || parts.size() > 3) {
-        return Status::invalid("--gres: invalid generic resource '" + value + "' (accepted: "
-                + accepted + ")");
+        return Status::invalid("--gres: invalid generic resource '" + value
+                               + "' (accepted: " + accepted + ")");
     }
     GpuCount out{"", 1};
     if (parts.size() == 3) {
@@ -149,8 +154,8 @@ Result<GpuCount> parse_gres(const std::string& value) {
         }
     }
     if (parts.size() >= 2 && !out.type.empty() && !valid_type(out.type)) {
-        return Status::invalid("--gres: invalid GPU type in '" + value + "' (accepted: "
-                + accepted + ")");
+        return Status::invalid("--gres: invalid GPU type in '" + value + "' (accepted: " + accepted
+                               + ")");
     }
     return out;
 }
@@ -170,16 +175,16 @@ Result<std::string> parse_gpu_bind(const std::string& value) {
         }
         const std::string ids = bind.substr(p.size());
         bool ok = !ids.empty() && ids.front() != ',' && ids.back() != ','
-                && ids.find(",,") == std::string::npos;
+                  && ids.find(",,") == std::string::npos;
         ok = ok && std::all_of(ids.begin(), ids.end(), [](char c) {
-            return c == ',' || std::isdigit(static_cast<unsigned char>(c)) != 0;
-        });
+                 return c == ',' || std::isdigit(static_cast<unsigned char>(c)) != 0;
+             });
         if (ok) {
             return "map_gpu:" + ids;
         }
     }
     return Status::invalid("--gpu-bind: invalid value '" + value
-            + "' (accepted: [verbose,]closest, none or map_gpu:<id>[,<id>...])");
+                           + "' (accepted: [verbose,]closest, none or map_gpu:<id>[,<id>...])");
 }
 
 std::vector<int> gpu_bind_map(const std::string& bind) {
@@ -201,9 +206,10 @@ Status check_gpus(const GpuOptions& gpu, const TaskGeometry& geometry) {
     }
     const uint32_t nodes = std::max<uint32_t>(geometry.nodes_min, 1);
     if (gpu.gpus > 0 && static_cast<uint32_t>(gpu.gpus) % nodes != 0) {
-        return Status::invalid(fmt::format("--gpus: {} GPUs do not split evenly over {} nodes "
-                                           "(accepted: a multiple of --nodes, or --gpus-per-node)",
-                gpu.gpus, nodes));
+        return Status::invalid(
+                fmt::format("--gpus: {} GPUs do not split evenly over {} nodes "
+                            "(accepted: a multiple of --nodes, or --gpus-per-node)",
+                            gpu.gpus, nodes));
     }
     return Status::ok();
 }
@@ -222,8 +228,8 @@ GpuShape gpu_shape(const GpuOptions& gpu, const TaskGeometry& geometry) {
         shape.gpus_per_node = gpu.per_node;
     } else {
         // --gpus-per-task: every node takes the same number of tasks, each with its GPUs.
-        const uint32_t per_node = g.ntasks_per_node > 0 ? g.ntasks_per_node
-                                                        : ceil_div(g.ntasks, nodes);
+        const uint32_t per_node =
+                g.ntasks_per_node > 0 ? g.ntasks_per_node : ceil_div(g.ntasks, nodes);
         g.ntasks_per_node = per_node;
         g.nodes_min = g.ntasks > 0 ? std::max(nodes, ceil_div(g.ntasks, per_node)) : nodes;
         shape.gpus_per_node = static_cast<int32_t>(per_node) * gpu.per_task;
@@ -237,10 +243,11 @@ GpuShape gpu_shape(const GpuOptions& gpu, const TaskGeometry& geometry) {
     }
     if (gpu.cpus_per_gpu > 0) {
         const uint32_t tasks = g.ntasks_per_node > 0 ? g.ntasks_per_node
-                : g.ntasks > 0                      ? ceil_div(g.ntasks, std::max<uint32_t>(g.nodes_min, 1))
-                                                    : 1;
-        g.cpus_per_task = std::max<uint32_t>(
-                static_cast<uint32_t>(gpu.cpus_per_gpu) * per_node / tasks, 1);
+                               : g.ntasks > 0
+                                       ? ceil_div(g.ntasks, std::max<uint32_t>(g.nodes_min, 1))
+                                       : 1;
+        g.cpus_per_task =
+                std::max<uint32_t>(static_cast<uint32_t>(gpu.cpus_per_gpu) * per_node / tasks, 1);
     }
     if (gpu.mem_per_gpu_mib > 0) {
         g.mem_mib = gpu.mem_per_gpu_mib * shape.gpus_per_node;
@@ -271,7 +278,7 @@ std::string gpu_type_of(const std::string& model) {
             ++letters;
         }
         if (letters == 0 || letters > 3 || letters == token.size()
-                || std::isdigit(static_cast<unsigned char>(token[letters])) == 0) {
+            || std::isdigit(static_cast<unsigned char>(token[letters])) == 0) {
             continue;
         }
         const std::string word = token.substr(0, letters);

@@ -12,10 +12,10 @@
 namespace cohort {
 
 struct GpuOptions {
-    std::string type;         // a node feature such as "h100"; empty: any GPU
-    int32_t gpus = 0;         // --gpus / -G: for the whole job
-    int32_t per_node = 0;     // --gpus-per-node or --gres=gpu:N
-    int32_t per_task = 0;     // --gpus-per-task
+    std::string type;      // a node feature such as "h100"; empty: any GPU
+    int32_t gpus = 0;      // --gpus / -G: for the whole job
+    int32_t per_node = 0;  // --gpus-per-node or --gres=gpu:N
+    int32_t per_task = 0;  // --gpus-per-task
     int32_t cpus_per_gpu = 0;
     int64_t mem_per_gpu_mib = 0;
     int32_t ntasks_per_gpu = 0;
@@ -25,8 +25,7 @@ struct GpuOptions {
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
-        ar & type & gpus & per_node & per_task & cpus_per_gpu & mem_per_gpu_mib & ntasks_per_gpu
-                & bind;
+        ar& type& gpus& per_node& per_task& cpus_per_gpu& mem_per_gpu_mib& ntasks_per_gpu& bind;
     }
 };
 

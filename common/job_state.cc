@@ -38,7 +38,7 @@ std::string_view job_state_code(JobState state) {
 Result<JobState> parse_job_state(std::string_view text) {
     std::string upper(text);
     std::transform(upper.begin(), upper.end(), upper.begin(),
-            [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
     for (const auto& entry : kStates) {
         if (upper == entry.name || upper == entry.code) {
             return entry.state;
@@ -51,7 +51,7 @@ Result<JobState> parse_job_state(std::string_view text) {
 
 bool is_final(JobState state) {
     return state != JobState::kPending && state != JobState::kRunning
-            && state != JobState::kCompleting;
+           && state != JobState::kCompleting;
 }
 
 }  // namespace cohort

@@ -2,10 +2,11 @@
 #include "common/network_config.h"
 
 #include <algorithm>
-#include <fmt/format.h>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "common/hostlist.h"
 #include "common/policy_config.h"
@@ -15,14 +16,15 @@ namespace {
 
 using nlohmann::json;
 
-Result<std::vector<std::string>> read_names(const json& object, const std::string& where,
-        const char* key) {
+Result<std::vector<std::string>> read_names(const json& object,
+                                            const std::string& where,
+                                            const char* key) {
     if (!object.contains(key)) {
         return std::vector<std::string>{};
     }
     if (!object.at(key).is_string()) {
         return Status::invalid(where + "." + key
-                + ": expected a hostlist string such as leaf[1-4]");
+                               + ": expected a hostlist string such as leaf[1-4]");
     }
     auto names = expand_hostlist(object.at(key).get<std::string>());
     if (!names) {
@@ -33,7 +35,7 @@ Result<std::vector<std::string>> read_names(const json& object, const std::strin
 
 Result<std::string> read_name(const json& object, const std::string& where) {
     if (!object.is_object() || !object.contains("name") || !object.at("name").is_string()
-            || object.at("name").get<std::string>().empty()) {
+        || object.at("name").get<std::string>().empty()) {
         return Status::invalid(where + ".name: missing (every entry needs a name)");
     }
     return object.at("name").get<std::string>();
@@ -72,7 +74,7 @@ Status check_tree(const std::vector<SwitchConfig>& switches) {
     for (size_t i = 0; i < switches.size(); ++i) {
         if (!index.emplace(switches[i].name, i).second) {
             return Status::invalid("network.switches: switch '" + switches[i].name
-                    + "' is defined twice");
+                                   + "' is defined twice");
         }
     }
     std::map<std::string, std::string> parent;
@@ -80,11 +82,11 @@ Status check_tree(const std::vector<SwitchConfig>& switches) {
         for (const std::string& child : sw.switches) {
             if (index.count(child) == 0) {
                 return Status::invalid("network.switches: switch '" + sw.name
-                        + "' names unknown switch '" + child + "'");
+                                       + "' names unknown switch '" + child + "'");
             }
             if (auto [it, fresh] = parent.emplace(child, sw.name); !fresh) {
-                return Status::invalid("network.switches: switch '" + child
-                        + "' is under both '" + it->second + "' and '" + sw.name + "'");
+                return Status::invalid("network.switches: switch '" + child + "' is under both '"
+                                       + it->second + "' and '" + sw.name + "'");
             }
         }
     }
@@ -93,7 +95,7 @@ Status check_tree(const std::vector<SwitchConfig>& switches) {
         for (size_t steps = 0; parent.count(at) != 0; ++steps) {
             if (steps > switches.size()) {
                 return Status::invalid("network.switches: switch '" + sw.name
-                        + "' is its own ancestor (the switches must form a tree)");
+                                       + "' is its own ancestor (the switches must form a tree)");
             }
             at = parent.at(at);
         }
@@ -102,17 +104,19 @@ Status check_tree(const std::vector<SwitchConfig>& switches) {
 }
 
 // Each node in `cluster_nodes`, and under at most one owner.
-Status check_members(const std::string& what, const std::string& owner,
-        const std::vector<std::string>& nodes, const std::set<std::string>& cluster_nodes,
-        std::map<std::string, std::string>& owner_of) {
+Status check_members(const std::string& what,
+                     const std::string& owner,
+                     const std::vector<std::string>& nodes,
+                     const std::set<std::string>& cluster_nodes,
+                     std::map<std::string, std::string>& owner_of) {
     for (const std::string& node : nodes) {
         if (cluster_nodes.count(node) == 0) {
             return Status::invalid("network." + what + " '" + owner + "': unknown node '" + node
-                    + "' (accepted: the cluster's nodes)");
+                                   + "' (accepted: the cluster's nodes)");
         }
         if (auto [it, fresh] = owner_of.emplace(node, owner); !fresh) {
             return Status::invalid("network." + what + ": node '" + node + "' is in both '"
-                    + it->second + "' and '" + owner + "'");
+                                   + it->second + "' and '" + owner + "'");
         }
     }
     return Status::ok();
@@ -220,7 +224,8 @@ json write_network(const NetworkConfig& network) {
     for (const BlockConfig& block : network.blocks) {
         blocks.push_back({{"name", block.name}, {"nodes", compress_hostlist(block.nodes)}});
     }
-    return {{"switches", switches}, {"blocks", blocks},
+    return {{"switches", switches},
+            {"blocks", blocks},
             {"max_switch_wait", network.max_switch_wait_s}};
 }
 

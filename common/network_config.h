@@ -40,7 +40,7 @@ struct NetworkConfig {
 // at most one leaf switch and in at most one block, children exist, and the tree has no
 // cycle. Errors name the key and the value.
 Result<NetworkConfig> read_network(const nlohmann::json& doc,
-        const std::vector<std::string>& cluster_nodes);
+                                   const std::vector<std::string>& cluster_nodes);
 nlohmann::json write_network(const NetworkConfig& network);
 
 // Where a node sits, as Slurm's SLURM_TOPOLOGY_ADDR and SLURM_TOPOLOGY_ADDR_PATTERN give it:
@@ -49,6 +49,7 @@ struct TopologyAddress {
     std::string address;
     std::string pattern;
 };
+
 TopologyAddress topology_address(const NetworkConfig& network, const std::string& node);
 
 }  // namespace cohort

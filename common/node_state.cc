@@ -6,8 +6,8 @@
 namespace cohort {
 
 std::string_view node_state_name(NodeState state) {
-    static constexpr std::array<std::string_view, 5> kNames = {
-            "UNKNOWN", "IDLE", "MIXED", "ALLOCATED", "DOWN"};
+    static constexpr std::array<std::string_view, 5> kNames = {"UNKNOWN", "IDLE", "MIXED",
+                                                               "ALLOCATED", "DOWN"};
     return kNames.at(static_cast<size_t>(state));
 }
 

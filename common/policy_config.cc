@@ -1,9 +1,10 @@
 // Reading and writing the scheduling policy keys of the cluster configuration.
 #include "common/policy_config.h"
 
+#include <set>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <set>
 
 #include "common/time_spec.h"
 
@@ -19,8 +20,8 @@ Result<int64_t> read_int(const json& object, const char* key, int64_t fallback, 
     }
     const json& value = object.at(key);
     if (!value.is_number_integer() || value.get<int64_t>() < min) {
-        return Status::invalid(fmt::format(
-                "{}: invalid value {} (accepted: an integer >= {})", key, value.dump(), min));
+        return Status::invalid(fmt::format("{}: invalid value {} (accepted: an integer >= {})", key,
+                                           value.dump(), min));
     }
     return value.get<int64_t>();
 }
@@ -54,7 +55,7 @@ Result<AccountConfig> read_account(const json& object) {
     account.name = object.value("name", "");
     if (account.name.empty() || account.name == "root") {
         return Status::invalid("accounts[].name: invalid value '" + account.name
-                + "' (accepted: a name other than root)");
+                               + "' (accepted: a name other than root)");
     }
     account.parent = object.value("parent", "root");
     auto shares = read_int(object, "shares", 1, 1);
@@ -71,13 +72,14 @@ Result<AccountConfig> read_account(const json& object) {
             auto user_shares = read_int(user, "shares", 1, 1);
             if (!user_shares) {
                 return user_shares.status().with_context("account " + account.name + " user "
-                        + entry.name);
+                                                         + entry.name);
             }
             entry.shares = *user_shares;
         }
         if (entry.name.empty()) {
             return Status::invalid("account " + account.name + ": users: invalid entry "
-                    + user.dump() + " (accepted: a user name or {\"name\", \"shares\"})");
+                                   + user.dump()
+                                   + " (accepted: a user name or {\"name\", \"shares\"})");
         }
         account.users.push_back(std::move(entry));
     }
@@ -93,7 +95,8 @@ Status check_accounts(const std::vector<AccountConfig>& accounts) {
         }
         if (seen.count(account.parent) == 0) {
             return Status::invalid("account " + account.name + ": parent: invalid value '"
-                    + account.parent + "' (accepted: root or an account listed before it)");
+                                   + account.parent
+                                   + "' (accepted: root or an account listed before it)");
         }
         seen.insert(account.name);
     }
@@ -103,8 +106,10 @@ Status check_accounts(const std::vector<AccountConfig>& accounts) {
 Result<PriorityConfig> read_priority(const json& object) {
     PriorityConfig p;
     const std::pair<const char*, int64_t*> weights[] = {{"weight_age", &p.weight_age},
-            {"weight_fairshare", &p.weight_fairshare}, {"weight_job_size", &p.weight_job_size},
-            {"weight_partition", &p.weight_partition}, {"weight_qos", &p.weight_qos}};
+                                                        {"weight_fairshare", &p.weight_fairshare},
+                                                        {"weight_job_size", &p.weight_job_size},
+                                                        {"weight_partition", &p.weight_partition},
+                                                        {"weight_qos", &p.weight_qos}};
     for (const auto& [key, field] : weights) {
         auto value = read_int(object, key, *field, 0);
         if (!value) {
@@ -123,7 +128,7 @@ Result<PriorityConfig> read_priority(const json& object) {
     p.fairshare = object.value("fairshare", p.fairshare);
     if (p.fairshare != "classic" && p.fairshare != "fair_tree") {
         return Status::invalid("priority.fairshare: invalid value '" + p.fairshare
-                + "' (accepted: classic, fair_tree)");
+                               + "' (accepted: classic, fair_tree)");
     }
     return p;
 }
@@ -196,7 +201,7 @@ Result<PolicyConfig> read_policy(const json& doc) {
     policy.default_qos = doc.value("default_qos", policy.qos.front().name);
     if (policy.find_qos(policy.default_qos) == nullptr) {
         return Status::invalid("default_qos: invalid value '" + policy.default_qos
-                + "' (accepted: a QoS listed under qos)");
+                               + "' (accepted: a QoS listed under qos)");
     }
     for (const json& entry : doc.value("accounts", json::array())) {
         auto account = read_account(entry);
@@ -226,10 +231,12 @@ Result<PolicyConfig> read_policy(const json& doc) {
 json write_policy(const PolicyConfig& policy) {
     json qos = json::array();
     for (const auto& q : policy.qos) {
-        qos.push_back({{"name", q.name}, {"priority", q.priority},
-                {"max_jobs_per_user", q.max_jobs_per_user},
-                {"max_cpus_per_user", q.max_cpus_per_user},
-                {"max_gpus_per_user", q.max_gpus_per_user}, {"max_wall", q.max_wall_s}});
+        qos.push_back({{"name", q.name},
+                       {"priority", q.priority},
+                       {"max_jobs_per_user", q.max_jobs_per_user},
+                       {"max_cpus_per_user", q.max_cpus_per_user},
+                       {"max_gpus_per_user", q.max_gpus_per_user},
+                       {"max_wall", q.max_wall_s}});
     }
     json accounts = json::array();
     for (const auto& a : policy.accounts) {
@@ -237,20 +244,25 @@ json write_policy(const PolicyConfig& policy) {
         for (const auto& u : a.users) {
             users.push_back({{"name", u.name}, {"shares", u.shares}});
         }
-        accounts.push_back({{"name", a.name}, {"parent", a.parent}, {"shares", a.shares},
-                {"users", users}});
+        accounts.push_back(
+                {{"name", a.name}, {"parent", a.parent}, {"shares", a.shares}, {"users", users}});
     }
     const PriorityConfig& p = policy.priority;
-    return {{"qos", qos}, {"default_qos", policy.default_qos}, {"accounts", accounts},
-            {"priority", {{"weight_age", p.weight_age}, {"weight_fairshare", p.weight_fairshare},
-                                 {"weight_job_size", p.weight_job_size},
-                                 {"weight_partition", p.weight_partition},
-                                 {"weight_qos", p.weight_qos}, {"max_age", p.max_age_s},
-                                 {"favor_small", p.favor_small}, {"fairshare", p.fairshare},
-                                 {"decay_half_life", p.decay_half_life_s}}},
+    return {{"qos", qos},
+            {"default_qos", policy.default_qos},
+            {"accounts", accounts},
+            {"priority",
+             {{"weight_age", p.weight_age},
+              {"weight_fairshare", p.weight_fairshare},
+              {"weight_job_size", p.weight_job_size},
+              {"weight_partition", p.weight_partition},
+              {"weight_qos", p.weight_qos},
+              {"max_age", p.max_age_s},
+              {"favor_small", p.favor_small},
+              {"fairshare", p.fairshare},
+              {"decay_half_life", p.decay_half_life_s}}},
             {"scheduler_pass",
-                    {{"max_jobs", policy.pass_budget.max_jobs},
-                            {"max_ms", policy.pass_budget.max_ms}}}};
+             {{"max_jobs", policy.pass_budget.max_jobs}, {"max_ms", policy.pass_budget.max_ms}}}};
 }
 
 }  // namespace cohort

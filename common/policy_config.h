@@ -44,14 +44,14 @@ struct PriorityConfig {
     int64_t weight_qos = 1000;
     int64_t max_age_s = 7 * 86400;
     bool favor_small = false;
-    std::string fairshare = "classic";  // classic or fair_tree
+    std::string fairshare = "classic";      // classic or fair_tree
     int64_t decay_half_life_s = 7 * 86400;  // 0: usage never decays
 };
 
 // How much one scheduling pass may do before it yields to other requests and resumes.
 struct PassBudgetConfig {
-    int64_t max_jobs = -1;    // jobs tested per step; -1: no cap
-    int64_t max_ms = 200;     // wall time per step; -1: no cap
+    int64_t max_jobs = -1;  // jobs tested per step; -1: no cap
+    int64_t max_ms = 200;   // wall time per step; -1: no cap
 };
 
 struct PolicyConfig {

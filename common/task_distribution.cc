@@ -10,9 +10,12 @@ namespace cohort {
 
 std::string TaskDistribution::name() const {
     switch (kind) {
-        case Kind::kCyclic: return "cyclic";
-        case Kind::kPlane: return "plane=" + std::to_string(plane_size);
-        case Kind::kBlock: break;
+        case Kind::kCyclic:
+            return "cyclic";
+        case Kind::kPlane:
+            return "plane=" + std::to_string(plane_size);
+        case Kind::kBlock:
+            break;
     }
     return "block";
 }
@@ -32,7 +35,7 @@ Result<TaskDistribution> parse_distribution(const std::string& field, const std:
     }
     const std::string plane = "plane=";
     if (text.rfind(plane, 0) == 0 && text.size() > plane.size()
-            && text.find_first_not_of("0123456789", plane.size()) == std::string::npos) {
+        && text.find_first_not_of("0123456789", plane.size()) == std::string::npos) {
         errno = 0;
         const unsigned long size = std::strtoul(text.c_str() + plane.size(), nullptr, 10);
         if (errno == 0 && size > 0 && size <= std::numeric_limits<uint32_t>::max()) {
@@ -58,9 +61,9 @@ RankMap map_ranks(const std::vector<uint32_t>& tasks_per_node, const TaskDistrib
     map.node_of.reserve(total);
     map.local_of.reserve(total);
     const uint32_t block = dist.kind == TaskDistribution::Kind::kCyclic ? 1
-            : dist.kind == TaskDistribution::Kind::kPlane
-            ? std::max<uint32_t>(dist.plane_size, 1)
-            : std::numeric_limits<uint32_t>::max();
+                           : dist.kind == TaskDistribution::Kind::kPlane
+                                   ? std::max<uint32_t>(dist.plane_size, 1)
+                                   : std::numeric_limits<uint32_t>::max();
     uint32_t rank = 0;
     while (rank < total) {
         for (uint32_t node = 0; node < tasks_per_node.size(); ++node) {
@@ -76,8 +79,9 @@ RankMap map_ranks(const std::vector<uint32_t>& tasks_per_node, const TaskDistrib
     return map;
 }
 
-std::vector<uint32_t> distribution_counts(uint32_t ntasks, uint32_t nodes,
-        const TaskDistribution& dist) {
+std::vector<uint32_t> distribution_counts(uint32_t ntasks,
+                                          uint32_t nodes,
+                                          const TaskDistribution& dist) {
     std::vector<uint32_t> counts(nodes, 0);
     if (nodes == 0) {
         return counts;

@@ -14,7 +14,11 @@
 namespace cohort {
 
 struct TaskDistribution {
-    enum class Kind : uint8_t { kBlock, kCyclic, kPlane };
+    enum class Kind : uint8_t {
+        kBlock,
+        kCyclic,
+        kPlane
+    };
     Kind kind = Kind::kBlock;
     uint32_t plane_size = 0;  // kPlane only
 
@@ -27,7 +31,7 @@ struct TaskDistribution {
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
         auto code = static_cast<uint8_t>(kind);
-        ar & code & plane_size;
+        ar& code& plane_size;
         kind = static_cast<Kind>(code);
     }
 };
@@ -51,7 +55,8 @@ RankMap map_ranks(const std::vector<uint32_t>& tasks_per_node, const TaskDistrib
 
 // How many of `ntasks` tasks each of `nodes` nodes runs: plane deals blocks of N, the others
 // spread the tasks evenly with the earlier nodes taking one more.
-std::vector<uint32_t> distribution_counts(uint32_t ntasks, uint32_t nodes,
-        const TaskDistribution& dist);
+std::vector<uint32_t> distribution_counts(uint32_t ntasks,
+                                          uint32_t nodes,
+                                          const TaskDistribution& dist);
 
 }  // namespace cohort

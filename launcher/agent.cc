@@ -1,21 +1,24 @@
 // Agent links: the controller connection (register, heartbeat, reconnect) and step clients.
 #include "launcher/agent.h"
 
+#include <chrono>
+#include <csignal>
+
 #include <spdlog/spdlog.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <chrono>
-#include <csignal>
 
 #include "common/transport/connect.h"
 #include "common/transport/connect_timeouts.h"
 
 namespace cohort::agent {
 
-
-Agent::Agent(asio::io_context& io, const Clock& clock, ClusterConfig config, std::string key,
-        AgentOptions options, protocol::NodeResources resources)
+Agent::Agent(asio::io_context& io,
+             const Clock& clock,
+             ClusterConfig config,
+             std::string key,
+             AgentOptions options,
+             protocol::NodeResources resources)
     : io_(io),
       clock_(clock),
       config_(std::move(config)),
@@ -24,17 +27,15 @@ Agent::Agent(asio::io_context& io, const Clock& clock, ClusterConfig config, std
       resources_(resources),
       self_{static_cast<uint32_t>(getuid()), static_cast<uint32_t>(getgid())},
       boot_time_(std::chrono::duration_cast<std::chrono::microseconds>(
-              std::chrono::system_clock::now().time_since_epoch())
-                      .count()),
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count()),
       acceptor_(io),
       reconnect_timer_(io),
       heartbeat_timer_(io),
       limit_timer_(io),
       child_signals_(io, SIGCHLD),
       controller_dispatcher_(
-              [](const Status& why) {
-                  spdlog::warn("from the controller: {}", why.message());
-              },
+              [](const Status& why) { spdlog::warn("from the controller: {}", why.message()); },
               [this](std::function<void()> call) { asio::post(io_, std::move(call)); }),
       client_dispatcher_([](const ConnectionPtr& conn, const Status& why) {
           conn->close(why.with_context("node agent"));
@@ -44,7 +45,7 @@ Agent::Agent(asio::io_context& io, const Clock& clock, ClusterConfig config, std
 
 Status Agent::start() {
     if (Status listening = transport::listen_on(acceptor_, options_.address, options_.port);
-            !listening) {
+        !listening) {
         return listening.with_context("--address/--port");
     }
     options_.port = acceptor_.local_endpoint().port();
@@ -55,8 +56,7 @@ Status Agent::start() {
     });
     accept_clients();
     connect_controller();
-    spdlog::info("cohortd {} listening on {}:{}", options_.name, options_.address,
-            options_.port);
+    spdlog::info("cohortd {} listening on {}:{}", options_.name, options_.address, options_.port);
     return Status::ok();
 }
 
@@ -79,7 +79,8 @@ void Agent::stop() {
 }
 
 void Agent::connect_controller() {
-    transport::async_connect_to(io_, config_.controller_host, config_.controller_port,
+    transport::async_connect_to(
+            io_, config_.controller_host, config_.controller_port,
             transport::kControllerConnectTimeout, [this](Result<asio::ip::tcp::socket> socket) {
                 if (!socket) {
                     spdlog::debug("controller not reachable: {}", socket.status().message());
@@ -175,14 +176,12 @@ void Agent::register_handlers() {
     controller_dispatcher_.on<TerminateJobRequest>([this](const TerminateJobRequest& request) {
         terminate_job(request.job_id, request.signal);
     });
-    controller_dispatcher_.on<ErrorReply>([](const ErrorReply& error) {
-        spdlog::error("controller: {}", error.message);
-    });
+    controller_dispatcher_.on<ErrorReply>(
+            [](const ErrorReply& error) { spdlog::error("controller: {}", error.message); });
 
-    client_dispatcher_.on<LaunchStepRequest>([this](const ConnectionPtr&,
-            const Credential& sender, const LaunchStepRequest& request) {
-        launch_step(sender, request);
-    });
+    client_dispatcher_.on<LaunchStepRequest>(
+            [this](const ConnectionPtr&, const Credential& sender,
+                   const LaunchStepRequest& request) { launch_step(sender, request); });
     client_dispatcher_.on<SignalStepRequest>(
             [this](const ConnectionPtr&, const SignalStepRequest& request) {
                 signal_step(request);

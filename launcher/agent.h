@@ -3,7 +3,6 @@
 // client, enforces time limits and reports exits.
 #pragma once
 
-#include "common/asio.h"
 #include <deque>
 #include <functional>
 #include <map>
@@ -12,12 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "common/asio.h"
 #include "common/clock.h"
 #include "common/config.h"
-#include "common/transport/connection.h"
-#include "common/transport/dispatcher.h"
 #include "common/filename_pattern.h"
 #include "common/protocol/step_messages.h"
+#include "common/transport/connection.h"
+#include "common/transport/dispatcher.h"
 #include "launcher/process.h"
 #include "launcher/time_limits.h"
 
@@ -38,8 +38,12 @@ struct AgentOptions {
 class Agent {
 public:
     // `clock` must outlive the agent.
-    Agent(asio::io_context& io, const Clock& clock, ClusterConfig config, std::string key,
-            AgentOptions options, protocol::NodeResources resources);
+    Agent(asio::io_context& io,
+          const Clock& clock,
+          ClusterConfig config,
+          std::string key,
+          AgentOptions options,
+          protocol::NodeResources resources);
 
     // Binds the step listener and starts connecting to the controller (retrying until up).
     Status start();
@@ -59,6 +63,7 @@ private:
         std::deque<std::string> pending_input;
         bool input_eof = false;
     };
+
     // One task's pipes: the agent's ends and the ends the child gets (-1 where a file or
     // /dev/null is used instead).
     struct TaskStreams {
@@ -66,11 +71,15 @@ private:
         int out_child = -1, err_child = -1, in_child = -1;
 
         static Result<TaskStreams> open(const protocol::LaunchStepRequest& request,
-                uint32_t rank, const FilenamePatternContext& names, SpawnSpec& spec);
+                                        uint32_t rank,
+                                        const FilenamePatternContext& names,
+                                        SpawnSpec& spec);
         void close_child_ends();
         void close_parent_ends();
     };
+
     using StepKey = std::pair<uint64_t, uint32_t>;  // job, step
+
     // A step whose step manager is starting or serving it.
     struct ManagedStep {
         ConnectionPtr client;
@@ -84,6 +93,7 @@ private:
         std::shared_ptr<asio::steady_timer> start_timer;
         std::vector<int> pmi_fds;  // per local rank, its PMI_FD until the rank is started
     };
+
     struct Task {
         uint64_t job_id = 0;
         uint32_t rank = 0;
@@ -94,6 +104,7 @@ private:
         int exit_signal = 0;
         int open_streams = 0;
     };
+
     struct LocalJob {
         std::set<pid_t> pids;
         bool timed_out = false;
@@ -113,6 +124,7 @@ private:
     void heartbeat();
     void accept_clients();
     void on_client_closed(const ConnectionPtr& conn);
+
     template <typename Message>
     void send_controller(const Message& message) {
         if (controller_) {
@@ -123,21 +135,23 @@ private:
     // --- jobs and tasks (agent_jobs.cc)
     void launch_batch(const protocol::LaunchBatchRequest& request);
     void launch_step(const protocol::Credential& sender,
-            const protocol::LaunchStepRequest& received);
+                     const protocol::LaunchStepRequest& received);
     // This node's ranks (or its step manager), once the client has been called back.
     void launch_local_part(const protocol::LaunchStepRequest& request, const ConnectionPtr& conn);
     // Opens, without blocking, the connection this node's part of the step reports on; `done`
     // gets it, or why the client could not be reached.
     void call_client_back(const protocol::LaunchStepRequest& request,
-            std::function<void(Result<ConnectionPtr>)> done);
+                          std::function<void(Result<ConnectionPtr>)> done);
     // Passes the launch on to this node's children in the launch tree; a child that cannot be
     // reached is reported to `client`.
     void forward_launch(const protocol::LaunchStepRequest& request, const ConnectionPtr& client);
     void pass_launch_on(protocol::LaunchStepRequest child, const ConnectionPtr& client);
 
     // --- steps and their step managers (agent_steps.cc)
-    void start_step_manager(const ConnectionPtr& client, const UserIdentity& user,
-            bool switch_user, const protocol::LaunchStepRequest& request);
+    void start_step_manager(const ConnectionPtr& client,
+                            const UserIdentity& user,
+                            bool switch_user,
+                            const protocol::LaunchStepRequest& request);
     void register_step_manager_handlers();
     // The step whose step manager holds `conn`; closes `conn` and gives null if none.
     ManagedStep* managed_step_on(const ConnectionPtr& conn);
@@ -145,14 +159,19 @@ private:
     void fail_managed_step(StepKey key, const std::string& error);
     void on_step_manager_exit(pid_t pid);
     void forward_step_peers(const protocol::StepPeersMessage& peers);
-    void start_step_tasks(const ConnectionPtr& client, const UserIdentity& user,
-            bool switch_user, const protocol::LaunchStepRequest& request,
+    void start_step_tasks(
+            const ConnectionPtr& client,
+            const UserIdentity& user,
+            bool switch_user,
+            const protocol::LaunchStepRequest& request,
             const std::vector<std::vector<std::pair<std::string, std::string>>>& rank_env,
-            const std::string& peer_address, ConnectionPtr step_manager,
+            const std::string& peer_address,
+            ConnectionPtr step_manager,
             std::vector<int> pmi_fds);  // each local rank's PMI_FD end; closed here
     void end_step_session(StepSession& session);
     FilenamePatternContext step_file_names(const protocol::LaunchStepRequest& request,
-            uint32_t rank, const UserIdentity& user) const;
+                                           uint32_t rank,
+                                           const UserIdentity& user) const;
     void write_step_input(const protocol::TaskInputMessage& input);
     void write_next_input(const std::shared_ptr<StepSession>& session);
     void signal_step(const protocol::SignalStepRequest& request);
@@ -162,8 +181,8 @@ private:
     void rearm_limit_timer();
     // Ends the jobs whose time limit has come by clock_, and rearms.
     void enforce_time_limits();
-    void watch_output(pid_t pid, int fd, uint32_t rank, uint8_t stream,
-            std::shared_ptr<StepSession> session);
+    void watch_output(
+            pid_t pid, int fd, uint32_t rank, uint8_t stream, std::shared_ptr<StepSession> session);
     void reap_children();
     void on_task_exit(pid_t pid, int wait_status);
     void maybe_finish_task(pid_t pid);

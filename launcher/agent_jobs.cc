@@ -1,14 +1,14 @@
 // Agent job handling: batch scripts, step tasks, output streaming, signals, time limits.
+#include <chrono>
+#include <csignal>
+#include <fstream>
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <chrono>
-#include <csignal>
-#include <fstream>
 
 #include "common/filename_pattern.h"
 #include "launcher/agent.h"
@@ -28,9 +28,10 @@ std::string absolute(const std::string& path, const std::string& cwd) {
 
 Result<UserIdentity> Agent::job_user(uint32_t uid, uint32_t gid) const {
     if (self_.uid != 0 && uid != self_.uid) {
-        return Status::denied(fmt::format("cohortd on {} runs as uid {} and cannot start processes "
-                                          "as uid {} (run it as root for multi-user clusters)",
-                options_.name, self_.uid, uid));
+        return Status::denied(
+                fmt::format("cohortd on {} runs as uid {} and cannot start processes "
+                            "as uid {} (run it as root for multi-user clusters)",
+                            options_.name, self_.uid, uid));
     }
     return lookup_user(uid, gid);
 }
@@ -84,17 +85,20 @@ void Agent::launch_batch(const protocol::LaunchBatchRequest& request) {
     SpawnSpec spec;
     spec.argv.push_back(script_path);
     spec.argv.insert(spec.argv.end(), job.spec.script_args.begin(), job.spec.script_args.end());
-    BatchContext context{request.cluster_name, options_.name, resources_.cpus,
-            job.spec.submit_host, topology_address(config_.network, options_.name)};
+    BatchContext context{request.cluster_name, options_.name, resources_.cpus, job.spec.submit_host,
+                         topology_address(config_.network, options_.name)};
     spec.env = env_to_strings(batch_environment(job, context));
     spec.cwd = cwd;
     spec.user = *user;
     spec.switch_user = self_.uid == 0 && job.uid != 0;
     spec.cpus = batch_cpus(job);
-    spec.stdout_path = absolute(expand_filename_pattern(
-            job.spec.output.empty() ? (job.is_array_task() ? "slurm-%A_%a.out" : "slurm-%j.out")
-                                    : job.spec.output,
-            pattern), cwd);
+    spec.stdout_path =
+            absolute(expand_filename_pattern(
+                             job.spec.output.empty()
+                                     ? (job.is_array_task() ? "slurm-%A_%a.out" : "slurm-%j.out")
+                                     : job.spec.output,
+                             pattern),
+                     cwd);
     if (!job.spec.error.empty()) {
         spec.stderr_path = absolute(expand_filename_pattern(job.spec.error, pattern), cwd);
     }
@@ -116,30 +120,30 @@ void Agent::launch_batch(const protocol::LaunchBatchRequest& request) {
     spdlog::info("job {}: batch script started as pid {}", job.job_id, spawned->pid);
 }
 
-void Agent::watch_output(pid_t pid, int fd, uint32_t rank, uint8_t stream,
-        std::shared_ptr<StepSession> session) {
+void Agent::watch_output(
+        pid_t pid, int fd, uint32_t rank, uint8_t stream, std::shared_ptr<StepSession> session) {
     auto descriptor = std::make_shared<asio::posix::stream_descriptor>(io_, fd);
     auto buffer = std::make_shared<std::array<char, 65536>>();
     auto read_more = std::make_shared<std::function<void()>>();
     *read_more = [this, descriptor, buffer, read_more, pid, rank, stream, session] {
         descriptor->async_read_some(asio::buffer(*buffer),
-                [this, descriptor, buffer, read_more, pid, rank, stream, session](
-                        boost::system::error_code ec, size_t n) {
-                    if (n > 0) {
-                        session->client->send(protocol::TaskOutputMessage{rank, stream,
-                                std::string(buffer->data(), n)});
-                    }
-                    if (ec) {
-                        *read_more = nullptr;  // break the self-reference
-                        auto it = tasks_.find(pid);
-                        if (it != tasks_.end()) {
-                            it->second.open_streams--;
-                            maybe_finish_task(pid);
-                        }
-                        return;
-                    }
-                    (*read_more)();
-                });
+                                    [this, descriptor, buffer, read_more, pid, rank, stream,
+                                     session](boost::system::error_code ec, size_t n) {
+                                        if (n > 0) {
+                                            session->client->send(protocol::TaskOutputMessage{
+                                                    rank, stream, std::string(buffer->data(), n)});
+                                        }
+                                        if (ec) {
+                                            *read_more = nullptr;  // break the self-reference
+                                            auto it = tasks_.find(pid);
+                                            if (it != tasks_.end()) {
+                                                it->second.open_streams--;
+                                                maybe_finish_task(pid);
+                                            }
+                                            return;
+                                        }
+                                        (*read_more)();
+                                    });
     };
     (*read_more)();
 }
@@ -147,7 +151,7 @@ void Agent::watch_output(pid_t pid, int fd, uint32_t rank, uint8_t stream,
 void Agent::signal_step(const protocol::SignalStepRequest& request) {
     for (const auto& [pid, task] : tasks_) {
         if (task.session && task.session->job_id == request.job_id
-                && task.session->step_id == request.step_id && !task.exited) {
+            && task.session->step_id == request.step_id && !task.exited) {
             killpg(pid, request.signal);
         }
     }
@@ -279,14 +283,14 @@ void Agent::maybe_finish_task(pid_t pid) {
             }
         }
         spdlog::info("job {}: batch script exited ({}:{})", task.job_id, task.exit_code,
-                task.exit_signal);
+                     task.exit_signal);
         remember_ended(task.job_id);
-        report_batch_done({task.job_id, options_.name, task.exit_code, task.exit_signal,
-                timed_out, ""});
+        report_batch_done(
+                {task.job_id, options_.name, task.exit_code, task.exit_signal, timed_out, ""});
     } else {
         StepSession& session = *task.session;
-        session.client->send(protocol::TaskExitMessage{task.rank, task.exit_code,
-                task.exit_signal, ""});
+        session.client->send(
+                protocol::TaskExitMessage{task.rank, task.exit_code, task.exit_signal, ""});
         if (--session.tasks_left == 0) {
             end_step_session(session);
         }

@@ -1,17 +1,17 @@
 // Agent step handling: each node's part of a parallel step. For an MPI step the agent first
 // starts the step's manager (cohort-stepd, which embeds the PMIx server), then forks the
 // local ranks with the variables it returns; for --mpi=none it forks them at once.
+#include <algorithm>
+#include <csignal>
+#include <cstring>
+#include <utility>
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <algorithm>
-#include <csignal>
-#include <cstring>
-#include <utility>
 
 #include "common/filename_pattern.h"
 #include "common/transport/connect.h"
@@ -51,7 +51,8 @@ std::string absolute(const std::string& path, const std::string& cwd) {
 
 // The names %j, %s, %t, %n, %N, %u, %x expand to in a step's --output/--error patterns.
 FilenamePatternContext Agent::step_file_names(const protocol::LaunchStepRequest& request,
-        uint32_t rank, const UserIdentity& user) const {
+                                              uint32_t rank,
+                                              const UserIdentity& user) const {
     FilenamePatternContext names;
     names.job_id = request.layout.job_id;
     names.step_id = request.layout.step_id;
@@ -65,7 +66,9 @@ FilenamePatternContext Agent::step_file_names(const protocol::LaunchStepRequest&
 }
 
 Result<Agent::TaskStreams> Agent::TaskStreams::open(const protocol::LaunchStepRequest& request,
-        uint32_t rank, const FilenamePatternContext& names, SpawnSpec& spec) {
+                                                    uint32_t rank,
+                                                    const FilenamePatternContext& names,
+                                                    SpawnSpec& spec) {
     TaskStreams streams;
     auto make_pipe = [](int& parent, int& child, bool parent_reads) -> bool {
         int fds[2];
@@ -122,7 +125,7 @@ void Agent::TaskStreams::close_parent_ends() {
 void Agent::write_step_input(const protocol::TaskInputMessage& input) {
     for (auto& [pid, task] : tasks_) {
         if (!task.session || task.session->job_id != input.job_id
-                || task.session->step_id != input.step_id || !task.session->input) {
+            || task.session->step_id != input.step_id || !task.session->input) {
             continue;
         }
         StepSession& session = *task.session;
@@ -150,19 +153,19 @@ void Agent::write_next_input(const std::shared_ptr<StepSession>& session) {
         return;
     }
     asio::async_write(*session->input, asio::buffer(session->pending_input.front()),
-            [this, session](boost::system::error_code ec, size_t) {
-                if (ec) {  // the task closed its stdin or exited: drop the rest
-                    session->pending_input.clear();
-                    session->input.reset();
-                    return;
-                }
-                session->pending_input.pop_front();
-                write_next_input(session);
-            });
+                      [this, session](boost::system::error_code ec, size_t) {
+                          if (ec) {  // the task closed its stdin or exited: drop the rest
+                              session->pending_input.clear();
+                              session->input.reset();
+                              return;
+                          }
+                          session->pending_input.pop_front();
+                          write_next_input(session);
+                      });
 }
 
 void Agent::launch_step(const protocol::Credential& sender,
-        const protocol::LaunchStepRequest& received) {
+                        const protocol::LaunchStepRequest& received) {
     protocol::LaunchStepRequest request = received;
     // Who asked: the client itself, or (passed down the tree by a fellow agent) its identity.
     if (!request.forwarded || sender.uid != self_.uid) {
@@ -174,7 +177,7 @@ void Agent::launch_step(const protocol::Credential& sender,
     call_client_back(request, [this, request](Result<ConnectionPtr> called_back) {
         if (!called_back) {
             spdlog::warn("step {}.{}: {}", request.layout.job_id, request.layout.step_id,
-                    called_back.status().message());
+                         called_back.status().message());
             return;  // the client names this node when it does not call back
         }
         forward_launch(request, *called_back);
@@ -183,7 +186,7 @@ void Agent::launch_step(const protocol::Credential& sender,
 }
 
 void Agent::launch_local_part(const protocol::LaunchStepRequest& request,
-        const ConnectionPtr& conn) {
+                              const ConnectionPtr& conn) {
     const protocol::Credential& cred = request.user;
     const protocol::StepLayout& layout = request.layout;
     if (ended_jobs_.count(layout.job_id) != 0) {
@@ -192,8 +195,8 @@ void Agent::launch_local_part(const protocol::LaunchStepRequest& request,
         return;
     }
     if (request.node_index >= layout.tasks_per_node.size()) {
-        conn->send_error(Status::invalid(fmt::format("node index {} is outside the step layout",
-                request.node_index)));
+        conn->send_error(Status::invalid(
+                fmt::format("node index {} is outside the step layout", request.node_index)));
         return;
     }
     auto user = job_user(cred.uid, cred.gid);
@@ -210,13 +213,13 @@ void Agent::launch_local_part(const protocol::LaunchStepRequest& request,
 }
 
 void Agent::call_client_back(const protocol::LaunchStepRequest& request,
-        std::function<void(Result<ConnectionPtr>)> done) {
+                             std::function<void(Result<ConnectionPtr>)> done) {
     const protocol::StepAttachMessage attach{request.layout.job_id, request.layout.step_id,
-            request.node_index};
+                                             request.node_index};
     const std::string where = fmt::format("cannot call the client back at {}:{}",
-            request.client_host, request.client_port);
-    transport::async_connect_to(io_, request.client_host, request.client_port,
-            transport::kLaunchConnectTimeout,
+                                          request.client_host, request.client_port);
+    transport::async_connect_to(
+            io_, request.client_host, request.client_port, transport::kLaunchConnectTimeout,
             [this, attach, where, done = std::move(done)](Result<asio::ip::tcp::socket> socket) {
                 if (!socket) {
                     done(socket.status().with_context(where));
@@ -224,16 +227,18 @@ void Agent::call_client_back(const protocol::LaunchStepRequest& request,
                 }
                 auto conn = Connection::create(std::move(*socket), key_, self_);
                 clients_.insert(conn);
-                conn->start([this](const ConnectionPtr& c, protocol::Envelope envelope) {
-                    client_dispatcher_.dispatch(c, std::move(envelope));
-                }, [this](const ConnectionPtr& c, const Status&) { on_client_closed(c); });
+                conn->start(
+                        [this](const ConnectionPtr& c, protocol::Envelope envelope) {
+                            client_dispatcher_.dispatch(c, std::move(envelope));
+                        },
+                        [this](const ConnectionPtr& c, const Status&) { on_client_closed(c); });
                 conn->send(attach);
                 done(conn);
             });
 }
 
 void Agent::forward_launch(const protocol::LaunchStepRequest& request,
-        const ConnectionPtr& client) {
+                           const ConnectionPtr& client) {
     const std::vector<uint32_t>& below = request.forward_to;
     const size_t fanout = std::max<size_t>(config_.launch_fanout, 1);
     const size_t chunk = (below.size() + fanout - 1) / fanout;
@@ -242,7 +247,7 @@ void Agent::forward_launch(const protocol::LaunchStepRequest& request,
         protocol::LaunchStepRequest child = request;
         child.node_index = below[first];
         child.forward_to.assign(below.begin() + static_cast<std::ptrdiff_t>(first) + 1,
-                below.begin() + static_cast<std::ptrdiff_t>(last));
+                                below.begin() + static_cast<std::ptrdiff_t>(last));
         child.forwarded = true;
         const protocol::StepLayout& layout = request.layout;
         if (child.node_index >= layout.nodes.size()) {
@@ -259,37 +264,50 @@ void Agent::pass_launch_on(protocol::LaunchStepRequest child, const ConnectionPt
     const uint16_t port = child.layout.ports[child.node_index];
     // Each child is dialled on its own: a dead one delays neither its siblings nor this
     // node's own ranks.
-    transport::async_connect_to(io_, host, port, transport::kLaunchConnectTimeout,
-            [this, child = std::move(child), client, node](
-                    Result<asio::ip::tcp::socket> socket) {
+    transport::async_connect_to(
+            io_, host, port, transport::kLaunchConnectTimeout,
+            [this, child = std::move(child), client, node](Result<asio::ip::tcp::socket> socket) {
                 if (!socket) {
                     client->send_error(Status::unavailable("cannot pass the launch on to " + node
-                            + ": " + socket.status().message()));
+                                                           + ": " + socket.status().message()));
                     return;
                 }
                 auto conn = Connection::create(std::move(*socket), key_, self_);
                 conn->start([](const ConnectionPtr&, protocol::Envelope) {},
-                        [](const ConnectionPtr&, const Status&) {});
+                            [](const ConnectionPtr&, const Status&) {});
                 conn->send(child);
                 conn->close_after_writes();
                 spdlog::info("step {}.{}: launch passed on to {} ({} nodes below it)",
-                        child.layout.job_id, child.layout.step_id, node, child.forward_to.size());
+                             child.layout.job_id, child.layout.step_id, node,
+                             child.forward_to.size());
             });
 }
 
-void Agent::start_step_manager(const ConnectionPtr& client, const UserIdentity& user,
-        bool switch_user, const protocol::LaunchStepRequest& request) {
+void Agent::start_step_manager(const ConnectionPtr& client,
+                               const UserIdentity& user,
+                               bool switch_user,
+                               const protocol::LaunchStepRequest& request) {
     const StepKey key{request.layout.job_id, request.layout.step_id};
     if (managed_steps_.count(key) != 0) {
         client->send_error(Status::invalid(fmt::format("step {}.{} is already launched on {}",
-                key.first, key.second, options_.name)));
+                                                       key.first, key.second, options_.name)));
         return;
     }
-    std::vector<std::string> argv{options_.stepd_binary, "--key-file", config_.key_file,
-            "--agent-host", options_.address, "--agent-port", std::to_string(options_.port),
-            "--job", std::to_string(key.first), "--step", std::to_string(key.second),
-            "--transport", request.pmix_transport, "--fanout",
-            std::to_string(config_.collective_fanout)};
+    std::vector<std::string> argv{options_.stepd_binary,
+                                  "--key-file",
+                                  config_.key_file,
+                                  "--agent-host",
+                                  options_.address,
+                                  "--agent-port",
+                                  std::to_string(options_.port),
+                                  "--job",
+                                  std::to_string(key.first),
+                                  "--step",
+                                  std::to_string(key.second),
+                                  "--transport",
+                                  request.pmix_transport,
+                                  "--fanout",
+                                  std::to_string(config_.collective_fanout)};
     // PMI-1/PMI-2: a socket pair per local rank, the rank's end to be its PMI_FD, the other
     // the step manager's; nobody else can reach it.
     std::vector<int> manager_ends;
@@ -303,7 +321,8 @@ void Agent::start_step_manager(const ConnectionPtr& client, const UserIdentity& 
                 close_all(manager_ends);
                 close_all(rank_ends);
                 client->send_error(Status::io_error(std::string("cannot make the ranks' PMI "
-                        "sockets: ") + std::strerror(errno)));
+                                                                "sockets: ")
+                                                    + std::strerror(errno)));
                 return;
             }
             manager_ends.push_back(pair[0]);
@@ -346,8 +365,8 @@ void Agent::start_step_manager(const ConnectionPtr& client, const UserIdentity& 
         auto it = managed_steps_.find(key);
         if (!ec && it != managed_steps_.end() && !it->second.launched) {
             fail_managed_step(key,
-                    fmt::format("the step manager ({}) did not become ready within {} s",
-                            options_.stepd_binary, kStepManagerStartLimit.count()));
+                              fmt::format("the step manager ({}) did not become ready within {} s",
+                                          options_.stepd_binary, kStepManagerStartLimit.count()));
         }
     });
 }
@@ -355,11 +374,11 @@ void Agent::start_step_manager(const ConnectionPtr& client, const UserIdentity& 
 void Agent::register_step_manager_handlers() {
     using namespace protocol;
     client_dispatcher_.on<StepdHelloMessage>([this](const ConnectionPtr& conn,
-            const StepdHelloMessage& hello) {
+                                                    const StepdHelloMessage& hello) {
         auto it = managed_steps_.find({hello.job_id, hello.step_id});
         if (it == managed_steps_.end() || it->second.connection) {
             conn->close(Status::invalid(fmt::format("no step {}.{} waits for a step manager",
-                    hello.job_id, hello.step_id)));
+                                                    hello.job_id, hello.step_id)));
             return;
         }
         ManagedStep& step = it->second;
@@ -367,34 +386,35 @@ void Agent::register_step_manager_handlers() {
         step.peer_address = hello.peer_address;
         conn->send(StepdSetupMessage{step.request, step.user.uid, step.user.gid, options_.name});
     });
-    client_dispatcher_.on<StepdReadyMessage>([this](const ConnectionPtr& conn,
-            const StepdReadyMessage& ready) {
-        if (ManagedStep* step = managed_step_on(conn)) {
-            on_step_manager_ready(*step, ready);
-        }
-    });
+    client_dispatcher_.on<StepdReadyMessage>(
+            [this](const ConnectionPtr& conn, const StepdReadyMessage& ready) {
+                if (ManagedStep* step = managed_step_on(conn)) {
+                    on_step_manager_ready(*step, ready);
+                }
+            });
     // A rank aborted (or the wire-up failed): the client ends the step everywhere.
-    client_dispatcher_.on<StepAbortMessage>([this](const ConnectionPtr& conn,
-            const StepAbortMessage& abort) {
-        if (ManagedStep* step = managed_step_on(conn)) {
-            step->client->send(abort);
-        }
-    });
+    client_dispatcher_.on<StepAbortMessage>(
+            [this](const ConnectionPtr& conn, const StepAbortMessage& abort) {
+                if (ManagedStep* step = managed_step_on(conn)) {
+                    step->client->send(abort);
+                }
+            });
     // What the MPI library logged through PMIx (Open MPI's error texts).
-    client_dispatcher_.on<TaskOutputMessage>([this](const ConnectionPtr& conn,
-            const TaskOutputMessage& output) {
-        if (ManagedStep* step = managed_step_on(conn)) {
-            step->client->send(output);
-        }
-    });
+    client_dispatcher_.on<TaskOutputMessage>(
+            [this](const ConnectionPtr& conn, const TaskOutputMessage& output) {
+                if (ManagedStep* step = managed_step_on(conn)) {
+                    step->client->send(output);
+                }
+            });
 }
 
 Agent::ManagedStep* Agent::managed_step_on(const ConnectionPtr& conn) {
     auto step = std::find_if(managed_steps_.begin(), managed_steps_.end(),
-            [&](const auto& entry) { return entry.second.connection == conn; });
+                             [&](const auto& entry) { return entry.second.connection == conn; });
     if (step == managed_steps_.end()) {
-        conn->close(Status::invalid("a step manager's message on a connection that is not "
-                                    "a step manager's"));
+        conn->close(
+                Status::invalid("a step manager's message on a connection that is not "
+                                "a step manager's"));
         return nullptr;
     }
     return &step->second;
@@ -413,7 +433,7 @@ void Agent::on_step_manager_ready(ManagedStep& step, const protocol::StepdReadyM
     step.launched = true;
     step.start_timer->cancel();
     start_step_tasks(step.client, step.user, step.switch_user, step.request, ready.rank_env,
-            step.peer_address, step.connection, std::exchange(step.pmi_fds, {}));
+                     step.peer_address, step.connection, std::exchange(step.pmi_fds, {}));
 }
 
 void Agent::fail_managed_step(StepKey key, const std::string& error) {
@@ -426,8 +446,8 @@ void Agent::fail_managed_step(StepKey key, const std::string& error) {
     close_all(step.pmi_fds);
     spdlog::warn("step {}.{}: {}", key.first, key.second, error);
     if (!step.launched) {
-        step.client->send_error(Status::unavailable("step manager on " + options_.name + ": "
-                + error));
+        step.client->send_error(
+                Status::unavailable("step manager on " + options_.name + ": " + error));
     }
     if (step.connection) {
         step.connection->close(Status::ok());
@@ -442,8 +462,9 @@ void Agent::on_step_manager_exit(pid_t pid) {
         if (step.pid == pid) {
             step.pid = -1;
             if (!step.launched) {
-                fail_managed_step(key, "the step manager exited before the step started "
-                        "(see this node's log)");
+                fail_managed_step(key,
+                                  "the step manager exited before the step started "
+                                  "(see this node's log)");
             }
             return;
         }
@@ -457,10 +478,15 @@ void Agent::forward_step_peers(const protocol::StepPeersMessage& peers) {
     }
 }
 
-void Agent::start_step_tasks(const ConnectionPtr& conn, const UserIdentity& user,
-        bool switch_user, const protocol::LaunchStepRequest& request,
+void Agent::start_step_tasks(
+        const ConnectionPtr& conn,
+        const UserIdentity& user,
+        bool switch_user,
+        const protocol::LaunchStepRequest& request,
         const std::vector<std::vector<std::pair<std::string, std::string>>>& rank_env,
-        const std::string& peer_address, ConnectionPtr step_manager, std::vector<int> pmi_fds) {
+        const std::string& peer_address,
+        ConnectionPtr step_manager,
+        std::vector<int> pmi_fds) {
     const protocol::StepLayout& layout = request.layout;
     protocol::StepLaunchedReply reply;
     reply.master_port = request.master_port;
@@ -471,10 +497,10 @@ void Agent::start_step_tasks(const ConnectionPtr& conn, const UserIdentity& user
     session->step_id = layout.step_id;
     session->step_manager = std::move(step_manager);
     EnvMap base = env_from_pairs(request.env);
-    const bool torch_env = base.count("COHORT_TORCH_ENV") == 0
-            || base.at("COHORT_TORCH_ENV") != "0";
+    const bool torch_env =
+            base.count("COHORT_TORCH_ENV") == 0 || base.at("COHORT_TORCH_ENV") != "0";
     if (request.mpi != "none" && is_loopback(options_.address)
-            && base.count("OMPI_MCA_btl_tcp_if_include") == 0) {
+        && base.count("OMPI_MCA_btl_tcp_if_include") == 0) {
         // Nodes that talk over loopback: Open MPI's TCP transport must not try other NICs.
         base["OMPI_MCA_btl_tcp_if_include"] = "lo";
     }
@@ -486,11 +512,15 @@ void Agent::start_step_tasks(const ConnectionPtr& conn, const UserIdentity& user
     std::vector<protocol::TaskExitMessage> failures;
     for (uint32_t local = 0; local < ranks_here.size(); ++local) {
         const uint32_t rank = ranks_here[local];
-        TaskContext context{request.node_index, local, rank, reply.master_port, options_.name,
-                torch_env, topology_address(config_.network, options_.name)};
+        TaskContext context{request.node_index,
+                            local,
+                            rank,
+                            reply.master_port,
+                            options_.name,
+                            torch_env,
+                            topology_address(config_.network, options_.name)};
         SpawnSpec spec;
-        auto streams = TaskStreams::open(request, rank, step_file_names(request, rank, user),
-                spec);
+        auto streams = TaskStreams::open(request, rank, step_file_names(request, rank, user), spec);
         if (!streams) {
             failures.push_back({rank, 127, 0, streams.status().message()});
             continue;
@@ -516,8 +546,8 @@ void Agent::start_step_tasks(const ConnectionPtr& conn, const UserIdentity& user
         if (!spawned) {
             streams->close_parent_ends();
             failures.push_back({rank, 127, 0,
-                    fmt::format("rank {} on {}: {}", rank, options_.name,
-                            spawned.status().message())});
+                                fmt::format("rank {} on {}: {}", rank, options_.name,
+                                            spawned.status().message())});
             continue;
         }
         Task task;
@@ -537,8 +567,8 @@ void Agent::start_step_tasks(const ConnectionPtr& conn, const UserIdentity& user
             watch_output(spawned->pid, streams->err_read, rank, 2, session);
         }
         if (streams->in_write >= 0) {
-            session->input = std::make_shared<asio::posix::stream_descriptor>(io_,
-                    streams->in_write);
+            session->input =
+                    std::make_shared<asio::posix::stream_descriptor>(io_, streams->in_write);
         }
     }
     close_all(pmi_fds);  // the ranks hold their ends now

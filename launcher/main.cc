@@ -1,12 +1,12 @@
 // cohortd: the Cohort node agent.
-#include <CLI/CLI.hpp>
-#include "common/asio.h"
-#include <spdlog/spdlog.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <filesystem>
 
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include "common/asio.h"
 #include "common/config.h"
 #include "common/daemon.h"
 #include "common/size_spec.h"
@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
     app.add_option("--pid-file", pid_file, "write the daemon's pid here");
     app.add_option("--log-level", log_level, "trace, debug, info, warn, error");
     app.add_flag("--show-topology", show_topology,
-            "print what this node would register and exit without registering");
+                 "print what this node would register and exit without registering");
     app.add_flag("--json", json, "with --show-topology: print JSON");
     CLI11_PARSE(app, argc, argv);
     spdlog::set_level(spdlog::level::from_str(log_level));
@@ -68,7 +68,9 @@ int main(int argc, char** argv) {
     }
     if (show_topology) {
         std::fputs((json ? cohort::topology::topology_json(*topology)
-                         : cohort::topology::topology_text(*topology)).c_str(), stdout);
+                         : cohort::topology::topology_text(*topology))
+                           .c_str(),
+                   stdout);
         return 0;
     }
 
@@ -90,8 +92,9 @@ int main(int argc, char** argv) {
         }
         resources.memory_mib = *mib;
     }
-    options.stepd_binary = (std::filesystem::read_symlink("/proc/self/exe").parent_path()
-            / "cohort-stepd").string();
+    options.stepd_binary =
+            (std::filesystem::read_symlink("/proc/self/exe").parent_path() / "cohort-stepd")
+                    .string();
     if (options.spool_dir.empty()) {
         options.spool_dir = config->state_dir + "/nodes/" + options.name;
     }

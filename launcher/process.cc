@@ -2,19 +2,18 @@
 // close-on-exec pipe, so the parent knows at once whether the program started.
 #include "launcher/process.h"
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <grp.h>
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
-#include <unistd.h>
-
-#include <fmt/format.h>
 #include <spdlog/spdlog.h>
-
-#include <algorithm>
-#include <cerrno>
-#include <cstring>
+#include <unistd.h>
 
 namespace cohort::agent {
 namespace {
@@ -25,17 +24,32 @@ struct ChildFailure {
     int error;
 };
 
-enum Stage : int { kSetGroups = 1, kSetGid, kSetUid, kChdir, kOpenStdout, kOpenStderr, kExec };
+enum Stage : int {
+    kSetGroups = 1,
+    kSetGid,
+    kSetUid,
+    kChdir,
+    kOpenStdout,
+    kOpenStderr,
+    kExec
+};
 
 const char* stage_name(int stage) {
     switch (stage) {
-        case kSetGroups: return "setgroups";
-        case kSetGid: return "setgid";
-        case kSetUid: return "setuid";
-        case kChdir: return "chdir";
-        case kOpenStdout: return "open of the output file";
-        case kOpenStderr: return "open of the error file";
-        case kExec: return "exec";
+        case kSetGroups:
+            return "setgroups";
+        case kSetGid:
+            return "setgid";
+        case kSetUid:
+            return "setuid";
+        case kChdir:
+            return "chdir";
+        case kOpenStdout:
+            return "open of the output file";
+        case kOpenStderr:
+            return "open of the error file";
+        case kExec:
+            return "exec";
     }
     return "start";
 }
@@ -61,8 +75,8 @@ std::string resolve_program(const std::string& program, const std::vector<std::s
     size_t start = 0;
     while (start <= path.size()) {
         size_t end = path.find(':', start);
-        std::string dir = path.substr(start, end == std::string::npos ? std::string::npos
-                                                                     : end - start);
+        std::string dir =
+                path.substr(start, end == std::string::npos ? std::string::npos : end - start);
         std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
         if (access(candidate.c_str(), X_OK) == 0) {
             return candidate;
@@ -99,12 +113,16 @@ public:
         }
         CPU_FREE(allowed);
     }
+
     ~CpuMask() { CPU_FREE(set_); }
+
     CpuMask(const CpuMask&) = delete;
     CpuMask& operator=(const CpuMask&) = delete;
 
     bool empty() const { return CPU_COUNT_S(size_, set_) == 0; }
+
     int count() const { return CPU_COUNT_S(size_, set_); }
+
     // In the child: async-signal-safe.
     void apply() const { sched_setaffinity(0, size_, set_); }
 
@@ -118,6 +136,7 @@ private:
 
 Result<UserIdentity> lookup_user(uid_t uid, gid_t gid) {
     UserIdentity user{uid, gid, std::to_string(uid), {gid}};
+
     struct passwd pw {};
     struct passwd* found = nullptr;
     std::vector<char> buffer(16384);
@@ -177,9 +196,9 @@ Result<Spawned> spawn_process(const SpawnSpec& spec) {
     const CpuMask mask(spec.cpus);
     const bool bind = !spec.cpus.empty() && !mask.empty();
     if (!spec.cpus.empty() && mask.count() < static_cast<int>(spec.cpus.size())) {
-        spdlog::warn("'{}': {} of the {} CPUs to bind to are not available here; {}",
-                spec.argv[0], spec.cpus.size() - static_cast<size_t>(mask.count()),
-                spec.cpus.size(), bind ? "binding to the rest" : "running unbound");
+        spdlog::warn("'{}': {} of the {} CPUs to bind to are not available here; {}", spec.argv[0],
+                     spec.cpus.size() - static_cast<size_t>(mask.count()), spec.cpus.size(),
+                     bind ? "binding to the rest" : "running unbound");
     }
 
     int report[2];
@@ -259,14 +278,14 @@ Result<Spawned> spawn_process(const SpawnSpec& spec) {
     } while (got < 0 && errno == EINTR);
     close(report[0]);
     if (got == static_cast<ssize_t>(sizeof(failure))) {
-        std::string what = failure.stage == kExec ? "'" + spec.argv[0] + "'"
-                : failure.stage == kChdir         ? "'" + spec.cwd + "'"
-                : failure.stage == kOpenStdout    ? "'" + spec.stdout_path + "'"
-                : failure.stage == kOpenStderr    ? "'" + spec.stderr_path + "'"
-                                                  : fmt::format("uid {}", spec.user.uid);
+        std::string what = failure.stage == kExec         ? "'" + spec.argv[0] + "'"
+                           : failure.stage == kChdir      ? "'" + spec.cwd + "'"
+                           : failure.stage == kOpenStdout ? "'" + spec.stdout_path + "'"
+                           : failure.stage == kOpenStderr ? "'" + spec.stderr_path + "'"
+                                                          : fmt::format("uid {}", spec.user.uid);
         // The child has exited with 127; the SIGCHLD handler reaps it.
         return Status::invalid(std::string(stage_name(failure.stage)) + " " + what
-                + " failed: " + std::strerror(failure.error));
+                               + " failed: " + std::strerror(failure.error));
     }
     return Spawned{pid};
 }

@@ -2,10 +2,10 @@
 // job's user, with its environment, directory and files, reporting exec failures precisely.
 #pragma once
 
-#include <sys/types.h>
-
 #include <string>
 #include <vector>
+
+#include <sys/types.h>
 
 #include "common/status.h"
 

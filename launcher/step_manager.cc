@@ -1,16 +1,16 @@
 // The step manager: PMIx server set-up, the rank variables, and the step's collectives.
 #include "launcher/step_manager.h"
 
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/transport/connect.h"
 #include "common/transport/connect_timeouts.h"
@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 
 bool has_var(const protocol::LaunchStepRequest& launch, const std::string& name) {
     return std::any_of(launch.env.begin(), launch.env.end(),
-            [&](const auto& pair) { return pair.first == name; });
+                       [&](const auto& pair) { return pair.first == name; });
 }
 
 // Open MPI's MCA booleans: 1/true/yes/enabled (or their opposites), any case.
@@ -32,7 +32,8 @@ std::optional<bool> mca_flag(const protocol::LaunchStepRequest& launch, const st
             continue;
         }
         std::string v = value;
-        std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
+        std::transform(v.begin(), v.end(), v.begin(),
+                       [](unsigned char c) { return std::tolower(c); });
         if (v == "1" || v == "t" || v == "true" || v == "y" || v == "yes" || v == "enabled") {
             return true;
         }
@@ -52,7 +53,7 @@ std::optional<bool> mca_flag(const protocol::LaunchStepRequest& launch, const st
 // server, after the commit.
 bool skips_the_modex_fence(const protocol::LaunchStepRequest& launch) {
     return mca_flag(launch, "OMPI_MCA_pmix_base_async_modex").value_or(false)
-            && !mca_flag(launch, "OMPI_MCA_pmix_base_collect_data").value_or(true);
+           && !mca_flag(launch, "OMPI_MCA_pmix_base_collect_data").value_or(true);
 }
 
 }  // namespace
@@ -87,21 +88,24 @@ Status StepManager::start() {
     pmix::TransportHandlers handlers{
             [this](protocol::Envelope envelope) { peer_dispatcher_.dispatch(std::move(envelope)); },
             [this](uint32_t node, const std::string& why) {
-                abort_step(-1, 1, "the step manager on "
-                        + setup_.launch.layout.nodes.at(node) + " cannot be reached: " + why);
+                abort_step(-1, 1,
+                           "the step manager on " + setup_.launch.layout.nodes.at(node)
+                                   + " cannot be reached: " + why);
             }};
-    auto peers = options_.transport == "ucx"
-            ? pmix::make_ucx_transport(io_, key_, std::move(handlers))
-            : pmix::make_tcp_transport(io_, key_, options_.agent_host, std::move(handlers));
+    auto peers =
+            options_.transport == "ucx"
+                    ? pmix::make_ucx_transport(io_, key_, std::move(handlers))
+                    : pmix::make_tcp_transport(io_, key_, options_.agent_host, std::move(handlers));
     if (!peers) {
         return peers.status();
     }
     peers_ = std::move(*peers);
-    transport::async_connect_to(io_, options_.agent_host, options_.agent_port,
-            transport::kLocalAgentConnectTimeout,
+    transport::async_connect_to(
+            io_, options_.agent_host, options_.agent_port, transport::kLocalAgentConnectTimeout,
             [this](Result<asio::ip::tcp::socket> socket) {
                 if (!socket) {
-                    spdlog::error("step {}.{}: {}", options_.job_id, options_.step_id,
+                    spdlog::error(
+                            "step {}.{}: {}", options_.job_id, options_.step_id,
                             socket.status().with_context("cannot reach the node agent").message());
                     exit_code_ = 1;
                     shut_down();
@@ -114,13 +118,13 @@ Status StepManager::start() {
 
 void StepManager::on_agent_connected(asio::ip::tcp::socket socket) {
     agent_ = transport::Connection::create(std::move(socket), key_, self_);
-    agent_->start([this](const ConnectionPtr&,
-                          protocol::Envelope envelope) {
-        agent_dispatcher_.dispatch(std::move(envelope));
-    },
+    agent_->start(
+            [this](const ConnectionPtr&, protocol::Envelope envelope) {
+                agent_dispatcher_.dispatch(std::move(envelope));
+            },
             [this](const ConnectionPtr&, const Status&) { shut_down(); });
     agent_->send(protocol::StepdHelloMessage{options_.job_id, options_.step_id,
-            peers_->local_address()});
+                                             peers_->local_address()});
 }
 
 void StepManager::shut_down() {
@@ -196,8 +200,8 @@ Result<protocol::StepdReadyMessage> StepManager::prepare_ranks() {
     return prepare_pmix_ranks(session_dir, other_user);
 }
 
-Result<protocol::StepdReadyMessage> StepManager::prepare_pmix_ranks(
-        const std::string& session_dir, bool other_user) {
+Result<protocol::StepdReadyMessage> StepManager::prepare_pmix_ranks(const std::string& session_dir,
+                                                                    bool other_user) {
     const protocol::LaunchStepRequest& launch = setup_.launch;
     const protocol::StepLayout& layout = launch.layout;
     const std::string step = std::to_string(layout.job_id) + "." + std::to_string(layout.step_id);
@@ -214,8 +218,8 @@ Result<protocol::StepdReadyMessage> StepManager::prepare_pmix_ranks(
     }
     server_ = std::move(*server);
     // Shared-memory segments belong in memory: /dev/shm where there is one.
-    std::string shm_pattern = (fs::is_directory("/dev/shm") ? "/dev/shm" : tmpdir_)
-            + "/cohort-" + step + "-XXXXXX";
+    std::string shm_pattern =
+            (fs::is_directory("/dev/shm") ? "/dev/shm" : tmpdir_) + "/cohort-" + step + "-XXXXXX";
     if (mkdtemp(shm_pattern.data()) == nullptr) {
         return Status::io_error("cannot create the shared-memory directory " + shm_pattern);
     }
@@ -242,8 +246,7 @@ Result<protocol::StepdReadyMessage> StepManager::prepare_pmix_ranks(
     // namespace's data there. The user's own PMIX_MCA_gds wins.
     const bool hash_store = skips_the_modex_fence(launch) && !has_var(launch, "PMIX_MCA_gds");
     if (hash_store) {
-        spdlog::info("step {}: ranks skip the modex fence: PMIx data kept in the hash store",
-                step);
+        spdlog::info("step {}: ranks skip the modex fence: PMIx data kept in the hash store", step);
     }
     for (uint32_t local = 0; local < local_ranks.size(); ++local) {
         auto vars = server_->prepare_rank(nspace_, local_ranks[local], setup_.uid, setup_.gid);
@@ -265,7 +268,7 @@ Result<protocol::StepdReadyMessage> StepManager::prepare_pmix_ranks(
         ready.rank_env.push_back(std::move(*vars));
     }
     spdlog::info("step {}: PMIx namespace {} ready for {} local ranks", step, nspace_,
-            ready.rank_env.size());
+                 ready.rank_env.size());
     return ready;
 }
 
@@ -296,12 +299,13 @@ void StepManager::answer_modex_request(const protocol::DirectModexRequestMessage
     const uint64_t id = request.request_id;
     const uint32_t from = request.from_node;
     if (from >= setup_.launch.layout.nodes.size()) {
-        spdlog::warn("step manager: direct modex request from node {}, which is not "
-                     "in the step", from);
+        spdlog::warn(
+                "step manager: direct modex request from node {}, which is not "
+                "in the step",
+                from);
         return;
     }
-    pmix::ModexQuery query{request.nspace, request.rank, request.required_key,
-            request.timeout_s};
+    pmix::ModexQuery query{request.nspace, request.rank, request.required_key, request.timeout_s};
     std::string refused = check_modex_query(query);
     if (refused.empty() && node_of(query.rank) != setup_.launch.node_index) {
         refused = fmt::format("rank {} does not run on this node", query.rank);
@@ -311,25 +315,24 @@ void StepManager::answer_modex_request(const protocol::DirectModexRequestMessage
     }
     if (!refused.empty()) {
         spdlog::warn("step manager: direct modex request from {}: {}",
-                setup_.launch.layout.nodes.at(from), refused);
-        send_to_node(from, protocol::DirectModexReplyMessage{id,
-                pmix::kCompletionNotFound, ""});
+                     setup_.launch.layout.nodes.at(from), refused);
+        send_to_node(from, protocol::DirectModexReplyMessage{id, pmix::kCompletionNotFound, ""});
         return;
     }
     // Held until the rank has committed the key the asker needs: the library alone
     // would answer after the rank's first commit, which may not carry it yet.
-    server_->request_modex(query, modex_deadline(query.timeout_s),
+    server_->request_modex(
+            query, modex_deadline(query.timeout_s),
             [this, id, from, query](int status, std::string data) {
-                send_to_node(from, protocol::DirectModexReplyMessage{id, status,
-                        std::move(data)});
+                send_to_node(from, protocol::DirectModexReplyMessage{id, status, std::move(data)});
                 if (status == pmix::kCompletionTimeout && query.timeout_s == 0) {
                     // Nobody bounded the wait but the step: the asker cannot go on.
-                    abort_step(-1, 1, fmt::format("rank {} did not make key {} available within {} s "
-                                               "(rank on {}, asked for by {})",
-                                                  query.rank, query.required_key,
-                                                  options_.fence_timeout.count(),
-                                                  setup_.node_name,
-                                                  setup_.launch.layout.nodes.at(from)));
+                    abort_step(-1, 1,
+                               fmt::format("rank {} did not make key {} available within {} s "
+                                           "(rank on {}, asked for by {})",
+                                           query.rank, query.required_key,
+                                           options_.fence_timeout.count(), setup_.node_name,
+                                           setup_.launch.layout.nodes.at(from)));
                 }
             });
 }
@@ -364,8 +367,11 @@ uint32_t StepManager::node_of(uint32_t rank) const {
     return rank < ranks_.node_of.size() ? ranks_.node_of[rank] : 0;
 }
 
-void StepManager::on_fence(const std::string& nspace, std::vector<uint32_t> ranks, bool,
-        std::string data, pmix::Completion done) {
+void StepManager::on_fence(const std::string& nspace,
+                           std::vector<uint32_t> ranks,
+                           bool,
+                           std::string data,
+                           pmix::Completion done) {
     std::vector<uint32_t> nodes;
     std::string collective = nspace + ":";
     if (ranks.empty()) {
@@ -395,7 +401,9 @@ std::vector<uint32_t> StepManager::all_nodes() const {
 }
 
 void StepManager::start_collective(const std::string& collective,
-        const std::vector<uint32_t>& nodes, std::string data, pmix::Completion done) {
+                                   const std::vector<uint32_t>& nodes,
+                                   std::string data,
+                                   pmix::Completion done) {
     const uint64_t sequence = collectives_->next_sequence(collective);
     auto timer = std::make_shared<asio::steady_timer>(io_, options_.fence_timeout);
     timer->async_wait([this, collective, sequence](boost::system::error_code ec) {
@@ -414,7 +422,7 @@ void StepManager::fence_timed_out(const std::string& collective, uint64_t sequen
         missing.push_back(layout.nodes.at(node));
     }
     std::string message = fmt::format("fence {} #{} timed out after {} s", collective, sequence,
-            options_.fence_timeout.count());
+                                      options_.fence_timeout.count());
     if (!missing.empty()) {
         std::string names;
         for (const auto& name : missing) {
@@ -424,8 +432,9 @@ void StepManager::fence_timed_out(const std::string& collective, uint64_t sequen
     } else {
         message += ": the nodes above this one did not answer";
     }
-    message += " (a rank that is not a PMIx client, e.g. an MPI built without PMIx, never "
-               "joins: try --mpi=pmi1 for MPICH, or --mpi=none)";
+    message +=
+            " (a rank that is not a PMIx client, e.g. an MPI built without PMIx, never "
+            "joins: try --mpi=pmi1 for MPICH, or --mpi=none)";
     spdlog::error("step {}.{}: {}", layout.job_id, layout.step_id, message);
     apply(collectives_->fail(collective, sequence, 2));
     abort_step(-1, 1, message);
@@ -438,7 +447,7 @@ std::string StepManager::check_modex_query(const pmix::ModexQuery& query) const 
     const uint32_t ntasks = setup_.launch.layout.ntasks();
     if (query.rank >= ntasks) {
         return fmt::format("namespace {} has {} ranks, asked for rank {}", nspace_, ntasks,
-                static_cast<int32_t>(query.rank));
+                           static_cast<int32_t>(query.rank));
     }
     return "";
 }
@@ -466,11 +475,11 @@ void StepManager::on_direct_modex(const pmix::ModexQuery& query, pmix::Completio
     const uint64_t id = next_modex_request_++;
     // The hosting node answers within its own bound (the same timeout), so this one only
     // fires when that node or the link to it is gone.
-    auto timer = std::make_shared<asio::steady_timer>(io_, options_.fence_timeout
-                    + std::chrono::seconds(5));
+    auto timer = std::make_shared<asio::steady_timer>(
+            io_, options_.fence_timeout + std::chrono::seconds(5));
     const std::string what = query.required_key.empty()
-            ? fmt::format("the PMIx data of rank {}", rank)
-            : fmt::format("key {} of rank {}", query.required_key, rank);
+                                     ? fmt::format("the PMIx data of rank {}", rank)
+                                     : fmt::format("key {} of rank {}", query.required_key, rank);
     timer->async_wait([this, id, node, what](boost::system::error_code ec) {
         auto it = modex_requests_.find(id);
         if (ec || it == modex_requests_.end()) {
@@ -479,13 +488,16 @@ void StepManager::on_direct_modex(const pmix::ModexQuery& query, pmix::Completio
         PendingFence request = std::move(it->second);
         modex_requests_.erase(it);
         request.done(pmix::kCompletionTimeout, "");
-        abort_step(-1, 1, fmt::format("{} did not come from {} within {} s (did that rank start "
-                                      "as a PMIx client?)",
-                what, setup_.launch.layout.nodes.at(node), options_.fence_timeout.count()));
+        abort_step(-1, 1,
+                   fmt::format("{} did not come from {} within {} s (did that rank start "
+                               "as a PMIx client?)",
+                               what, setup_.launch.layout.nodes.at(node),
+                               options_.fence_timeout.count()));
     });
     modex_requests_[id] = {std::move(done), timer};
-    send_to_node(node, protocol::DirectModexRequestMessage{id, setup_.launch.node_index,
-            query.nspace, rank, query.required_key, query.timeout_s});
+    send_to_node(node,
+                 protocol::DirectModexRequestMessage{id, setup_.launch.node_index, query.nspace,
+                                                     rank, query.required_key, query.timeout_s});
 }
 
 void StepManager::on_connected(uint32_t rank) {
@@ -496,21 +508,19 @@ void StepManager::on_finalized(uint32_t) {}
 
 void StepManager::on_abort(uint32_t rank, int status, const std::string& message) {
     abort_step(static_cast<int32_t>(rank), status,
-            message.empty() ? fmt::format("rank {} called abort", rank) : message);
+               message.empty() ? fmt::format("rank {} called abort", rank) : message);
 }
 
 void StepManager::abort_step(int32_t rank, int32_t status, const std::string& message) {
     const auto& layout = setup_.launch.layout;
-    agent_->send(protocol::StepAbortMessage{layout.job_id, layout.step_id, rank, status,
-            message});
+    agent_->send(protocol::StepAbortMessage{layout.job_id, layout.step_id, rank, status, message});
 }
 
 void StepManager::on_log(uint32_t rank, const std::string& text) {
     if (text.empty()) {
         return;
     }
-    agent_->send(protocol::TaskOutputMessage{rank, 2,
-            text.back() == '\n' ? text : text + "\n"});
+    agent_->send(protocol::TaskOutputMessage{rank, 2, text.back() == '\n' ? text : text + "\n"});
 }
 
 }  // namespace cohort::stepd

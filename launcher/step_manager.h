@@ -45,6 +45,7 @@ public:
     // Listens for peers and starts dialling the agent; once connected it says hello, and the
     // agent's setup message follows. A failure found later stops `io` and sets exit_code().
     Status start();
+
     // What cohort-stepd exits with once `io` has stopped.
     int exit_code() const { return exit_code_; }
 
@@ -52,8 +53,11 @@ public:
     void on_connected(uint32_t rank) override;
     void on_finalized(uint32_t rank) override;
     void on_abort(uint32_t rank, int status, const std::string& message) override;
-    void on_fence(const std::string& nspace, std::vector<uint32_t> ranks, bool collect,
-            std::string data, pmix::Completion done) override;
+    void on_fence(const std::string& nspace,
+                  std::vector<uint32_t> ranks,
+                  bool collect,
+                  std::string data,
+                  pmix::Completion done) override;
     void on_direct_modex(const pmix::ModexQuery& query, pmix::Completion done) override;
     void on_log(uint32_t rank, const std::string& text) override;
 
@@ -67,11 +71,13 @@ private:
     void on_agent_connected(asio::ip::tcp::socket socket);
     void register_agent_handlers();
     // A tree collective over `nodes`; `done` gets every node's data, or fails on timeout.
-    void start_collective(const std::string& collective, const std::vector<uint32_t>& nodes,
-            std::string data, pmix::Completion done);
+    void start_collective(const std::string& collective,
+                          const std::vector<uint32_t>& nodes,
+                          std::string data,
+                          pmix::Completion done);
     std::vector<uint32_t> all_nodes() const;
     Result<protocol::StepdReadyMessage> prepare_pmix_ranks(const std::string& session_dir,
-            bool other_user);
+                                                           bool other_user);
 
     // --- PMI-1/PMI-2 for MPICH-family MPIs (step_manager_pmi.cc)
     Result<protocol::StepdReadyMessage> prepare_pmi_ranks(bool pmi2);
@@ -124,6 +130,7 @@ private:
         std::shared_ptr<asio::posix::stream_descriptor> socket;
         std::shared_ptr<std::array<char, 4096>> input;
     };
+
     void add_pmi_client(uint64_t client, int fd);
     std::unique_ptr<pmix::PmiService> pmi_;
     asio::ip::tcp::acceptor pmi_acceptor_;

@@ -3,15 +3,14 @@
 // nodes. A rank talks over the socket it inherited as PMI_FD (what MPICH's clients use when
 // it is set), which is its alone; or over loopback TCP at PMI_PORT, where it proves who it
 // is with a random PMI_ID of its own.
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
-#include <sys/random.h>
-
-#include <unistd.h>
-
 #include <fstream>
 #include <set>
 #include <sstream>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include "launcher/step_manager.h"
 #include "pmix/loopback_owner.h"
@@ -51,7 +50,7 @@ std::optional<uint32_t> peer_uid(const asio::ip::tcp::socket& socket) {
     table << file.rdbuf();
     // The client's socket is listed with its own address as the local one.
     return pmix::tcp_socket_owner(table.str(), remote.address().to_string(), remote.port(),
-            local.address().to_string(), local.port());
+                                  local.address().to_string(), local.port());
 }
 
 }  // namespace
@@ -73,9 +72,9 @@ Result<protocol::StepdReadyMessage> StepManager::prepare_pmi_ranks(bool pmi2) {
     }
     pmi_ = std::make_unique<pmix::PmiService>(job);
     if (!options_.pmi_fds.empty() && options_.pmi_fds.size() != job.local_ranks.size()) {
-        return Status::internal(fmt::format(
-                "the node agent passed {} PMI_FD sockets for {} local ranks",
-                options_.pmi_fds.size(), job.local_ranks.size()));
+        return Status::internal(
+                fmt::format("the node agent passed {} PMI_FD sockets for {} local ranks",
+                            options_.pmi_fds.size(), job.local_ranks.size()));
     }
     for (size_t local = 0; local < options_.pmi_fds.size(); ++local) {
         const uint64_t client = next_pmi_client_++;
@@ -93,17 +92,19 @@ Result<protocol::StepdReadyMessage> StepManager::prepare_pmi_ranks(bool pmi2) {
     protocol::StepdReadyMessage ready;
     for (size_t local = 0; local < job.local_ranks.size(); ++local) {
         const std::string rank = std::to_string(job.local_ranks[local]);
-        std::vector<std::pair<std::string, std::string>> env{{"PMI_PORT", port},
-                {"PMI_ID", (*ids)[local]}, {"PMI_RANK", rank},
+        std::vector<std::pair<std::string, std::string>> env{
+                {"PMI_PORT", port},
+                {"PMI_ID", (*ids)[local]},
+                {"PMI_RANK", rank},
                 {"PMI_SIZE", std::to_string(job.size)}};
         if (pmi2) {  // what MPICH's PMI-2 client and Slurm's pmi2 plugin set
-            env.insert(env.end(), {{"PMI_JOBID", job.kvsname}, {"PMI_VERSION", "2"},
-                    {"PMI_SUBVERSION", "0"}});
+            env.insert(env.end(),
+                       {{"PMI_JOBID", job.kvsname}, {"PMI_VERSION", "2"}, {"PMI_SUBVERSION", "0"}});
         }
         ready.rank_env.push_back(std::move(env));
     }
     spdlog::info("step {}.{}: PMI-1/PMI-2 server on {} for {} local ranks", layout.job_id,
-            layout.step_id, port, job.local_ranks.size());
+                 layout.step_id, port, job.local_ranks.size());
     return ready;
 }
 
@@ -115,8 +116,9 @@ void StepManager::accept_pmi_clients() {
         // Another user's process is turned away before it can say anything; the PMI_ID
         // secret keeps out the job user's other processes that guess.
         if (auto uid = peer_uid(s); uid && *uid != pmi_uid_) {
-            spdlog::warn("step {}.{}: PMI connection from uid {} refused (the ranks run as "
-                         "uid {})",
+            spdlog::warn(
+                    "step {}.{}: PMI connection from uid {} refused (the ranks run as "
+                    "uid {})",
                     setup_.launch.layout.job_id, setup_.launch.layout.step_id, *uid, pmi_uid_);
             const std::string refusal = fmt::format(
                     "cmd=error rc=-1 msg=refused:_uid_{}_is_not_the_step's_user\n", *uid);
@@ -133,7 +135,7 @@ void StepManager::accept_pmi_clients() {
 
 void StepManager::add_pmi_client(uint64_t client, int fd) {
     pmi_clients_[client] = {std::make_shared<asio::posix::stream_descriptor>(io_, fd),
-            std::make_shared<std::array<char, 4096>>()};
+                            std::make_shared<std::array<char, 4096>>()};
     read_pmi_bytes(client);
 }
 
@@ -143,7 +145,8 @@ void StepManager::read_pmi_bytes(uint64_t client) {
         return;
     }
     PmiClient& pmi_client = it->second;
-    pmi_client.socket->async_read_some(asio::buffer(*pmi_client.input),
+    pmi_client.socket->async_read_some(
+            asio::buffer(*pmi_client.input),
             [this, client, input = pmi_client.input](boost::system::error_code ec, size_t n) {
                 if (ec) {  // the rank closed (finalize, exit)
                     pmi_->forget(client);
@@ -166,7 +169,7 @@ void StepManager::apply_pmi(pmix::PmiOutput output, uint64_t from) {
     }
     if (!output.error.empty()) {
         spdlog::warn("step {}.{}: PMI client {} closed: {}", setup_.launch.layout.job_id,
-                setup_.launch.layout.step_id, from, output.error);
+                     setup_.launch.layout.step_id, from, output.error);
         pmi_->forget(from);
         auto it = pmi_clients_.find(from);
         if (it != pmi_clients_.end()) {
@@ -183,11 +186,11 @@ void StepManager::apply_pmi(pmix::PmiOutput output, uint64_t from) {
         abort_step(output.abort->rank, output.abort->exit_code, output.abort->message);
     }
     if (output.barrier) {
-        start_collective("pmi:" + nspace_, all_nodes(), std::move(*output.barrier),
+        start_collective(
+                "pmi:" + nspace_, all_nodes(), std::move(*output.barrier),
                 [this](int status, std::string data) {
                     // A failed barrier still releases the ranks, with an error they can see.
-                    apply_pmi(status == 0 ? pmi_->barrier_done(data) : pmi_->barrier_failed(),
-                            0);
+                    apply_pmi(status == 0 ? pmi_->barrier_done(data) : pmi_->barrier_failed(), 0);
                 });
     }
 }

@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
             ->check(CLI::IsMember({"tcp", "ucx"}));
     app.add_option("--fence-timeout", timeout_s, "seconds a fence may wait for other nodes");
     app.add_option("--pmi-fds", options.pmi_fds,
-            "inherited sockets, one per local rank in order, that are the ranks' PMI_FD")
+                   "inherited sockets, one per local rank in order, that are the ranks' PMI_FD")
             ->delimiter(',');
     CLI11_PARSE(app, argc, argv);
     options.fence_timeout = std::chrono::seconds(timeout_s);

@@ -32,8 +32,9 @@ std::string joined(const std::vector<std::string>& names) {
 // The device variables the GPU's runtime reads. Ids are the node's PCI-bus-order indexes:
 // no device cgroup renumbers them, and CUDA_DEVICE_ORDER=PCI_BUS_ID makes CUDA count the
 // same way, so "2,3" are exactly the third and fourth GPUs by bus id.
-void set_visible_gpus(EnvMap& env, const protocol::NodeGpuAlloc& alloc,
-        const std::vector<int32_t>& visible) {
+void set_visible_gpus(EnvMap& env,
+                      const protocol::NodeGpuAlloc& alloc,
+                      const std::vector<int32_t>& visible) {
     const std::string ids = joined(visible);
     if (alloc.vendor == "amd") {
         env["ROCR_VISIBLE_DEVICES"] = ids;
@@ -47,7 +48,7 @@ void set_visible_gpus(EnvMap& env, const protocol::NodeGpuAlloc& alloc,
     for (int32_t g : visible) {
         auto at = std::find(alloc.gpus.begin(), alloc.gpus.end(), g);
         if (at != alloc.gpus.end()
-                && static_cast<size_t>(at - alloc.gpus.begin()) < alloc.pci_bus_ids.size()) {
+            && static_cast<size_t>(at - alloc.gpus.begin()) < alloc.pci_bus_ids.size()) {
             bus_ids.push_back(alloc.pci_bus_ids[static_cast<size_t>(at - alloc.gpus.begin())]);
         }
     }
@@ -58,8 +59,8 @@ void set_visible_gpus(EnvMap& env, const protocol::NodeGpuAlloc& alloc,
 // What the user asked for, as Slurm exports it to the batch script.
 void set_gpu_request(EnvMap& env, const GpuOptions& gpu) {
     const std::string type = gpu.type.empty() ? "" : gpu.type + ":";
-    const std::pair<int64_t, const char*> counts[] = {{gpu.gpus, "GPUS"},
-            {gpu.per_node, "GPUS_PER_NODE"}, {gpu.per_task, "GPUS_PER_TASK"}};
+    const std::pair<int64_t, const char*> counts[] = {
+            {gpu.gpus, "GPUS"}, {gpu.per_node, "GPUS_PER_NODE"}, {gpu.per_task, "GPUS_PER_TASK"}};
     for (const auto& [count, name] : counts) {
         if (count > 0) {
             set_both(env, name, type + std::to_string(count));
@@ -99,8 +100,9 @@ std::string ucx_device(const std::string& nic) {
     return nic;
 }
 
-std::vector<int> task_cpus(const protocol::StepLayout& layout, uint32_t node_index,
-        uint32_t local_rank) {
+std::vector<int> task_cpus(const protocol::StepLayout& layout,
+                           uint32_t node_index,
+                           uint32_t local_rank) {
     if (node_index >= layout.gpu_nodes.size()) {
         return {};
     }
@@ -165,7 +167,7 @@ EnvMap batch_environment(const protocol::JobRecord& job, const BatchContext& con
     set_both(env, "SUBMIT_DIR", job.spec.cwd);
     set_both(env, "SUBMIT_HOST", job.spec.submit_host);
     set_both(env, "CPUS_ON_NODE",
-            std::to_string(job.cpus_per_node.empty() ? 0 : job.cpus_per_node.front()));
+             std::to_string(job.cpus_per_node.empty() ? 0 : job.cpus_per_node.front()));
     set_both(env, "NODEID", "0");
     set_both(env, "PROCID", "0");
     set_both(env, "LOCALID", "0");
@@ -223,8 +225,9 @@ EnvMap batch_environment(const protocol::JobRecord& job, const BatchContext& con
     return env;
 }
 
-EnvMap task_environment(const protocol::StepLayout& layout, const TaskContext& context,
-        const EnvMap& base) {
+EnvMap task_environment(const protocol::StepLayout& layout,
+                        const TaskContext& context,
+                        const EnvMap& base) {
     EnvMap env = base;
     const std::string nodelist = compress_hostlist(layout.nodes);
     const uint32_t ntasks = layout.ntasks();
@@ -257,8 +260,7 @@ EnvMap task_environment(const protocol::StepLayout& layout, const TaskContext& c
     set_both(env, "NODEID", std::to_string(context.node_index));
     set_both(env, "RESTART_COUNT", std::to_string(layout.restart_count));
     set_distribution(env, layout.distribution);
-    set_both(env, "CPUS_ON_NODE",
-            std::to_string(local_size * layout.cpus_per_task));
+    set_both(env, "CPUS_ON_NODE", std::to_string(local_size * layout.cpus_per_task));
     if (layout.cpus_per_task_set) {
         set_both(env, "CPUS_PER_TASK", std::to_string(layout.cpus_per_task));
     }

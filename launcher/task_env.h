@@ -43,18 +43,19 @@ struct TaskContext {
 };
 
 // One step task's variables, over the client's environment.
-EnvMap task_environment(const protocol::StepLayout& layout, const TaskContext& context,
-        const EnvMap& base);
+EnvMap task_environment(const protocol::StepLayout& layout,
+                        const TaskContext& context,
+                        const EnvMap& base);
 
 // The CPU ids a step task is bound to (empty: not bound), from the step's GPU binding.
-std::vector<int> task_cpus(const protocol::StepLayout& layout, uint32_t node_index,
-        uint32_t local_rank);
+std::vector<int> task_cpus(const protocol::StepLayout& layout,
+                           uint32_t node_index,
+                           uint32_t local_rank);
 
 // The CPU ids the batch script is bound to: the job's GPU-local CPUs on its first node.
 std::vector<int> batch_cpus(const protocol::JobRecord& job);
 
 // A NIC as UCX_NET_DEVICES names it: RDMA devices with their port ("mlx5_0:1"), netdevs as is.
 std::string ucx_device(const std::string& nic);
-
 
 }  // namespace cohort::agent

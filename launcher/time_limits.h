@@ -17,7 +17,9 @@ public:
     // Sets (or moves) `job`'s end time.
     void set(uint64_t job, int64_t end_time);
     void erase(uint64_t job);
+
     bool has(uint64_t job) const { return end_of_.count(job) != 0; }
+
     // The jobs whose end time is `now` or earlier, earliest first; they leave the table.
     std::vector<uint64_t> take_expired(int64_t now);
     // The earliest end time in the table.

@@ -3,10 +3,10 @@
 // ports in hex.
 #include "pmix/loopback_owner.h"
 
-#include <arpa/inet.h>
-
 #include <cstdio>
 #include <sstream>
+
+#include <arpa/inet.h>
 
 namespace cohort::pmix {
 namespace {
@@ -24,10 +24,10 @@ std::optional<std::string> kernel_form(const std::string& ip, uint16_t port) {
 }  // namespace
 
 std::optional<uint32_t> tcp_socket_owner(const std::string& proc_net_tcp,
-        const std::string& local_ip,
-        uint16_t local_port,
-        const std::string& remote_ip,
-        uint16_t remote_port) {
+                                         const std::string& local_ip,
+                                         uint16_t local_port,
+                                         const std::string& remote_ip,
+                                         uint16_t remote_port) {
     auto local = kernel_form(local_ip, local_port);
     auto remote = kernel_form(remote_ip, remote_port);
     if (!local || !remote) {

@@ -13,9 +13,9 @@ namespace cohort::pmix {
 // ("a.b.c.d" and port, as the server's accept() saw the peer and itself), or nullopt when
 // /proc/net/tcp's text has no such line.
 std::optional<uint32_t> tcp_socket_owner(const std::string& proc_net_tcp,
-        const std::string& local_ip,
-        uint16_t local_port,
-        const std::string& remote_ip,
-        uint16_t remote_port);
+                                         const std::string& local_ip,
+                                         uint16_t local_port,
+                                         const std::string& remote_ip,
+                                         uint16_t remote_port);
 
 }  // namespace cohort::pmix

@@ -36,10 +36,13 @@ struct TransportHandlers {
 
 // Listens on `host`; frames are verified with the cluster `key`.
 Result<std::unique_ptr<PeerTransport>> make_tcp_transport(boost::asio::io_context& io,
-        const std::string& key, const std::string& host, TransportHandlers handlers);
+                                                          const std::string& key,
+                                                          const std::string& host,
+                                                          TransportHandlers handlers);
 
 // A UCX worker driven from `io` (through its event fd); frames are verified with `key`.
 Result<std::unique_ptr<PeerTransport>> make_ucx_transport(boost::asio::io_context& io,
-        const std::string& key, TransportHandlers handlers);
+                                                          const std::string& key,
+                                                          TransportHandlers handlers);
 
 }  // namespace cohort::pmix

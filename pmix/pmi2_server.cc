@@ -21,8 +21,8 @@ Pmi2Command::Pairs response_pairs(const std::string& thrid) {
 
 // Commands of the PMI-2 standard that Cohort does not serve: a clean error, not a hang.
 bool unsupported(const std::string& name) {
-    static const std::set<std::string> kNames{"spawn", "name-publish", "name-unpublish",
-            "name-lookup", "job-connect", "job-disconnect"};
+    static const std::set<std::string> kNames{"spawn",       "name-publish", "name-unpublish",
+                                              "name-lookup", "job-connect",  "job-disconnect"};
     return kNames.count(name) != 0;
 }
 
@@ -44,8 +44,9 @@ std::string Pmi2Server::fence_reply(PmiClient client, bool ok) {
     }
     pairs.emplace_back("rc", ok ? "0" : "-1");
     if (!ok) {
-        pairs.emplace_back("errmsg", "the fence across the step's nodes failed (see the step's "
-                "error output)");
+        pairs.emplace_back("errmsg",
+                           "the fence across the step's nodes failed (see the step's "
+                           "error output)");
     }
     return encode_pmi2("kvs-fence-response", pairs);
 }
@@ -55,13 +56,14 @@ void Pmi2Server::forget(PmiClient client) {
     fence_thrids_.erase(client);
     for (auto& [key, waiters] : attr_waiters_) {
         waiters.erase(std::remove_if(waiters.begin(), waiters.end(),
-                              [client](const Waiter& w) { return w.client == client; }),
-                waiters.end());
+                                     [client](const Waiter& w) { return w.client == client; }),
+                      waiters.end());
     }
 }
 
-PmiOutput Pmi2Server::handle(PmiClient client, const Pmi2Command& command,
-        const std::string& thrid) {
+PmiOutput Pmi2Server::handle(PmiClient client,
+                             const Pmi2Command& command,
+                             const std::string& thrid) {
     PmiOutput out;
     const std::string& name = command.name;
     auto reply = [&](Pmi2Command::Pairs pairs) {
@@ -78,7 +80,9 @@ PmiOutput Pmi2Server::handle(PmiClient client, const Pmi2Command& command,
         all.emplace_back("errmsg", why);
         out.replies.push_back({client, encode_pmi2(name + "-response", all)});
     };
-    auto arg = [&](const std::string& key) { return command.find(key).value_or(""); };
+    auto arg = [&](const std::string& key) {
+        return command.find(key).value_or("");
+    };
 
     if (name == "fullinit") {
         return fullinit(client, command, thrid);
@@ -118,7 +122,7 @@ PmiOutput Pmi2Server::handle(PmiClient client, const Pmi2Command& command,
         const std::string jobid = arg("jobid");
         if (!jobid.empty() && jobid != core_.job().kvsname) {
             fail("kvs-get: unknown jobid '" + jobid + "' (this job is '" + core_.job().kvsname
-                    + "')");
+                 + "')");
         } else if (auto value = core_.get(arg("key"))) {
             reply({{"found", kTrue}, {"value", *value}});
         } else {
@@ -133,7 +137,7 @@ PmiOutput Pmi2Server::handle(PmiClient client, const Pmi2Command& command,
         auto rank = core_.rank_of(client);
         const std::string message = arg("msg");
         out.abort = PmiOutput::Abort{rank ? static_cast<int32_t>(*rank) : -1, 1,
-                message.empty() ? "PMI-2 abort" : message};
+                                     message.empty() ? "PMI-2 abort" : message};
     } else if (unsupported(name)) {
         fail(name + " is not supported by Cohort's PMI-2 server");
     } else {
@@ -142,8 +146,9 @@ PmiOutput Pmi2Server::handle(PmiClient client, const Pmi2Command& command,
     return out;
 }
 
-PmiOutput Pmi2Server::fullinit(PmiClient client, const Pmi2Command& command,
-        const std::string& thrid) {
+PmiOutput Pmi2Server::fullinit(PmiClient client,
+                               const Pmi2Command& command,
+                               const std::string& thrid) {
     PmiOutput out;
     Pmi2Command::Pairs pairs = response_pairs(thrid);
     auto refuse = [&](const std::string& why) {
@@ -156,7 +161,7 @@ PmiOutput Pmi2Server::fullinit(PmiClient client, const Pmi2Command& command,
     const std::string jobid = command.find("pmijobid").value_or("");
     if (!jobid.empty() && jobid != core_.job().kvsname) {
         return refuse("pmijobid '" + jobid + "' is not this step's job '" + core_.job().kvsname
-                + "'");
+                      + "'");
     }
     auto id = command.find("pmirank");
     if (!id) {
@@ -168,15 +173,21 @@ PmiOutput Pmi2Server::fullinit(PmiClient client, const Pmi2Command& command,
     }
     initialized_.insert(client);
     // No spawner-jobid: its presence tells the client it was spawned.
-    pairs.insert(pairs.end(), {{"rc", "0"}, {"pmi-version", "2"}, {"pmi-subversion", "0"},
-            {"rank", std::to_string(*rank)}, {"size", std::to_string(core_.job().size)},
-            {"appnum", "0"}, {"debugged", kFalse}, {"pmiverbose", kFalse}});
+    pairs.insert(pairs.end(), {{"rc", "0"},
+                               {"pmi-version", "2"},
+                               {"pmi-subversion", "0"},
+                               {"rank", std::to_string(*rank)},
+                               {"size", std::to_string(core_.job().size)},
+                               {"appnum", "0"},
+                               {"debugged", kFalse},
+                               {"pmiverbose", kFalse}});
     out.replies.push_back({client, encode_pmi2("fullinit-response", pairs)});
     return out;
 }
 
-PmiOutput Pmi2Server::get_node_attr(PmiClient client, const Pmi2Command& command,
-        const std::string& thrid) {
+PmiOutput Pmi2Server::get_node_attr(PmiClient client,
+                                    const Pmi2Command& command,
+                                    const std::string& thrid) {
     PmiOutput out;
     const std::string key = command.find("key").value_or("");
     Pmi2Command::Pairs pairs = response_pairs(thrid);
@@ -195,8 +206,9 @@ PmiOutput Pmi2Server::get_node_attr(PmiClient client, const Pmi2Command& command
     return out;
 }
 
-PmiOutput Pmi2Server::put_node_attr(PmiClient client, const Pmi2Command& command,
-        const std::string& thrid) {
+PmiOutput Pmi2Server::put_node_attr(PmiClient client,
+                                    const Pmi2Command& command,
+                                    const std::string& thrid) {
     PmiOutput out;
     Pmi2Command::Pairs pairs = response_pairs(thrid);
     auto key = command.find("key");
@@ -215,8 +227,7 @@ PmiOutput Pmi2Server::put_node_attr(PmiClient client, const Pmi2Command& command
         for (const Waiter& waiter : waiting->second) {
             Pmi2Command::Pairs found = response_pairs(waiter.thrid);
             found.insert(found.end(), {{"rc", "0"}, {"found", kTrue}, {"value", value}});
-            out.replies.push_back({waiter.client,
-                    encode_pmi2("info-getnodeattr-response", found)});
+            out.replies.push_back({waiter.client, encode_pmi2("info-getnodeattr-response", found)});
         }
         attr_waiters_.erase(waiting);
     }

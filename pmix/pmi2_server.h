@@ -32,10 +32,8 @@ private:
 
     PmiOutput handle(PmiClient client, const Pmi2Command& command, const std::string& thrid);
     PmiOutput fullinit(PmiClient client, const Pmi2Command& command, const std::string& thrid);
-    PmiOutput get_node_attr(PmiClient client, const Pmi2Command& command,
-            const std::string& thrid);
-    PmiOutput put_node_attr(PmiClient client, const Pmi2Command& command,
-            const std::string& thrid);
+    PmiOutput get_node_attr(PmiClient client, const Pmi2Command& command, const std::string& thrid);
+    PmiOutput put_node_attr(PmiClient client, const Pmi2Command& command, const std::string& thrid);
 
     PmiCore& core_;
     std::set<PmiClient> initialized_;  // past fullinit

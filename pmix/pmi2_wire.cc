@@ -37,12 +37,12 @@ Result<Pmi2Command> parse_pmi2_command(const std::string& body) {
         const size_t eq = body.find('=', at);
         if (eq == std::string::npos) {
             return Status::corrupt(fmt::format("PMI-2 command: pair without '=' at byte {} of '{}'",
-                    at, printable(body)));
+                                               at, printable(body)));
         }
         std::string key = body.substr(at, eq - at);
         if (key.empty() || key.size() > kPmi2MaxKey || key.find(';') != std::string::npos) {
             return Status::corrupt("PMI-2 command: bad key '" + printable(key) + "' in '"
-                    + printable(body) + "' (1 to 64 characters, no ';')");
+                                   + printable(body) + "' (1 to 64 characters, no ';')");
         }
         std::string value;
         size_t i = eq + 1;
@@ -62,12 +62,12 @@ Result<Pmi2Command> parse_pmi2_command(const std::string& body) {
         }
         if (!ended) {
             return Status::corrupt("PMI-2 command: the value of '" + key
-                    + "' does not end with ';' in '" + printable(body) + "'");
+                                   + "' does not end with ';' in '" + printable(body) + "'");
         }
         if (first) {
             if (key != "cmd" || value.empty()) {
                 return Status::corrupt("PMI-2 command does not start with cmd=NAME;: '"
-                        + printable(body) + "'");
+                                       + printable(body) + "'");
             }
             command.name = std::move(value);
             first = false;
@@ -119,13 +119,13 @@ Status take_pmi2_frame(std::string& buffer, std::optional<std::string>& body) {
             after = digits;
         } else {
             return Status::corrupt("PMI-2 length header '" + printable(buffer.substr(0, 6))
-                    + "' is not a decimal number of 6 characters");
+                                   + "' is not a decimal number of 6 characters");
         }
     }
     if (!digits || length == 0 || length > kPmi2MaxCommand) {
-        return Status::corrupt(fmt::format(
-                "PMI-2 command length {} is out of range (accepted: 1 to {})", length,
-                kPmi2MaxCommand));
+        return Status::corrupt(
+                fmt::format("PMI-2 command length {} is out of range (accepted: 1 to {})", length,
+                            kPmi2MaxCommand));
     }
     if (buffer.size() < kPmi2HeaderSize + length) {
         return Status::ok();

@@ -46,11 +46,11 @@ std::string pmi_process_mapping(const std::vector<uint32_t>& node_of_rank) {
     for (size_t b = 0; b < blocks.size();) {
         size_t run = 1;
         while (b + run < blocks.size() && blocks[b + run].second == blocks[b].second
-                && blocks[b + run].first == blocks[b].first + run) {
+               && blocks[b + run].first == blocks[b].first + run) {
             ++run;
         }
-        triples.push_back("(" + std::to_string(blocks[b].first) + "," + std::to_string(run)
-                + "," + std::to_string(blocks[b].second) + ")");
+        triples.push_back("(" + std::to_string(blocks[b].first) + "," + std::to_string(run) + ","
+                          + std::to_string(blocks[b].second) + ")");
         b += run;
     }
     // MPICH repeats the vector until every rank has a node: a repeating pattern (cyclic
@@ -58,8 +58,8 @@ std::string pmi_process_mapping(const std::vector<uint32_t>& node_of_rank) {
     size_t period = triples.size();
     for (size_t p = 1; p < triples.size(); ++p) {
         if (triples.size() % p == 0
-                && std::equal(triples.begin() + static_cast<std::ptrdiff_t>(p), triples.end(),
-                        triples.begin())) {
+            && std::equal(triples.begin() + static_cast<std::ptrdiff_t>(p), triples.end(),
+                          triples.begin())) {
             period = p;
             break;
         }
@@ -94,8 +94,8 @@ Result<uint32_t> PmiCore::claim(PmiClient client, const std::string& id) {
     if (auto known = ranks_.find(client); known != ranks_.end()) {
         const uint32_t rank = known->second;
         auto by_id = job_.ids.find(id);
-        const bool names_itself = id == std::to_string(rank)
-                || (by_id != job_.ids.end() && by_id->second == rank);
+        const bool names_itself =
+                id == std::to_string(rank) || (by_id != job_.ids.end() && by_id->second == rank);
         if (bound_.count(client) != 0 && names_itself) {
             return rank;
         }
@@ -113,7 +113,7 @@ Result<uint32_t> PmiCore::claim(PmiClient client, const std::string& id) {
         char* end = nullptr;
         const unsigned long number = std::strtoul(id.c_str(), &end, 10);
         const bool local = std::find(job_.local_ranks.begin(), job_.local_ranks.end(), number)
-                != job_.local_ranks.end();
+                           != job_.local_ranks.end();
         if (id.empty() || *end != '\0' || !local) {
             return Status::denied("rank '" + id + "' is not one of this step's ranks on this node");
         }
@@ -129,7 +129,7 @@ Result<uint32_t> PmiCore::claim(PmiClient client, const std::string& id) {
 
 Status PmiCore::bind(PmiClient client, uint32_t rank) {
     if (std::find(job_.local_ranks.begin(), job_.local_ranks.end(), rank)
-            == job_.local_ranks.end()) {
+        == job_.local_ranks.end()) {
         return Status::denied(
                 fmt::format("rank {} is not one of this step's ranks on this node", rank));
     }
@@ -186,7 +186,7 @@ std::vector<PmiClient> PmiCore::finish_barrier(const std::string& all_nodes) {
     std::string key;
     std::string value;
     while (at < all_nodes.size() && read_field(all_nodes, at, key)
-            && read_field(all_nodes, at, value)) {
+           && read_field(all_nodes, at, value)) {
         kvs_[key] = value;
     }
     return fail_barrier();

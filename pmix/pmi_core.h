@@ -22,9 +22,9 @@ namespace cohort::pmix {
 using PmiClient = uint64_t;
 
 struct PmiJob {
-    std::string kvsname;              // also the PMI-2 job id
-    uint32_t size = 0;                // ranks in the step
-    std::string process_mapping;      // PMI_process_mapping, e.g. "(vector,(0,2,2))"
+    std::string kvsname;          // also the PMI-2 job id
+    uint32_t size = 0;            // ranks in the step
+    std::string process_mapping;  // PMI_process_mapping, e.g. "(vector,(0,2,2))"
     std::vector<uint32_t> local_ranks;
     // PMI_ID of each local rank -> its rank. A client proves which rank it is by presenting
     // its PMI_ID (PMI-1 initack pmiid, PMI-2 fullinit pmirank), unless its channel already
@@ -42,11 +42,13 @@ struct PmiOutput {
         PmiClient client = 0;
         std::string bytes;  // exactly what goes on that client's socket
     };
+
     struct Abort {
         int32_t rank = -1;  // -1 when the client never said which rank it is
         int exit_code = 1;
         std::string message;
     };
+
     std::vector<Reply> replies;
     std::optional<std::string> barrier;  // every local rank is in: this node's blob
     std::optional<Abort> abort;
@@ -61,8 +63,10 @@ public:
     explicit PmiCore(PmiJob job);
 
     const PmiJob& job() const { return job_; }
+
     // Whether a client must present a PMI_ID before anything else.
     bool requires_id() const { return !job_.ids.empty(); }
+
     // The client presents `id`: its rank, or why it is refused. Each id is good once. A
     // client bound to its rank by its channel may present its rank number or PMI_ID again
     // (PMI-2 fullinit always names one).

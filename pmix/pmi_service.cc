@@ -50,8 +50,9 @@ PmiOutput PmiService::next(PmiClient client, Stream& stream, bool& progressed) {
         auto command = parse_pmi2_command(*body);
         if (!command) {
             // The client waits for an answer: tell it why before the connection closes.
-            out.replies.push_back({client, encode_pmi2("error-response",
-                    {{"rc", "-1"}, {"errmsg", command.status().message()}})});
+            out.replies.push_back(
+                    {client, encode_pmi2("error-response",
+                                         {{"rc", "-1"}, {"errmsg", command.status().message()}})});
             out.error = command.status().message();
             return out;
         }
@@ -91,8 +92,8 @@ PmiOutput PmiService::release(const std::vector<PmiClient>& clients, bool ok) {
             continue;
         }
         const std::string reply = it->second.mode == Mode::kPmi2
-                ? pmi2_.fence_reply(client, ok)
-                : PmiSimpleServer::barrier_reply(ok);
+                                          ? pmi2_.fence_reply(client, ok)
+                                          : PmiSimpleServer::barrier_reply(ok);
         out.replies.push_back({client, reply});
     }
     return out;

@@ -23,6 +23,7 @@ public:
     // rank, without a PMI_ID, from its first bytes on. Until then the rank may still
     // identify itself over the port instead.
     void attach(PmiClient client, uint32_t rank) { channel_rank_[client] = rank; }
+
     // Bytes from a client, as they arrive (any split). After an output with an error the
     // client is to be closed; further bytes from it are ignored.
     PmiOutput on_bytes(PmiClient client, const std::string& bytes);
@@ -31,6 +32,7 @@ public:
     // The cross-node barrier failed (a timeout, a lost node): every waiting rank gets rc=-1.
     PmiOutput barrier_failed();
     void forget(PmiClient client);
+
     // Every local rank has identified itself: no further connection is expected.
     bool all_claimed() const { return core_.all_claimed(); }
 
@@ -41,6 +43,7 @@ private:
         kPmi2,
         kClosed,
     };
+
     struct Stream {
         Mode mode = Mode::kUnknown;
         std::string buffer;

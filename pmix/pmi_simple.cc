@@ -46,10 +46,13 @@ PmiOutput PmiSimpleServer::on_line(PmiClient client, const std::string& line) {
     return handle(client, command->second, args);
 }
 
-PmiOutput PmiSimpleServer::handle(PmiClient client, const std::string& command,
-        const std::map<std::string, std::string>& args) {
+PmiOutput PmiSimpleServer::handle(PmiClient client,
+                                  const std::string& command,
+                                  const std::map<std::string, std::string>& args) {
     PmiOutput out;
-    auto reply = [&](const std::string& text) { out.replies.push_back({client, text + "\n"}); };
+    auto reply = [&](const std::string& text) {
+        out.replies.push_back({client, text + "\n"});
+    };
     auto arg = [&](const std::string& name) {
         auto it = args.find(name);
         return it == args.end() ? std::string() : it->second;
@@ -70,7 +73,7 @@ PmiOutput PmiSimpleServer::handle(PmiClient client, const std::string& command,
     if (command != "init" && core_.requires_id() && !core_.rank_of(client)) {
         reply("cmd=" + command + "_result rc=-1 msg=refused:_send_initack_with_PMI_ID_first");
         out.error = "PMI-1 cmd=" + one_word(command)
-                + " from a connection that has not presented a PMI_ID (initack)";
+                    + " from a connection that has not presented a PMI_ID (initack)";
         return out;
     }
     if (command == "init") {
@@ -105,8 +108,8 @@ PmiOutput PmiSimpleServer::handle(PmiClient client, const std::string& command,
         const std::string code = arg("exitcode");
         auto rank = core_.rank_of(client);
         out.abort = PmiOutput::Abort{rank ? static_cast<int32_t>(*rank) : -1,
-                code.empty() ? 1 : std::atoi(code.c_str()),
-                arg("message").empty() ? "PMI abort" : arg("message")};
+                                     code.empty() ? 1 : std::atoi(code.c_str()),
+                                     arg("message").empty() ? "PMI abort" : arg("message")};
     } else {
         reply("cmd=" + command + "_result rc=-1 msg=unsupported_by_cohort");
     }

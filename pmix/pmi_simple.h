@@ -20,8 +20,9 @@ public:
     static std::string barrier_reply(bool ok);
 
 private:
-    PmiOutput handle(PmiClient client, const std::string& command,
-            const std::map<std::string, std::string>& args);
+    PmiOutput handle(PmiClient client,
+                     const std::string& command,
+                     const std::map<std::string, std::string>& args);
 
     PmiCore& core_;
 };

@@ -1,15 +1,15 @@
 // The OpenPMIx server module and the namespace tables Open MPI and other PMIx clients read.
 #include "pmix/server.h"
 
-#include <fmt/format.h>
-#include <pmix.h>
-#include <pmix_server.h>
-#include <spdlog/spdlog.h>
-
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+
+#include <fmt/format.h>
+#include <pmix.h>
+#include <pmix_server.h>
+#include <spdlog/spdlog.h>
 
 namespace cohort::pmix {
 namespace {
@@ -35,18 +35,25 @@ public:
             PMIX_INFO_DESTRUCT(&info);
         }
     }
+
     void add(const char* key, const void* value, pmix_data_type_t type) {
         infos_.emplace_back();
         PMIX_INFO_CONSTRUCT(&infos_.back());
         PMIX_INFO_LOAD(&infos_.back(), key, value, type);
     }
+
     void add_string(const char* key, const std::string& value) {
         add(key, value.c_str(), PMIX_STRING);
     }
+
     void add_uint32(const char* key, uint32_t value) { add(key, &value, PMIX_UINT32); }
+
     void add_uint16(const char* key, uint16_t value) { add(key, &value, PMIX_UINT16); }
+
     void add_rank(const char* key, pmix_rank_t value) { add(key, &value, PMIX_PROC_RANK); }
+
     void add_bool(const char* key, bool value) { add(key, &value, PMIX_BOOL); }
+
     // Moves `inner` into one PMIX_DATA_ARRAY entry (how per-proc data is registered).
     void add_array(const char* key, InfoList&& inner) {
         pmix_data_array_t* array = nullptr;
@@ -61,7 +68,9 @@ public:
         infos_.back().value.type = PMIX_DATA_ARRAY;
         infos_.back().value.data.darray = array;
     }
+
     pmix_info_t* data() { return infos_.empty() ? nullptr : infos_.data(); }
+
     size_t size() const { return infos_.size(); }
 
 private:
@@ -106,9 +115,9 @@ Completion modex_completion(pmix_modex_cbfunc_t cbfunc, void* cbdata) {
             return;
         }
         if (status != 0) {
-            const pmix_status_t error = status == kCompletionTimeout ? PMIX_ERR_TIMEOUT
-                    : status == kCompletionNotFound                  ? PMIX_ERR_NOT_FOUND
-                                                                     : PMIX_ERROR;
+            const pmix_status_t error = status == kCompletionTimeout    ? PMIX_ERR_TIMEOUT
+                                        : status == kCompletionNotFound ? PMIX_ERR_NOT_FOUND
+                                                                        : PMIX_ERROR;
             cbfunc(error, nullptr, 0, cbdata, nullptr, nullptr);
             return;
         }
@@ -126,28 +135,33 @@ struct Upcalls {
     static void post(Work work) {
         boost::asio::post(g_server->executor_, std::move(work));
     }
+
     static void complete_op(pmix_op_cbfunc_t cbfunc, void* cbdata) {
         if (cbfunc != nullptr) {
             post([cbfunc, cbdata] { cbfunc(PMIX_SUCCESS, cbdata); });
         }
     }
 
-    static pmix_status_t client_connected(const pmix_proc_t* proc, void*, pmix_op_cbfunc_t,
-            void*) {
+    static pmix_status_t client_connected(const pmix_proc_t* proc, void*, pmix_op_cbfunc_t, void*) {
         const uint32_t rank = proc->rank;
         post([rank] { g_server->host_.on_connected(rank); });
         return PMIX_OPERATION_SUCCEEDED;
     }
 
-    static pmix_status_t client_finalized(const pmix_proc_t* proc, void*, pmix_op_cbfunc_t,
-            void*) {
+    static pmix_status_t client_finalized(const pmix_proc_t* proc, void*, pmix_op_cbfunc_t, void*) {
         const uint32_t rank = proc->rank;
         post([rank] { g_server->host_.on_finalized(rank); });
         return PMIX_OPERATION_SUCCEEDED;
     }
 
-    static pmix_status_t abort(const pmix_proc_t* proc, void*, int status, const char msg[],
-            pmix_proc_t[], size_t, pmix_op_cbfunc_t cbfunc, void* cbdata) {
+    static pmix_status_t abort(const pmix_proc_t* proc,
+                               void*,
+                               int status,
+                               const char msg[],
+                               pmix_proc_t[],
+                               size_t,
+                               pmix_op_cbfunc_t cbfunc,
+                               void* cbdata) {
         const uint32_t rank = proc->rank;
         std::string message = msg != nullptr ? msg : "";
         post([rank, status, message] { g_server->host_.on_abort(rank, status, message); });
@@ -155,9 +169,14 @@ struct Upcalls {
         return PMIX_SUCCESS;
     }
 
-    static pmix_status_t fence_nb(const pmix_proc_t procs[], size_t nprocs,
-            const pmix_info_t info[], size_t ninfo, char* data, size_t ndata,
-            pmix_modex_cbfunc_t cbfunc, void* cbdata) {
+    static pmix_status_t fence_nb(const pmix_proc_t procs[],
+                                  size_t nprocs,
+                                  const pmix_info_t info[],
+                                  size_t ninfo,
+                                  char* data,
+                                  size_t ndata,
+                                  pmix_modex_cbfunc_t cbfunc,
+                                  void* cbdata) {
         if (nprocs == 0) {
             return PMIX_ERR_BAD_PARAM;
         }
@@ -180,19 +199,22 @@ struct Upcalls {
         Completion done = modex_completion(cbfunc, cbdata);
         post([nspace, ranks, collect, bytes = std::move(bytes), done]() mutable {
             g_server->host_.on_fence(nspace, std::move(ranks), collect, std::move(bytes),
-                    std::move(done));
+                                     std::move(done));
         });
         return PMIX_SUCCESS;
     }
 
-    static pmix_status_t direct_modex(const pmix_proc_t* proc, const pmix_info_t info[],
-            size_t ninfo, pmix_modex_cbfunc_t cbfunc, void* cbdata) {
+    static pmix_status_t direct_modex(const pmix_proc_t* proc,
+                                      const pmix_info_t info[],
+                                      size_t ninfo,
+                                      pmix_modex_cbfunc_t cbfunc,
+                                      void* cbdata) {
         ModexQuery query;
         query.nspace = proc->nspace;
         query.rank = proc->rank;
         for (size_t i = 0; i < ninfo; ++i) {
             if (PMIX_CHECK_KEY(&info[i], PMIX_REQUIRED_KEY) && info[i].value.type == PMIX_STRING
-                    && info[i].value.data.string != nullptr) {
+                && info[i].value.data.string != nullptr) {
                 query.required_key = info[i].value.data.string;
             } else if (PMIX_CHECK_KEY(&info[i], PMIX_TIMEOUT)) {
                 pmix_status_t rc = PMIX_SUCCESS;
@@ -208,8 +230,13 @@ struct Upcalls {
         return PMIX_SUCCESS;
     }
 
-    static void log(const pmix_proc_t* client, const pmix_info_t data[], size_t ndata,
-            const pmix_info_t[], size_t, pmix_op_cbfunc_t cbfunc, void* cbdata) {
+    static void log(const pmix_proc_t* client,
+                    const pmix_info_t data[],
+                    size_t ndata,
+                    const pmix_info_t[],
+                    size_t,
+                    pmix_op_cbfunc_t cbfunc,
+                    void* cbdata) {
         const uint32_t rank = client != nullptr ? client->rank : 0;
         std::string text;
         for (size_t i = 0; i < ndata; ++i) {
@@ -222,35 +249,64 @@ struct Upcalls {
     // Not offered yet: the library answers the client "not supported"; the log says who asked.
     static pmix_status_t not_supported(const pmix_proc_t* proc, const char* what) {
         spdlog::info("pmix: rank {} of {} asked for {}, which Cohort does not offer yet",
-                proc != nullptr ? proc->rank : 0, proc != nullptr ? proc->nspace : "?", what);
+                     proc != nullptr ? proc->rank : 0, proc != nullptr ? proc->nspace : "?", what);
         return PMIX_ERR_NOT_SUPPORTED;
     }
-    static pmix_status_t publish(const pmix_proc_t* proc, const pmix_info_t[], size_t,
-            pmix_op_cbfunc_t, void*) {
+
+    static pmix_status_t publish(
+            const pmix_proc_t* proc, const pmix_info_t[], size_t, pmix_op_cbfunc_t, void*) {
         return not_supported(proc, "publish");
     }
-    static pmix_status_t lookup(const pmix_proc_t* proc, char**, const pmix_info_t[], size_t,
-            pmix_lookup_cbfunc_t, void*) {
+
+    static pmix_status_t lookup(const pmix_proc_t* proc,
+                                char**,
+                                const pmix_info_t[],
+                                size_t,
+                                pmix_lookup_cbfunc_t,
+                                void*) {
         return not_supported(proc, "lookup");
     }
-    static pmix_status_t unpublish(const pmix_proc_t* proc, char**, const pmix_info_t[], size_t,
-            pmix_op_cbfunc_t, void*) {
+
+    static pmix_status_t unpublish(
+            const pmix_proc_t* proc, char**, const pmix_info_t[], size_t, pmix_op_cbfunc_t, void*) {
         return not_supported(proc, "unpublish");
     }
-    static pmix_status_t spawn(const pmix_proc_t* proc, const pmix_info_t[], size_t,
-            const pmix_app_t[], size_t, pmix_spawn_cbfunc_t, void*) {
+
+    static pmix_status_t spawn(const pmix_proc_t* proc,
+                               const pmix_info_t[],
+                               size_t,
+                               const pmix_app_t[],
+                               size_t,
+                               pmix_spawn_cbfunc_t,
+                               void*) {
         return not_supported(proc, "spawn");
     }
-    static pmix_status_t connect(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t[],
-            size_t, pmix_op_cbfunc_t, void*) {
+
+    static pmix_status_t connect(const pmix_proc_t procs[],
+                                 size_t nprocs,
+                                 const pmix_info_t[],
+                                 size_t,
+                                 pmix_op_cbfunc_t,
+                                 void*) {
         return not_supported(nprocs > 0 ? &procs[0] : nullptr, "connect");
     }
-    static pmix_status_t disconnect(const pmix_proc_t procs[], size_t nprocs,
-            const pmix_info_t[], size_t, pmix_op_cbfunc_t, void*) {
+
+    static pmix_status_t disconnect(const pmix_proc_t procs[],
+                                    size_t nprocs,
+                                    const pmix_info_t[],
+                                    size_t,
+                                    pmix_op_cbfunc_t,
+                                    void*) {
         return not_supported(nprocs > 0 ? &procs[0] : nullptr, "disconnect");
     }
-    static pmix_status_t job_control(const pmix_proc_t* requestor, const pmix_proc_t[], size_t,
-            const pmix_info_t[], size_t, pmix_info_cbfunc_t, void*) {
+
+    static pmix_status_t job_control(const pmix_proc_t* requestor,
+                                     const pmix_proc_t[],
+                                     size_t,
+                                     const pmix_info_t[],
+                                     size_t,
+                                     pmix_info_cbfunc_t,
+                                     void*) {
         return not_supported(requestor, "job control");
     }
 };
@@ -259,7 +315,8 @@ Server::Server(boost::asio::any_io_executor executor, ServerHost& host)
     : executor_(std::move(executor)), host_(host) {}
 
 Result<std::unique_ptr<Server>> Server::start(const ServerOptions& options,
-        boost::asio::any_io_executor executor, ServerHost& host) {
+                                              boost::asio::any_io_executor executor,
+                                              ServerHost& host) {
     if (g_server != nullptr) {
         return Status::internal("a PMIx server already runs in this process");
     }
@@ -326,7 +383,7 @@ Status Server::register_namespace(const NamespaceLayout& layout) {
     char* node_map = nullptr;
     char* proc_map = nullptr;
     if (PMIx_generate_regex(join(layout.nodes, ",").c_str(), &node_map) != PMIX_SUCCESS
-            || PMIx_generate_ppn(join(node_ranks, ";").c_str(), &proc_map) != PMIX_SUCCESS) {
+        || PMIx_generate_ppn(join(node_ranks, ";").c_str(), &proc_map) != PMIX_SUCCESS) {
         std::free(node_map);
         std::free(proc_map);
         return Status::internal("cannot encode the node and process maps for PMIx");
@@ -373,10 +430,10 @@ Status Server::register_namespace(const NamespaceLayout& layout) {
     pmix_nspace_t nspace;
     PMIX_LOAD_NSPACE(nspace, layout.nspace.c_str());
     pmix_status_t rc = PMIx_server_register_nspace(nspace, static_cast<int>(local_size),
-            info.data(), info.size(), nullptr, nullptr);
+                                                   info.data(), info.size(), nullptr, nullptr);
     if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED) {
         return Status::internal("PMIx_server_register_nspace(" + layout.nspace
-                + ") failed: " + status_text(rc));
+                                + ") failed: " + status_text(rc));
     }
     namespaces_.push_back(layout.nspace);
     return Status::ok();
@@ -387,8 +444,8 @@ Result<std::vector<std::pair<std::string, std::string>>> Server::prepare_rank(
     pmix_proc_t proc = make_proc(nspace, rank);
     pmix_status_t rc = PMIx_server_register_client(&proc, uid, gid, nullptr, nullptr, nullptr);
     if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED) {
-        return Status::internal(fmt::format("PMIx_server_register_client(rank {}) failed: {}",
-                rank, status_text(rc)));
+        return Status::internal(fmt::format("PMIx_server_register_client(rank {}) failed: {}", rank,
+                                            status_text(rc)));
     }
     char** env = static_cast<char**>(std::calloc(1, sizeof(char*)));
     rc = PMIx_server_setup_fork(&proc, &env);
@@ -403,8 +460,8 @@ Result<std::vector<std::pair<std::string, std::string>>> Server::prepare_rank(
     }
     std::free(env);
     if (rc != PMIX_SUCCESS) {
-        return Status::internal(fmt::format("PMIx_server_setup_fork(rank {}) failed: {}", rank,
-                status_text(rc)));
+        return Status::internal(
+                fmt::format("PMIx_server_setup_fork(rank {}) failed: {}", rank, status_text(rc)));
     }
     return vars;
 }
@@ -418,16 +475,16 @@ struct ModexRequest {
 
 void on_modex_response(pmix_status_t status, char* data, size_t size, void* cbdata) {
     std::unique_ptr<ModexRequest> request(static_cast<ModexRequest*>(cbdata));
-    std::string bytes = status == PMIX_SUCCESS && data != nullptr ? std::string(data, size)
-                                                                   : std::string();
-    const int result = status == PMIX_SUCCESS ? 0
-            : status == PMIX_ERR_NOT_FOUND    ? kCompletionNotFound
-                                              : kCompletionError;
+    std::string bytes =
+            status == PMIX_SUCCESS && data != nullptr ? std::string(data, size) : std::string();
+    const int result = status == PMIX_SUCCESS         ? 0
+                       : status == PMIX_ERR_NOT_FOUND ? kCompletionNotFound
+                                                      : kCompletionError;
     auto done = std::move(request->done);
     boost::asio::post(request->executor,
-            [done = std::move(done), result, bytes = std::move(bytes)]() mutable {
-                done(result, std::move(bytes));
-            });
+                      [done = std::move(done), result, bytes = std::move(bytes)]() mutable {
+                          done(result, std::move(bytes));
+                      });
 }
 
 // The first and the longest pause between two looks for a key a rank has not committed yet.
@@ -447,7 +504,8 @@ struct Server::KeyWait {
 };
 
 void Server::request_modex(const ModexQuery& query,
-        std::chrono::steady_clock::time_point deadline, Completion done) {
+                           std::chrono::steady_clock::time_point deadline,
+                           Completion done) {
     // Keys in the "pmix" namespace are job data this host registered, never committed by the
     // rank: waiting for one would wait for ever, so those go to the library as they are.
     if (query.required_key.empty() || query.required_key.rfind("pmix", 0) == 0) {
@@ -455,7 +513,8 @@ void Server::request_modex(const ModexQuery& query,
         return;
     }
     auto wait = std::make_shared<KeyWait>(KeyWait{query, deadline, std::move(done),
-            boost::asio::steady_timer(executor_), kFirstKeyPoll, 0});
+                                                  boost::asio::steady_timer(executor_),
+                                                  kFirstKeyPoll, 0});
     check_required_key(std::move(wait));
 }
 
@@ -465,7 +524,9 @@ namespace {
 // back, so they live here, freed by the callback.
 struct KeyLook {
     KeyLook() { PMIX_INFO_CONSTRUCT(&immediate); }
+
     ~KeyLook() { PMIX_INFO_DESTRUCT(&immediate); }
+
     KeyLook(const KeyLook&) = delete;
     KeyLook& operator=(const KeyLook&) = delete;
 
@@ -487,8 +548,9 @@ void Server::check_required_key(std::shared_ptr<KeyWait> wait) {
     look->then = [this, wait](bool found) mutable {
         if (found) {
             if (wait->looks > 1) {
-                spdlog::info("pmix: rank {} committed key {} after {} looks; answering the "
-                             "direct modex",
+                spdlog::info(
+                        "pmix: rank {} committed key {} after {} looks; answering the "
+                        "direct modex",
                         wait->query.rank, wait->query.required_key, wait->looks);
             }
             fetch_modex(wait->query, std::move(wait->done));
@@ -497,13 +559,13 @@ void Server::check_required_key(std::shared_ptr<KeyWait> wait) {
         const auto now = std::chrono::steady_clock::now();
         if (now >= wait->deadline) {
             spdlog::warn("pmix: rank {} of {} did not commit key {} in time for a direct modex",
-                    wait->query.rank, wait->query.nspace, wait->query.required_key);
+                         wait->query.rank, wait->query.nspace, wait->query.required_key);
             wait->done(kCompletionTimeout, "");
             return;
         }
         if (wait->looks == 1) {
             spdlog::info("pmix: direct modex for rank {} waits until it commits key {}",
-                    wait->query.rank, wait->query.required_key);
+                         wait->query.rank, wait->query.required_key);
         }
         const auto pause =
                 std::min<std::chrono::steady_clock::duration>(wait->pause, wait->deadline - now);
@@ -518,22 +580,22 @@ void Server::check_required_key(std::shared_ptr<KeyWait> wait) {
     };
     pmix_proc_t proc = make_proc(wait->query.nspace, wait->query.rank);
     KeyLook* raw = look.get();
-    pmix_status_t rc = PMIx_Get_nb(&proc, raw->key.c_str(), &raw->immediate, 1,
+    pmix_status_t rc = PMIx_Get_nb(
+            &proc, raw->key.c_str(), &raw->immediate, 1,
             [](pmix_status_t status, pmix_value_t* value, void* cbdata) {
                 std::unique_ptr<KeyLook> finished(static_cast<KeyLook*>(cbdata));
                 if (value != nullptr) {
                     PMIX_VALUE_RELEASE(value);  // ours; only "is it there" matters
                 }
                 boost::asio::post(g_server->executor_,
-                        [then = std::move(finished->then), found = status == PMIX_SUCCESS]() mutable {
-                            then(found);
-                        });
+                                  [then = std::move(finished->then),
+                                   found = status == PMIX_SUCCESS]() mutable { then(found); });
             },
             raw);
     if (rc != PMIX_SUCCESS) {
         // The library did not take the look: answer with what the rank has committed.
         spdlog::warn("pmix: cannot look for key {} of rank {}: {}", wait->query.required_key,
-                wait->query.rank, status_text(rc));
+                     wait->query.rank, status_text(rc));
         boost::asio::post(executor_, [this, wait = std::move(wait)]() mutable {
             fetch_modex(wait->query, std::move(wait->done));
         });
@@ -549,7 +611,7 @@ void Server::fetch_modex(const ModexQuery& query, Completion done) {
     if (rc != PMIX_SUCCESS) {
         std::unique_ptr<ModexRequest> failed(request);
         boost::asio::post(executor_,
-                [done = std::move(failed->done)] { done(kCompletionError, ""); });
+                          [done = std::move(failed->done)] { done(kCompletionError, ""); });
     }
 }
 

@@ -21,9 +21,9 @@ namespace cohort::pmix {
 
 // What register_nspace needs to know about the step (the whole job, not only this node).
 struct NamespaceLayout {
-    std::string nspace;    // unique per step, e.g. "cohort.12.0"
-    std::string job_id;    // "12.0"
-    std::vector<std::string> nodes;          // node names, node index order
+    std::string nspace;                                // unique per step, e.g. "cohort.12.0"
+    std::string job_id;                                // "12.0"
+    std::vector<std::string> nodes;                    // node names, node index order
     std::vector<std::vector<uint32_t>> ranks_on_node;  // per node: its global ranks, ascending
     uint32_t this_node = 0;
     std::string job_tmpdir;   // PMIX_TMPDIR
@@ -67,8 +67,11 @@ public:
     virtual void on_finalized(uint32_t rank) = 0;
     virtual void on_abort(uint32_t rank, int status, const std::string& message) = 0;
     // `ranks` empty: the whole namespace. `done` takes every node's data, concatenated.
-    virtual void on_fence(const std::string& nspace, std::vector<uint32_t> ranks, bool collect,
-            std::string data, Completion done) = 0;
+    virtual void on_fence(const std::string& nspace,
+                          std::vector<uint32_t> ranks,
+                          bool collect,
+                          std::string data,
+                          Completion done) = 0;
     virtual void on_direct_modex(const ModexQuery& query, Completion done) = 0;
     virtual void on_log(uint32_t rank, const std::string& text) = 0;
 };
@@ -77,21 +80,25 @@ class Server {
 public:
     // Initializes OpenPMIx; work is posted to `executor`.
     static Result<std::unique_ptr<Server>> start(const ServerOptions& options,
-            boost::asio::any_io_executor executor, ServerHost& host);
+                                                 boost::asio::any_io_executor executor,
+                                                 ServerHost& host);
     ~Server();
     Server(const Server&) = delete;
     Server& operator=(const Server&) = delete;
 
     Status register_namespace(const NamespaceLayout& layout);
     // Registers a local rank and returns the variables it must be started with.
-    Result<std::vector<std::pair<std::string, std::string>>> prepare_rank(
-            const std::string& nspace, uint32_t rank, uint32_t uid, uint32_t gid);
+    Result<std::vector<std::pair<std::string, std::string>>> prepare_rank(const std::string& nspace,
+                                                                          uint32_t rank,
+                                                                          uint32_t uid,
+                                                                          uint32_t gid);
     // Asks the library for a local rank's modex data on behalf of a remote node. When the
     // query names a required key, the answer waits until the rank has committed that key
     // (checked with a backing-off poll, as the library has no commit notification for
     // hosts); past `deadline` it completes with kCompletionTimeout.
-    void request_modex(const ModexQuery& query, std::chrono::steady_clock::time_point deadline,
-            Completion done);
+    void request_modex(const ModexQuery& query,
+                       std::chrono::steady_clock::time_point deadline,
+                       Completion done);
     void deregister_namespace(const std::string& nspace);
 
 private:

@@ -1,14 +1,14 @@
 // Step manager to step manager over TCP: one outgoing connection per peer, opened on first
 // use without blocking (frames wait in order until it is up); frames from any peer arrive on
 // the connections it opened to us.
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
-#include <unistd.h>
-
 #include <cstdlib>
 #include <map>
 #include <set>
 #include <vector>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include "common/transport/connect.h"
 #include "common/transport/connect_timeouts.h"
@@ -92,8 +92,8 @@ private:
         const std::string hostport = peers_[node].substr(6);
         const size_t colon = hostport.rfind(':');
         const auto port = static_cast<uint16_t>(std::atoi(hostport.c_str() + colon + 1));
-        transport::async_connect_to(io_, hostport.substr(0, colon), port,
-                transport::kPeerConnectTimeout,
+        transport::async_connect_to(
+                io_, hostport.substr(0, colon), port, transport::kPeerConnectTimeout,
                 [this, alive = alive_, node](Result<boost::asio::ip::tcp::socket> socket) {
                     if (!*alive) {
                         return;
@@ -109,15 +109,15 @@ private:
     void connected(uint32_t node, boost::asio::ip::tcp::socket socket) {
         auto conn = Connection::create(std::move(socket), key_, self_);
         conn->start([](const ConnectionPtr&, protocol::Envelope) {},
-                [this, alive = alive_, node](const ConnectionPtr& closed, const Status&) {
-                    if (!*alive) {
-                        return;
-                    }
-                    auto it = outgoing_.find(node);
-                    if (it != outgoing_.end() && it->second.conn == closed) {
-                        outgoing_.erase(it);
-                    }
-                });
+                    [this, alive = alive_, node](const ConnectionPtr& closed, const Status&) {
+                        if (!*alive) {
+                            return;
+                        }
+                        auto it = outgoing_.find(node);
+                        if (it != outgoing_.end() && it->second.conn == closed) {
+                            outgoing_.erase(it);
+                        }
+                    });
         Peer& peer = outgoing_[node];
         peer.conn = conn;
         for (auto& frame : peer.waiting) {
@@ -132,23 +132,26 @@ private:
     }
 
     void accept() {
-        acceptor_.async_accept([this](boost::system::error_code ec,
-                                       boost::asio::ip::tcp::socket socket) {
-            if (ec) {
-                return;
-            }
-            auto conn = Connection::create(std::move(socket), key_, self_);
-            incoming_.insert(conn);
-            conn->start([this](const ConnectionPtr&,
-                                protocol::Envelope envelope) { handlers_.on_frame(std::move(envelope)); },
-                    [this](const ConnectionPtr& closed, const Status& why) {
-                        if (!why.is_ok()) {
-                            spdlog::warn("step manager: peer {}: {}", closed->peer(), why.message());
-                        }
-                        incoming_.erase(closed);
-                    });
-            accept();
-        });
+        acceptor_.async_accept(
+                [this](boost::system::error_code ec, boost::asio::ip::tcp::socket socket) {
+                    if (ec) {
+                        return;
+                    }
+                    auto conn = Connection::create(std::move(socket), key_, self_);
+                    incoming_.insert(conn);
+                    conn->start(
+                            [this](const ConnectionPtr&, protocol::Envelope envelope) {
+                                handlers_.on_frame(std::move(envelope));
+                            },
+                            [this](const ConnectionPtr& closed, const Status& why) {
+                                if (!why.is_ok()) {
+                                    spdlog::warn("step manager: peer {}: {}", closed->peer(),
+                                                 why.message());
+                                }
+                                incoming_.erase(closed);
+                            });
+                    accept();
+                });
     }
 
     boost::asio::io_context& io_;
@@ -167,7 +170,9 @@ private:
 }  // namespace
 
 Result<std::unique_ptr<PeerTransport>> make_tcp_transport(boost::asio::io_context& io,
-        const std::string& key, const std::string& host, TransportHandlers handlers) {
+                                                          const std::string& key,
+                                                          const std::string& host,
+                                                          TransportHandlers handlers) {
     auto tcp = std::make_unique<TcpPeerTransport>(io, key, std::move(handlers));
     if (Status listening = tcp->listen(host); !listening) {
         return listening;

@@ -15,17 +15,17 @@ TreeShape TreeShape::over(const std::vector<uint32_t>& nodes, uint32_t self, uin
         shape.parent = nodes[(position - 1) / k];
     }
     for (size_t child = position * k + 1; child <= position * k + k && child < nodes.size();
-            ++child) {
+         ++child) {
         shape.children.push_back(nodes[child]);
     }
     return shape;
 }
 
-TreeCollectives::TreeCollectives(uint32_t self, uint32_t fanout)
-    : self_(self), fanout_(fanout) {}
+TreeCollectives::TreeCollectives(uint32_t self, uint32_t fanout) : self_(self), fanout_(fanout) {}
 
 TreeCollectives::Actions TreeCollectives::contribute(const std::string& collective,
-        const std::vector<uint32_t>& nodes, std::string data) {
+                                                     const std::vector<uint32_t>& nodes,
+                                                     std::string data) {
     const RoundKey key{collective, next_sequence_[collective]++};
     Round& round = rounds_[key];
     round.joined = true;
@@ -48,8 +48,9 @@ TreeCollectives::Actions TreeCollectives::receive(const protocol::CollectiveMess
     return actions;
 }
 
-TreeCollectives::Actions TreeCollectives::fail(const std::string& collective, uint64_t sequence,
-        int32_t status) {
+TreeCollectives::Actions TreeCollectives::fail(const std::string& collective,
+                                               uint64_t sequence,
+                                               int32_t status) {
     Actions actions;
     if (!finished(collective, sequence)) {
         finish({collective, sequence}, status, "", actions);
@@ -63,7 +64,7 @@ uint64_t TreeCollectives::next_sequence(const std::string& collective) const {
 }
 
 std::vector<uint32_t> TreeCollectives::waiting_for(const std::string& collective,
-        uint64_t sequence) const {
+                                                   uint64_t sequence) const {
     auto it = rounds_.find({collective, sequence});
     if (it == rounds_.end() || !it->second.joined) {
         return {};
@@ -112,8 +113,10 @@ void TreeCollectives::advance(const RoundKey& key, Actions& actions) {
     actions.sends.push_back({shape.parent, std::move(up)});
 }
 
-void TreeCollectives::finish(const RoundKey& key, int32_t status, const std::string& data,
-        Actions& actions) {
+void TreeCollectives::finish(const RoundKey& key,
+                             int32_t status,
+                             const std::string& data,
+                             Actions& actions) {
     auto it = rounds_.find(key);
     if (it != rounds_.end() && it->second.joined) {
         for (uint32_t child : TreeShape::over(it->second.nodes, self_, fanout_).children) {

@@ -29,12 +29,14 @@ public:
         uint32_t to = 0;
         protocol::CollectiveMessage message;
     };
+
     struct Completion {
         std::string collective;
         uint64_t sequence = 0;
         int32_t status = 0;
         std::string data;  // every participant's contribution, concatenated
     };
+
     struct Actions {
         std::vector<Send> sends;
         std::vector<Completion> completions;
@@ -43,8 +45,9 @@ public:
     TreeCollectives(uint32_t self, uint32_t fanout);
 
     // This node joins the next round of `collective` over `nodes` (which must hold self).
-    Actions contribute(const std::string& collective, const std::vector<uint32_t>& nodes,
-            std::string data);
+    Actions contribute(const std::string& collective,
+                       const std::vector<uint32_t>& nodes,
+                       std::string data);
     // A message from a peer.
     Actions receive(const protocol::CollectiveMessage& message);
     // Ends an unfinished round with `status` here and below (a timeout, a lost peer).
@@ -64,6 +67,7 @@ private:
         std::map<uint32_t, std::string> from_children;
         bool sent_up = false;
     };
+
     using RoundKey = std::pair<std::string, uint64_t>;
 
     void advance(const RoundKey& key, Actions& actions);

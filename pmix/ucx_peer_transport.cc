@@ -2,11 +2,11 @@
 // The worker's event fd sits in the step manager's io_context, so UCX progress runs on the
 // same thread as everything else and no lock is needed. Peers learn the worker address
 // through the client's peer table ("ucx:<hex>").
+#include <map>
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <ucp/api/ucp.h>
-
-#include <map>
 
 #include "pmix/peer_transport.h"
 
@@ -45,7 +45,7 @@ Result<protocol::Envelope> open_frame(const std::string& frame, const std::strin
         return header.status();
     }
     const std::string_view body(frame.data() + protocol::kHeaderSize,
-            frame.size() - protocol::kHeaderSize);
+                                frame.size() - protocol::kHeaderSize);
     if (header->body_len != body.size()) {
         return Status::corrupt("frame length does not match the UCX message");
     }
@@ -71,8 +71,8 @@ public:
             param.flags = UCP_EP_CLOSE_FLAG_FORCE;
             void* closing = ucp_ep_close_nbx(endpoint, &param);
             for (int spins = 0; spins < 100000 && UCS_PTR_IS_PTR(closing)
-                    && ucp_request_check_status(closing) == UCS_INPROGRESS;
-                    ++spins) {
+                                && ucp_request_check_status(closing) == UCS_INPROGRESS;
+                 ++spins) {
                 ucp_worker_progress(worker_);
             }
             if (UCS_PTR_IS_PTR(closing)) {
@@ -106,14 +106,14 @@ public:
         status = ucp_worker_create(context_, &worker_params, &worker_);
         if (status != UCS_OK) {
             return Status::internal(std::string("UCX: ucp_worker_create: ")
-                    + ucs_status_string(status));
+                                    + ucs_status_string(status));
         }
         ucp_address_t* address = nullptr;
         size_t length = 0;
         status = ucp_worker_get_address(worker_, &address, &length);
         if (status != UCS_OK) {
             return Status::internal(std::string("UCX: ucp_worker_get_address: ")
-                    + ucs_status_string(status));
+                                    + ucs_status_string(status));
         }
         address_ = "ucx:" + to_hex(address, length);
         ucp_worker_release_address(worker_, address);
@@ -121,7 +121,7 @@ public:
         status = ucp_worker_get_efd(worker_, &fd);
         if (status != UCS_OK) {
             return Status::internal(std::string("UCX: ucp_worker_get_efd: ")
-                    + ucs_status_string(status));
+                                    + ucs_status_string(status));
         }
         events_.assign(fd);
         wait_for_events();
@@ -146,12 +146,12 @@ public:
             ucp_request_free(request);
         };
         param.user_data = buffer;
-        void* request = ucp_tag_send_nbx(*endpoint, buffer->data(), buffer->size(), kFrameTag,
-                &param);
+        void* request =
+                ucp_tag_send_nbx(*endpoint, buffer->data(), buffer->size(), kFrameTag, &param);
         if (UCS_PTR_IS_ERR(request)) {
             delete buffer;
             handlers_.on_failure(node, std::string("UCX send failed: ")
-                    + ucs_status_string(UCS_PTR_STATUS(request)));
+                                               + ucs_status_string(UCS_PTR_STATUS(request)));
         } else if (request == nullptr) {
             delete buffer;  // completed in place; the callback is not called
         }
@@ -178,7 +178,7 @@ private:
         ucs_status_t status = ucp_ep_create(worker_, &params, &endpoint);
         if (status != UCS_OK) {
             return Status::unavailable(std::string("UCX: ucp_ep_create: ")
-                    + ucs_status_string(status));
+                                       + ucs_status_string(status));
         }
         endpoints_[node] = endpoint;
         return endpoint;
@@ -191,11 +191,11 @@ private:
             progress();
         }
         events_.async_wait(boost::asio::posix::stream_descriptor::wait_read,
-                [this](boost::system::error_code ec) {
-                    if (!ec) {
-                        wait_for_events();
-                    }
-                });
+                           [this](boost::system::error_code ec) {
+                               if (!ec) {
+                                   wait_for_events();
+                               }
+                           });
     }
 
     void drive_worker() {
@@ -211,27 +211,26 @@ private:
     void receive_waiting() {
         ucp_tag_recv_info_t info{};
         for (ucp_tag_message_h message = ucp_tag_probe_nb(worker_, kFrameTag, kMatchAll, 1, &info);
-                message != nullptr;
-                message = ucp_tag_probe_nb(worker_, kFrameTag, kMatchAll, 1, &info)) {
+             message != nullptr;
+             message = ucp_tag_probe_nb(worker_, kFrameTag, kMatchAll, 1, &info)) {
             std::string frame(info.length, '\0');
             ucp_request_param_t param{};
-            void* request = ucp_tag_msg_recv_nbx(worker_, frame.data(), frame.size(), message,
-                    &param);
-            while (UCS_PTR_IS_PTR(request)
-                    && ucp_request_check_status(request) == UCS_INPROGRESS) {
+            void* request =
+                    ucp_tag_msg_recv_nbx(worker_, frame.data(), frame.size(), message, &param);
+            while (UCS_PTR_IS_PTR(request) && ucp_request_check_status(request) == UCS_INPROGRESS) {
                 ucp_worker_progress(worker_);
             }
             if (UCS_PTR_IS_PTR(request)) {
                 ucp_request_free(request);
             } else if (UCS_PTR_IS_ERR(request)) {
                 spdlog::warn("step manager: UCX receive failed: {}",
-                        ucs_status_string(UCS_PTR_STATUS(request)));
+                             ucs_status_string(UCS_PTR_STATUS(request)));
                 continue;
             }
             auto envelope = open_frame(frame, key_);
             if (!envelope) {
                 spdlog::warn("step manager: dropped a UCX message: {}",
-                        envelope.status().message());
+                             envelope.status().message());
                 continue;
             }
             handlers_.on_frame(std::move(*envelope));
@@ -252,7 +251,8 @@ private:
 }  // namespace
 
 Result<std::unique_ptr<PeerTransport>> make_ucx_transport(boost::asio::io_context& io,
-        const std::string& key, TransportHandlers handlers) {
+                                                          const std::string& key,
+                                                          TransportHandlers handlers) {
     auto ucx = std::make_unique<UcxPeerTransport>(io, key, std::move(handlers));
     if (Status started = ucx->start(); !started) {
         return started;

@@ -60,12 +60,12 @@ Result<DependencyTerm> parse_term(std::string_view text, std::string_view term_t
     std::string_view ids = term_text.substr(colon + 1);
     for (size_t start = 0; start <= ids.size();) {
         size_t next = ids.find(':', start);
-        std::string_view id = ids.substr(start, next == std::string_view::npos
-                        ? std::string_view::npos : next - start);
+        std::string_view id = ids.substr(
+                start, next == std::string_view::npos ? std::string_view::npos : next - start);
         if (size_t plus = id.find('+'); plus != std::string_view::npos) {
             uint64_t minutes = 0;
             if (term.type != DependencyType::kAfter || !parse_u64(id.substr(plus + 1), minutes)
-                    || minutes > 52'560'000) {  // 100 years
+                || minutes > 52'560'000) {  // 100 years
                 return bad(text, "'+MIN' is only for after:JOBID+MIN");
             }
             term.delay_s = static_cast<int64_t>(minutes) * 60;
@@ -86,11 +86,13 @@ Result<DependencyTerm> parse_term(std::string_view text, std::string_view term_t
 
 bool failed_state(JobState state) {
     return state == JobState::kFailed || state == JobState::kCancelled
-            || state == JobState::kTimeout || state == JobState::kNodeFail;
+           || state == JobState::kTimeout || state == JobState::kNodeFail;
 }
 
-DependencyStatus evaluate_term(const DependencyTerm& term, const JobLookup& lookup, int64_t now,
-        bool singleton_clear) {
+DependencyStatus evaluate_term(const DependencyTerm& term,
+                               const JobLookup& lookup,
+                               int64_t now,
+                               bool singleton_clear) {
     if (term.type == DependencyType::kSingleton) {
         return singleton_clear ? DependencyStatus::kSatisfied : DependencyStatus::kWaiting;
     }
@@ -104,7 +106,7 @@ DependencyStatus evaluate_term(const DependencyTerm& term, const JobLookup& look
         switch (term.type) {
             case DependencyType::kAfter:
                 if (other->state == JobState::kPending
-                        || (other->start_time + term.delay_s > now && !finished)) {
+                    || (other->start_time + term.delay_s > now && !finished)) {
                     result = DependencyStatus::kWaiting;
                 }
                 break;
@@ -152,8 +154,9 @@ Result<Dependency> parse_dependency(std::string_view text) {
     const char separator = has_or ? '?' : ',';
     for (size_t start = 0; start <= text.size();) {
         size_t next = text.find(separator, start);
-        auto term = parse_term(text, text.substr(start, next == std::string_view::npos
-                        ? std::string_view::npos : next - start));
+        auto term = parse_term(
+                text, text.substr(start, next == std::string_view::npos ? std::string_view::npos
+                                                                        : next - start));
         if (!term) {
             return term.status();
         }
@@ -166,8 +169,10 @@ Result<Dependency> parse_dependency(std::string_view text) {
     return dependency;
 }
 
-DependencyStatus evaluate_dependency(const Dependency& dependency, const JobLookup& lookup,
-        int64_t now, bool singleton_clear) {
+DependencyStatus evaluate_dependency(const Dependency& dependency,
+                                     const JobLookup& lookup,
+                                     int64_t now,
+                                     bool singleton_clear) {
     bool any_waiting = false;
     bool all_satisfied = true;
     for (const DependencyTerm& term : dependency.terms) {

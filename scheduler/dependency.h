@@ -14,7 +14,13 @@
 
 namespace cohort::sched {
 
-enum class DependencyType { kAfter, kAfterAny, kAfterOk, kAfterNotOk, kSingleton };
+enum class DependencyType {
+    kAfter,
+    kAfterAny,
+    kAfterOk,
+    kAfterNotOk,
+    kSingleton
+};
 
 struct DependencyTerm {
     DependencyType type = DependencyType::kAfterAny;
@@ -29,7 +35,11 @@ struct Dependency {
 
 Result<Dependency> parse_dependency(std::string_view text);
 
-enum class DependencyStatus { kSatisfied, kWaiting, kNeverSatisfied };
+enum class DependencyStatus {
+    kSatisfied,
+    kWaiting,
+    kNeverSatisfied
+};
 
 // What the scheduler knows of another job; nullopt for a job id that never existed.
 struct OtherJob {
@@ -41,7 +51,9 @@ using JobLookup = std::function<std::optional<OtherJob>(uint64_t job_id)>;
 
 // `singleton_clear` says whether no other job of the same name and user is running or
 // pending ahead of this one.
-DependencyStatus evaluate_dependency(const Dependency& dependency, const JobLookup& lookup,
-        int64_t now, bool singleton_clear);
+DependencyStatus evaluate_dependency(const Dependency& dependency,
+                                     const JobLookup& lookup,
+                                     int64_t now,
+                                     bool singleton_clear);
 
 }  // namespace cohort::sched

@@ -3,14 +3,16 @@
 
 #include <algorithm>
 #include <charconv>
-#include <fmt/format.h>
 #include <string>
+
+#include <fmt/format.h>
 
 namespace cohort::sched {
 namespace {
 
 Status bad(std::string_view text, const std::string& why) {
-    return Status::invalid("--array: invalid specification '" + std::string(text) + "': " + why
+    return Status::invalid(
+            "--array: invalid specification '" + std::string(text) + "': " + why
             + " (accepted: N, N-M, N-M:STEP, lists of them separated by ',', and %MAX)");
 }
 
@@ -39,8 +41,8 @@ Result<ArraySpec> parse_array_spec(std::string_view text, uint32_t max_size) {
     bool first_range = true;
     for (size_t start = 0; start <= ranges.size();) {
         size_t comma = ranges.find(',', start);
-        std::string_view item = ranges.substr(start, comma == std::string_view::npos
-                        ? std::string_view::npos : comma - start);
+        std::string_view item = ranges.substr(
+                start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
         uint32_t step = 1;
         if (size_t colon = item.find(':'); colon != std::string_view::npos) {
             if (!parse_number(item.substr(colon + 1), step) || step == 0) {
@@ -51,7 +53,8 @@ Result<ArraySpec> parse_array_spec(std::string_view text, uint32_t max_size) {
         uint32_t low = 0;
         uint32_t high = 0;
         if (size_t dash = item.find('-'); dash != std::string_view::npos) {
-            if (!parse_number(item.substr(0, dash), low) || !parse_number(item.substr(dash + 1), high)) {
+            if (!parse_number(item.substr(0, dash), low)
+                || !parse_number(item.substr(dash + 1), high)) {
                 return bad(text, "'" + std::string(item) + "' is not a range N-M");
             }
             if (high < low) {
@@ -64,7 +67,7 @@ Result<ArraySpec> parse_array_spec(std::string_view text, uint32_t max_size) {
         }
         if (high >= max_size) {
             return bad(text,
-                    fmt::format("index {} is above the maximum of {}", high, max_size - 1));
+                       fmt::format("index {} is above the maximum of {}", high, max_size - 1));
         }
         if (first_range) {
             spec.step = step;

@@ -7,9 +7,9 @@ namespace cohort::sched {
 
 int64_t requested_cpus(const ResourceRequest& request) {
     const int64_t nodes = std::max<int64_t>(request.nodes_min, 1);
-    const int64_t tasks = request.ntasks != 0 ? request.ntasks
-            : request.ntasks_per_node != 0    ? int64_t{request.ntasks_per_node} * nodes
-                                              : nodes;
+    const int64_t tasks = request.ntasks != 0            ? request.ntasks
+                          : request.ntasks_per_node != 0 ? int64_t{request.ntasks_per_node} * nodes
+                                                         : nodes;
     return tasks * std::max<int64_t>(request.cpus_per_task, 1);
 }
 

@@ -21,6 +21,7 @@ int64_t requested_cpus(const ResourceRequest& request);
 // after a prediction overran), and one that outlives that too as ending in a second (it is
 // being ended). A negative estimate means no limit.
 int64_t expected_end(int64_t start, int64_t estimate_s, int64_t now, int64_t fallback_s);
+
 inline int64_t expected_end(int64_t start, int64_t time_limit_s, int64_t now) {
     return expected_end(start, time_limit_s, now, time_limit_s);
 }
@@ -49,7 +50,11 @@ struct EligibilityFacts {
 };
 
 struct Eligibility {
-    enum class Verdict { kOffer, kWait, kCancel };
+    enum class Verdict {
+        kOffer,
+        kWait,
+        kCancel
+    };
     Verdict verdict = Verdict::kOffer;
     std::string_view reason;  // Slurm's pending reason when it is not offered
 };

@@ -33,7 +33,7 @@ struct ResourceRequest {
     uint32_t cpus_per_task = 1;
     int64_t memory_mib_per_node = 0;  // 0: not tracked
     int32_t gpus_per_node = 0;
-    std::string gpu_type;  // only nodes with this GPU feature; "": any
+    std::string gpu_type;            // only nodes with this GPU feature; "": any
     uint32_t max_leaf_switches = 0;  // --switches=N: at most N leaf switches; 0: any
     uint32_t segment_nodes = 0;      // --segment=N: groups of N nodes each in one block; 0: none
 };
@@ -48,7 +48,11 @@ struct RunningAllocation {
 };
 
 // A cap on what a group of jobs may hold at once, such as one user's jobs under a QoS.
-enum class LimitedResource : uint8_t { kJobs, kCpus, kGpus };
+enum class LimitedResource : uint8_t {
+    kJobs,
+    kCpus,
+    kGpus
+};
 
 struct UsageLimit {
     std::string reason;  // the wait reason when it binds, e.g. "QOSMaxJobsPerUserLimit"
@@ -75,9 +79,9 @@ struct PendingJob {
     int64_t priority = 0;       // higher is planned first; ties go to the earlier submit, then id
     int64_t time_limit_s = -1;  // the estimate backfill plans with; -1: unlimited
     ResourceRequest request;
-    int partition = 0;                // index into Snapshot::partitions
-    std::vector<int> limits;          // indexes into Snapshot::limits it counts against
-    int reservation = -1;             // index into Snapshot::windows it must run in; -1: none
+    int partition = 0;        // index into Snapshot::partitions
+    std::vector<int> limits;  // indexes into Snapshot::limits it counts against
+    int reservation = -1;     // index into Snapshot::windows it must run in; -1: none
     // request.max_leaf_switches binds for starts before this time (--switches=N@max-wait).
     int64_t switches_wait_until = 0;
 };

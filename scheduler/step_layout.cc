@@ -2,6 +2,7 @@
 #include "scheduler/step_layout.h"
 
 #include <algorithm>
+
 #include <fmt/format.h>
 
 #include "common/hostlist.h"
@@ -12,7 +13,7 @@ namespace {
 // Which of the job's nodes a step may use: those `nodelist` names, in the job's order, or
 // all of them (the layout takes the first ones it needs).
 Result<std::vector<size_t>> candidate_nodes(const StepAllocation& job,
-        const std::string& nodelist) {
+                                            const std::string& nodelist) {
     std::vector<size_t> chosen;
     if (nodelist.empty()) {
         for (size_t i = 0; i < job.nodes.size(); ++i) {
@@ -27,9 +28,10 @@ Result<std::vector<size_t>> candidate_nodes(const StepAllocation& job,
     for (const auto& name : *named) {
         auto it = std::find(job.nodes.begin(), job.nodes.end(), name);
         if (it == job.nodes.end()) {
-            return Status::invalid(fmt::format("--nodelist: node '{}' is not in the allocation "
-                                               "of job {} (accepted: {})",
-                    name, job.job_id, compress_hostlist(job.nodes)));
+            return Status::invalid(
+                    fmt::format("--nodelist: node '{}' is not in the allocation "
+                                "of job {} (accepted: {})",
+                                name, job.job_id, compress_hostlist(job.nodes)));
         }
         chosen.push_back(static_cast<size_t>(it - job.nodes.begin()));
     }
@@ -44,9 +46,10 @@ Result<StepShape> lay_out_step(const StepAllocation& job, const StepShapeRequest
     const auto job_nodes = static_cast<uint32_t>(job.nodes.size());
     uint32_t nodes = request.nodes;
     if (nodes > job_nodes) {
-        return Status::invalid(fmt::format("--nodes: {} nodes requested but the allocation of "
-                                           "job {} has {}",
-                nodes, job.job_id, job_nodes));
+        return Status::invalid(
+                fmt::format("--nodes: {} nodes requested but the allocation of "
+                            "job {} has {}",
+                            nodes, job.job_id, job_nodes));
     }
     auto chosen = candidate_nodes(job, request.nodelist);
     if (!chosen) {
@@ -56,12 +59,13 @@ Result<StepShape> lay_out_step(const StepAllocation& job, const StepShapeRequest
     if (request.nodelist.empty()) {
         // A step of fewer nodes than the job goes where other steps hold the fewest CPUs.
         std::stable_sort(chosen->begin(), chosen->end(),
-                [&](size_t a, size_t b) { return held[a] < held[b]; });
+                         [&](size_t a, size_t b) { return held[a] < held[b]; });
     } else {
         if (nodes != 0 && nodes != chosen->size()) {
-            return Status::invalid(fmt::format("--nodes: {} does not match the {} nodes of "
-                                               "--nodelist '{}'",
-                    nodes, chosen->size(), request.nodelist));
+            return Status::invalid(
+                    fmt::format("--nodes: {} does not match the {} nodes of "
+                                "--nodelist '{}'",
+                                nodes, chosen->size(), request.nodelist));
         }
         nodes = static_cast<uint32_t>(chosen->size());
     }
@@ -70,8 +74,8 @@ Result<StepShape> lay_out_step(const StepAllocation& job, const StepShapeRequest
                                                      : std::max<uint32_t>(job.cpus_per_task, 1);
     const uint32_t cpt = shape.cpus_per_task;
     std::vector<uint32_t>& tasks = shape.tasks_per_node;
-    const bool job_geometry = request.ntasks == 0 && request.ntasks_per_node == 0 && nodes == 0
-            && job.ntasks != 0;
+    const bool job_geometry =
+            request.ntasks == 0 && request.ntasks_per_node == 0 && nodes == 0 && job.ntasks != 0;
     if (job_geometry) {
         tasks = job.tasks_per_node;  // the job's own geometry
     } else {
@@ -79,12 +83,13 @@ Result<StepShape> lay_out_step(const StepAllocation& job, const StepShapeRequest
             nodes = request.ntasks != 0 ? std::min(job_nodes, request.ntasks) : job_nodes;
         }
         const uint32_t ntasks = request.ntasks != 0
-                ? request.ntasks
-                : nodes * std::max<uint32_t>(request.ntasks_per_node, 1);
+                                        ? request.ntasks
+                                        : nodes * std::max<uint32_t>(request.ntasks_per_node, 1);
         if (ntasks < nodes) {
-            return Status::invalid(fmt::format("--ntasks: {} tasks on {} nodes (accepted: at "
-                                               "least one task per node)",
-                    ntasks, nodes));
+            return Status::invalid(
+                    fmt::format("--ntasks: {} tasks on {} nodes (accepted: at "
+                                "least one task per node)",
+                                ntasks, nodes));
         }
         for (uint32_t i = 0; i < nodes; ++i) {
             tasks.push_back(ntasks / nodes + (i < ntasks % nodes ? 1 : 0));
@@ -107,10 +112,11 @@ Result<StepShape> lay_out_step(const StepAllocation& job, const StepShapeRequest
         const auto used = static_cast<size_t>(
                 std::count_if(tasks.begin(), tasks.end(), [](uint32_t n) { return n > 0; }));
         if (used < tasks.size()) {
-            return Status::invalid(fmt::format("--distribution: {} deals {} tasks to {} of the "
-                                               "{} nodes (accepted: a plane size that gives "
-                                               "every node a task, or fewer nodes with -N)",
-                    distribution->name(), ntasks, used, tasks.size()));
+            return Status::invalid(
+                    fmt::format("--distribution: {} deals {} tasks to {} of the "
+                                "{} nodes (accepted: a plane size that gives "
+                                "every node a task, or fewer nodes with -N)",
+                                distribution->name(), ntasks, used, tasks.size()));
         }
     }
     for (size_t i = 0; i < tasks.size(); ++i) {
@@ -118,15 +124,17 @@ Result<StepShape> lay_out_step(const StepAllocation& job, const StepShapeRequest
         const uint32_t cpus_alloc = at < job.cpus_per_node.size() ? job.cpus_per_node[at] : 0;
         const uint64_t wanted = static_cast<uint64_t>(tasks[i]) * cpt;
         if (wanted > cpus_alloc) {
-            return Status::invalid(fmt::format("--ntasks: {} tasks x {} CPUs on {} exceed the {} "
-                                               "CPUs job {} holds there",
-                    tasks[i], cpt, job.nodes[at], cpus_alloc, job.job_id));
+            return Status::invalid(
+                    fmt::format("--ntasks: {} tasks x {} CPUs on {} exceed the {} "
+                                "CPUs job {} holds there",
+                                tasks[i], cpt, job.nodes[at], cpus_alloc, job.job_id));
         }
         if (!request.overlap && wanted + held[at] > cpus_alloc) {
             // It fits the allocation, not what the job's running steps leave: srun waits.
-            return Status::unavailable(fmt::format("job {}'s running steps hold {} of its {} "
-                                                   "CPUs on {} (--overlap shares them)",
-                    job.job_id, held[at], cpus_alloc, job.nodes[at]));
+            return Status::unavailable(
+                    fmt::format("job {}'s running steps hold {} of its {} "
+                                "CPUs on {} (--overlap shares them)",
+                                job.job_id, held[at], cpus_alloc, job.nodes[at]));
         }
         shape.nodes.push_back(at);
     }

@@ -15,13 +15,13 @@ namespace cohort::sched {
 // The running job a step is laid out in.
 struct StepAllocation {
     uint64_t job_id = 0;
-    std::vector<std::string> nodes;         // the job's nodes
-    std::vector<uint32_t> cpus_per_node;    // what it holds on each
-    std::vector<uint32_t> tasks_per_node;   // its own geometry, for a step that asks nothing
-    uint32_t ntasks = 0;                    // its --ntasks; 0: not given
+    std::vector<std::string> nodes;        // the job's nodes
+    std::vector<uint32_t> cpus_per_node;   // what it holds on each
+    std::vector<uint32_t> tasks_per_node;  // its own geometry, for a step that asks nothing
+    uint32_t ntasks = 0;                   // its --ntasks; 0: not given
     uint32_t cpus_per_task = 1;
-    std::string distribution;               // its --distribution; "": block
-    std::vector<uint32_t> held_by_steps;    // CPUs its open (not --overlap) steps hold, per node
+    std::string distribution;             // its --distribution; "": block
+    std::vector<uint32_t> held_by_steps;  // CPUs its open (not --overlap) steps hold, per node
 };
 
 // What the step asks for; 0 and "" mean "not given".

@@ -6,8 +6,9 @@
 // allocators see identical arrivals. A fourth allocator, end_time_oracle, is a reference no
 // scheduler can deploy: it knows every job's exact end time and packs jobs that end together,
 // to show how far knowing the future takes a choice of node. The multi-node part
-// (network_span.cc) streams whole-node jobs onto a two-level switch tree and gives switch_span_ratio; the GPU runs leave it null,
-// as the network runs leave the per-node GPU metrics.
+// (network_span.cc) streams whole-node jobs onto a two-level switch tree and gives
+// switch_span_ratio; the GPU runs leave it null, as the network runs leave the per-node GPU
+// metrics.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -81,10 +82,14 @@ enum class Allocator {
 
 const char* name_of(Allocator a) {
     switch (a) {
-        case Allocator::kCohort: return "cohort";
-        case Allocator::kFirstFit: return "first_fit";
-        case Allocator::kRandom: return "random";
-        case Allocator::kEndTimeOracle: return "end_time_oracle";
+        case Allocator::kCohort:
+            return "cohort";
+        case Allocator::kFirstFit:
+            return "first_fit";
+        case Allocator::kRandom:
+            return "random";
+        case Allocator::kEndTimeOracle:
+            return "end_time_oracle";
     }
     return "?";
 }
@@ -256,8 +261,7 @@ Metrics simulate(const Cluster& c, const Mix& mix, Allocator alloc, const Stream
             whole += static_cast<int>(f.gpus.size()) == per_node ? 1 : 0;
         }
         if (free_total / per_node > 0) {
-            const double fragmentation =
-                    1.0 - static_cast<double>(whole) / (free_total / per_node);
+            const double fragmentation = 1.0 - static_cast<double>(whole) / (free_total / per_node);
             m.fragmentation_sum += fragmentation;
             ++m.fragmentation_samples;
             window_sum += fragmentation;
@@ -422,7 +426,8 @@ int main(int argc, char** argv) {
     nlohmann::json runs = nlohmann::json::array();
     std::filesystem::create_directories(std::filesystem::path(csv_path).parent_path());
     std::ofstream csv(csv_path);
-    const std::string series_path = csv_path.substr(0, csv_path.rfind(".csv")) + "-fragmentation.csv";
+    const std::string series_path =
+            csv_path.substr(0, csv_path.rfind(".csv")) + "-fragmentation.csv";
     std::ofstream series(series_path);
     series << "cluster,mix,allocator,time,fragmentation\n";
     csv << "cluster,mix,allocator,locality_hit_rate,blocked_feasible_rate,fragmentation,"
@@ -431,8 +436,8 @@ int main(int argc, char** argv) {
                           "numa_local_rate",   "nic_pairing_rate",      "switch_span_ratio",
                           "decision_us_p99"};
     if (!json) {
-        std::printf("%-17s %-13s %-15s %8s %8s %8s %8s %8s %6s %9s\n", "cluster", "mix", "allocator",
-                    "locality", "blocked", "frag", "numa", "nic", "span", "p99 us");
+        std::printf("%-17s %-13s %-15s %8s %8s %8s %8s %8s %6s %9s\n", "cluster", "mix",
+                    "allocator", "locality", "blocked", "frag", "numa", "nic", "span", "p99 us");
     }
     for (const Cluster& c : clusters) {
         for (const Mix& mix : {*alibaba, heavy}) {
@@ -441,8 +446,8 @@ int main(int argc, char** argv) {
                                 Allocator::kEndTimeOracle}) {
                 const Metrics metrics = simulate(c, mix, a, stream);
                 for (const auto& [t, f] : metrics.fragmentation_over_time) {
-                    series << c.name << "," << mix.name << "," << name_of(a) << "," << t << ","
-                           << f << "\n";
+                    series << c.name << "," << mix.name << "," << name_of(a) << "," << t << "," << f
+                           << "\n";
                 }
                 const nlohmann::json s = summary(metrics);
                 run[name_of(a)] = s;
@@ -471,10 +476,10 @@ int main(int argc, char** argv) {
     for (const auto& [mix_name, counts] : node_mixes) {
         nlohmann::json run{{"cluster", "tree-16x4"}, {"mix", mix_name}};
         for (auto [a, node_alloc] : {std::pair{Allocator::kCohort, bench::NodeAllocator::kCohort},
-                     {Allocator::kFirstFit, bench::NodeAllocator::kFirstFit},
-                     {Allocator::kRandom, bench::NodeAllocator::kRandom}}) {
-            const nlohmann::json s = span_summary(bench::simulate_spans(tree, counts,
-                    stream.load, stream.arrivals, stream.seed, node_alloc));
+                                     {Allocator::kFirstFit, bench::NodeAllocator::kFirstFit},
+                                     {Allocator::kRandom, bench::NodeAllocator::kRandom}}) {
+            const nlohmann::json s = span_summary(bench::simulate_spans(
+                    tree, counts, stream.load, stream.arrivals, stream.seed, node_alloc));
             run[name_of(a)] = s;
             csv << "tree-16x4," << mix_name << "," << name_of(a);
             for (const char* k : keys) {

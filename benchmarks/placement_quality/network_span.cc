@@ -33,7 +33,7 @@ NetworkConfig tree_config(const TreeShape& shape, std::vector<std::string>& node
     for (int pod = 0; pod < pods; ++pod) {
         cohort::SwitchConfig sw{"pod" + std::to_string(pod), {}, {}};
         for (int leaf = pod * shape.leaves_per_pod;
-                leaf < std::min(shape.leaves, (pod + 1) * shape.leaves_per_pod); ++leaf) {
+             leaf < std::min(shape.leaves, (pod + 1) * shape.leaves_per_pod); ++leaf) {
             sw.switches.push_back("leaf" + std::to_string(leaf));
         }
         top.switches.push_back(sw.name);
@@ -43,8 +43,11 @@ NetworkConfig tree_config(const TreeShape& shape, std::vector<std::string>& node
     return config;
 }
 
-std::vector<int> choose(NodeAllocator allocator, const NetworkTopology& network,
-        const std::vector<bool>& busy, int count, std::mt19937_64& rng) {
+std::vector<int> choose(NodeAllocator allocator,
+                        const NetworkTopology& network,
+                        const std::vector<bool>& busy,
+                        int count,
+                        std::mt19937_64& rng) {
     std::vector<int> free;
     for (size_t n = 0; n < busy.size(); ++n) {
         if (!busy[n]) {
@@ -58,7 +61,9 @@ std::vector<int> choose(NodeAllocator allocator, const NetworkTopology& network,
         ResourceRequest request;
         request.nodes_min = static_cast<uint32_t>(count);
         request.ntasks_per_node = 1;
-        const TaskCapacity one_if_free = [&](int n) -> uint32_t { return busy[static_cast<size_t>(n)] ? 0 : 1; };
+        const TaskCapacity one_if_free = [&](int n) -> uint32_t {
+            return busy[static_cast<size_t>(n)] ? 0 : 1;
+        };
         auto placement = cohort::sched::place_on_network(request, free, one_if_free, network, true);
         return placement ? placement->nodes : std::vector<int>{};
     }
@@ -71,11 +76,14 @@ std::vector<int> choose(NodeAllocator allocator, const NetworkTopology& network,
 
 }  // namespace
 
-SpanMetrics simulate_spans(const TreeShape& shape, const std::vector<int>& node_counts,
-        double load, int arrivals, uint64_t seed, NodeAllocator allocator) {
+SpanMetrics simulate_spans(const TreeShape& shape,
+                           const std::vector<int>& node_counts,
+                           double load,
+                           int arrivals,
+                           uint64_t seed,
+                           NodeAllocator allocator) {
     std::vector<std::string> names;
-    const NetworkTopology network =
-            cohort::sched::build_network(tree_config(shape, names), names);
+    const NetworkTopology network = cohort::sched::build_network(tree_config(shape, names), names);
     const size_t nodes = names.size();
     double mean_nodes = 0;
     for (int k : node_counts) {
@@ -90,7 +98,9 @@ SpanMetrics simulate_spans(const TreeShape& shape, const std::vector<int>& node_
 
     std::vector<bool> busy(nodes, false);
     using End = std::pair<double, std::vector<int>>;
-    auto later = [](const End& a, const End& b) { return a.first > b.first; };
+    auto later = [](const End& a, const End& b) {
+        return a.first > b.first;
+    };
     std::priority_queue<End, std::vector<End>, decltype(later)> running(later);
     SpanMetrics m;
     double now = 0;
@@ -106,8 +116,9 @@ SpanMetrics simulate_spans(const TreeShape& shape, const std::vector<int>& node_
         }
         const auto start = std::chrono::steady_clock::now();
         std::vector<int> chosen = choose(allocator, network, busy, count, choice);
-        m.decision_us.push_back(std::chrono::duration<double, std::micro>(
-                std::chrono::steady_clock::now() - start).count());
+        m.decision_us.push_back(
+                std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+                        .count());
         if (chosen.empty()) {
             ++m.blocked;
             continue;
@@ -122,12 +133,14 @@ SpanMetrics simulate_spans(const TreeShape& shape, const std::vector<int>& node_
             ResourceRequest request;
             request.nodes_min = static_cast<uint32_t>(count);
             request.ntasks_per_node = 1;
-            const auto fewest = cohort::sched::fewest_leaf_switches(request, free,
+            const auto fewest = cohort::sched::fewest_leaf_switches(
+                    request, free,
                     [&](int n) -> uint32_t { return busy[static_cast<size_t>(n)] ? 0 : 1; },
                     network);
             ++m.multi_node;
-            m.span_ratio_sum += static_cast<double>(
-                    cohort::sched::leaf_switches_spanned(network, chosen)) / *fewest;
+            m.span_ratio_sum +=
+                    static_cast<double>(cohort::sched::leaf_switches_spanned(network, chosen))
+                    / *fewest;
         }
         for (int n : chosen) {
             busy[static_cast<size_t>(n)] = true;

@@ -14,9 +14,9 @@ enum class NodeAllocator {
 };
 
 struct SpanMetrics {
-    int multi_node = 0;              // jobs of 2+ nodes placed
-    double span_ratio_sum = 0;       // leaves spanned / fewest possible, summed over them
-    int blocked = 0;                 // jobs that found too few free nodes
+    int multi_node = 0;         // jobs of 2+ nodes placed
+    double span_ratio_sum = 0;  // leaves spanned / fewest possible, summed over them
+    int blocked = 0;            // jobs that found too few free nodes
     std::vector<double> decision_us;
 };
 
@@ -28,7 +28,11 @@ struct TreeShape {
 
 // A Poisson stream of whole-node jobs (sizes drawn from `node_counts`) at `load` of the
 // cluster's nodes, mean duration 1.0, fixed seed; a job that does not fit is dropped.
-SpanMetrics simulate_spans(const TreeShape& shape, const std::vector<int>& node_counts,
-        double load, int arrivals, uint64_t seed, NodeAllocator allocator);
+SpanMetrics simulate_spans(const TreeShape& shape,
+                           const std::vector<int>& node_counts,
+                           double load,
+                           int arrivals,
+                           uint64_t seed,
+                           NodeAllocator allocator);
 
 }  // namespace bench

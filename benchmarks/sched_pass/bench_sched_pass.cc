@@ -1,14 +1,15 @@
 // One full scheduling pass (priority sort + backfill with reservations) on a synthetic
 // cluster: N nodes, 10% of them running jobs, M pending jobs. Prints pass time and peak RSS.
 //   bench_sched_pass --nodes N --pending M [--policy easy|conservative] [--json]
-#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "scheduler/backfill/plan.h"
 
@@ -119,15 +120,20 @@ int main(int argc, char** argv) {
     const double pass_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
     const double rss = peak_rss_mib();
     if (json) {
-        std::cout << nlohmann::json{{"nodes", nodes}, {"pending", pending}, {"running", running},
-                             {"policy", policy}, {"pass_ms", pass_ms}, {"peak_rss_mib", rss},
-                             {"starts", decisions.starts.size()},
-                             {"reservations", decisions.reservations.size()}}
+        std::cout << nlohmann::json{{"nodes", nodes},
+                                    {"pending", pending},
+                                    {"running", running},
+                                    {"policy", policy},
+                                    {"pass_ms", pass_ms},
+                                    {"peak_rss_mib", rss},
+                                    {"starts", decisions.starts.size()},
+                                    {"reservations", decisions.reservations.size()}}
                              .dump()
                   << "\n";
     } else {
-        std::printf("%d nodes, %d pending, %zu running, %s: pass %.1f ms, peak RSS %.1f MiB, "
-                    "%zu started, %zu reserved\n",
+        std::printf(
+                "%d nodes, %d pending, %zu running, %s: pass %.1f ms, peak RSS %.1f MiB, "
+                "%zu started, %zu reserved\n",
                 nodes, pending, running, policy.c_str(), pass_ms, rss, decisions.starts.size(),
                 decisions.reservations.size());
     }

@@ -1,12 +1,13 @@
 // Message bodies as Boost.Serialization binary archives: bytes in, messages out, no sockets.
 #pragma once
 
-#include <boost/archive/binary_iarchive.hpp>
-#include <boost/archive/binary_oarchive.hpp>
 #include <exception>
 #include <sstream>
 #include <string>
 #include <string_view>
+
+#include <boost/archive/binary_iarchive.hpp>
+#include <boost/archive/binary_oarchive.hpp>
 
 #include "common/protocol/frame.h"
 #include "common/protocol/messages.h"
@@ -55,8 +56,8 @@ template <typename Message>
 Result<Message> decode_message(const Envelope& envelope) {
     if (envelope.type != static_cast<uint16_t>(Message::kType)) {
         return Status::corrupt(std::string("expected a ")
-                + message_type_name(static_cast<uint16_t>(Message::kType)) + " message, got "
-                + message_type_name(envelope.type));
+                               + message_type_name(static_cast<uint16_t>(Message::kType))
+                               + " message, got " + message_type_name(envelope.type));
     }
     return decode_body<Message>(envelope.body, message_type_name(envelope.type));
 }

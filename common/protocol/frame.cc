@@ -4,12 +4,12 @@
 // The SHA-256 primitives are marked deprecated in OpenSSL 3 in favour of EVP, whose fetch
 // cost is what this file avoids (see compute_mac).
 #define OPENSSL_SUPPRESS_DEPRECATED
+#include <cstdio>
+#include <cstring>
+
 #include <fmt/format.h>
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
-
-#include <cstdio>
-#include <cstring>
 
 #include "common/protocol/messages.h"
 
@@ -33,14 +33,15 @@ uint16_t get_u16(const unsigned char* p) {
 
 uint32_t get_u32(const unsigned char* p) {
     return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8)
-            | (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
+           | (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
 }
 
 // HMAC (RFC 2104) over OpenSSL's SHA-256 primitives. OpenSSL 3's EVP_MAC_fetch first builds
 // its provider name maps, ~5M instructions: most of the start-up of a short-lived `cohort`
 // call. The construction below is checked against RFC 4231's vectors in frame_test.cc.
 std::array<unsigned char, kMacSize> compute_mac(std::string_view signed_header,
-        std::string_view body, std::string_view key) {
+                                                std::string_view body,
+                                                std::string_view key) {
     constexpr size_t kBlock = 64;
     std::array<unsigned char, kBlock> block{};
     if (key.size() > kBlock) {
@@ -78,9 +79,10 @@ std::array<unsigned char, kMacSize> hmac_sha256(std::string_view key, std::strin
     return compute_mac(data, {}, key);
 }
 
-
-std::string encode_frame(uint16_t type, const Credential& cred, std::string_view body,
-        std::string_view key) {
+std::string encode_frame(uint16_t type,
+                         const Credential& cred,
+                         std::string_view body,
+                         std::string_view key) {
     std::string frame;
     frame.reserve(kHeaderSize + body.size());
     put_u32(frame, kFrameMagic);
@@ -97,8 +99,8 @@ std::string encode_frame(uint16_t type, const Credential& cred, std::string_view
 
 Result<FrameHeader> decode_header(std::string_view header_bytes) {
     if (header_bytes.size() != kHeaderSize) {
-        return Status::corrupt(fmt::format(
-                "truncated frame header: {} of {} bytes", header_bytes.size(), kHeaderSize));
+        return Status::corrupt(fmt::format("truncated frame header: {} of {} bytes",
+                                           header_bytes.size(), kHeaderSize));
     }
     const auto* p = reinterpret_cast<const unsigned char*>(header_bytes.data());
     uint32_t magic = get_u32(p);
@@ -113,7 +115,7 @@ Result<FrameHeader> decode_header(std::string_view header_bytes) {
     header.version = get_u16(p + 4);
     if (header.version != kProtocolVersion) {
         return Status::corrupt(fmt::format("unsupported protocol version {} (this build speaks {})",
-                header.version, kProtocolVersion));
+                                           header.version, kProtocolVersion));
     }
     header.type = get_u16(p + 6);
     if (!is_known_message_type(header.type)) {
@@ -122,7 +124,7 @@ Result<FrameHeader> decode_header(std::string_view header_bytes) {
     header.body_len = get_u32(p + 8);
     if (header.body_len > kMaxBodySize) {
         return Status::corrupt(fmt::format("frame body of {} bytes exceeds the limit of {}",
-                header.body_len, kMaxBodySize));
+                                           header.body_len, kMaxBodySize));
     }
     header.uid = get_u32(p + 12);
     header.gid = get_u32(p + 16);
@@ -130,11 +132,13 @@ Result<FrameHeader> decode_header(std::string_view header_bytes) {
     return header;
 }
 
-Status verify_frame(const FrameHeader& header, std::string_view header_bytes,
-        std::string_view body, std::string_view key) {
+Status verify_frame(const FrameHeader& header,
+                    std::string_view header_bytes,
+                    std::string_view body,
+                    std::string_view key) {
     if (body.size() != header.body_len) {
-        return Status::corrupt(fmt::format(
-                "truncated frame body: {} of {} bytes", body.size(), header.body_len));
+        return Status::corrupt(
+                fmt::format("truncated frame body: {} of {} bytes", body.size(), header.body_len));
     }
     auto expected = compute_mac(header_bytes.substr(0, kSignedHeaderSize), body, key);
     if (CRYPTO_memcmp(expected.data(), header.mac.data(), kMacSize) != 0) {

@@ -39,16 +39,20 @@ struct Credential {
 };
 
 // Builds a complete frame (header + body) signed with `key`.
-std::string encode_frame(uint16_t type, const Credential& cred, std::string_view body,
-        std::string_view key);
+std::string encode_frame(uint16_t type,
+                         const Credential& cred,
+                         std::string_view body,
+                         std::string_view key);
 
 // Parses the header; rejects a bad magic, an unknown version or an over-limit length,
 // so the caller never reads (or allocates for) the body of a frame it would refuse.
 Result<FrameHeader> decode_header(std::string_view header_bytes);
 
 // Checks the MAC of a parsed header against the body, in constant time.
-Status verify_frame(const FrameHeader& header, std::string_view header_bytes,
-        std::string_view body, std::string_view key);
+Status verify_frame(const FrameHeader& header,
+                    std::string_view header_bytes,
+                    std::string_view body,
+                    std::string_view key);
 
 // HMAC-SHA256 of `data`, as frames are signed (exposed for the RFC 4231 vector tests).
 std::array<unsigned char, kMacSize> hmac_sha256(std::string_view key, std::string_view data);

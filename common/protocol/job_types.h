@@ -2,20 +2,21 @@
 // and that the controller stores. Plain structs with Boost.Serialization hooks.
 #pragma once
 
-#include <boost/serialization/map.hpp>
-#include <boost/serialization/string.hpp>
-#include <boost/serialization/utility.hpp>
-#include <boost/serialization/vector.hpp>
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
+#include <boost/serialization/map.hpp>
+#include <boost/serialization/string.hpp>
+#include <boost/serialization/utility.hpp>
+#include <boost/serialization/vector.hpp>
+
 #include "common/gpu_options.h"
 #include "common/job_state.h"
 #include "common/node_state.h"
-#include "common/task_distribution.h"
 #include "common/protocol/topology_serialization.h"
+#include "common/task_distribution.h"
 #include "common/topology/node_topology.h"
 
 namespace cohort::protocol {
@@ -23,18 +24,18 @@ namespace cohort::protocol {
 // What the user asked for; validated by the CLI and again by the controller.
 struct JobSpec {
     std::string name;
-    std::string partition;          // empty: the default partition
-    uint32_t nodes_min = 0;         // 0: as few as the tasks need
-    uint32_t nodes_max = 0;         // 0: nodes_min
-    uint32_t ntasks = 0;            // 0: not given (one per node)
-    uint32_t ntasks_per_node = 0;   // 0: not given
+    std::string partition;         // empty: the default partition
+    uint32_t nodes_min = 0;        // 0: as few as the tasks need
+    uint32_t nodes_max = 0;        // 0: nodes_min
+    uint32_t ntasks = 0;           // 0: not given (one per node)
+    uint32_t ntasks_per_node = 0;  // 0: not given
     uint32_t cpus_per_task = 1;
     bool cpus_per_task_set = false;
-    int64_t mem_mib = 0;            // per node; 0: not tracked
-    int64_t time_limit_s = -2;      // -2: partition default, -1: unlimited
-    std::string script;             // empty for an interactive allocation (cohort run)
+    int64_t mem_mib = 0;        // per node; 0: not tracked
+    int64_t time_limit_s = -2;  // -2: partition default, -1: unlimited
+    std::string script;         // empty for an interactive allocation (cohort run)
     std::vector<std::string> script_args;
-    std::string output;             // filename patterns; empty: slurm-%j.out
+    std::string output;  // filename patterns; empty: slurm-%j.out
     std::string error;
     std::string cwd;
     std::vector<std::pair<std::string, std::string>> env;  // the job's environment
@@ -43,7 +44,7 @@ struct JobSpec {
     int32_t nice = 0;
     std::string submit_host;
     std::string command_line;
-    std::string dependency;         // as given to --dependency; checked by the controller
+    std::string dependency;           // as given to --dependency; checked by the controller
     bool kill_on_invalid_dep = true;  // cancel when the dependency can never be met
     std::string array;                // as given to --array; one job per index
     int64_t begin_time = 0;           // unix seconds from --begin; 0: at once
@@ -51,20 +52,20 @@ struct JobSpec {
     // cluster's default QoS.
     std::string account;
     std::string qos;
-    std::string reservation;          // an advance reservation to run in; empty: none
-    GpuOptions gpu;                   // as given; resolve_gpus() gives the per-node shape
-    uint32_t switches = 0;            // --switches=N: at most N leaf switches; 0: any
-    int64_t switches_wait_s = -1;     // its @max-wait; -1: the cluster's max_switch_wait
-    uint32_t segment = 0;             // --segment=N: nodes per block segment; 0: none
-    std::string distribution;         // --distribution as given; empty: block
+    std::string reservation;       // an advance reservation to run in; empty: none
+    GpuOptions gpu;                // as given; resolve_gpus() gives the per-node shape
+    uint32_t switches = 0;         // --switches=N: at most N leaf switches; 0: any
+    int64_t switches_wait_s = -1;  // its @max-wait; -1: the cluster's max_switch_wait
+    uint32_t segment = 0;          // --segment=N: nodes per block segment; 0: none
+    std::string distribution;      // --distribution as given; empty: block
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
-        ar & name & partition & nodes_min & nodes_max & ntasks & ntasks_per_node & cpus_per_task
-                & cpus_per_task_set & mem_mib & time_limit_s & script & script_args & output
-                & error & cwd & env & export_spec & hold & nice & submit_host & command_line
-                & dependency & kill_on_invalid_dep & array & begin_time & account & qos
-                & reservation & gpu & switches & switches_wait_s & segment & distribution;
+        ar& name& partition& nodes_min& nodes_max& ntasks& ntasks_per_node& cpus_per_task&
+                cpus_per_task_set& mem_mib& time_limit_s& script& script_args& output& error& cwd&
+                        env& export_spec& hold& nice& submit_host& command_line& dependency&
+                                kill_on_invalid_dep& array& begin_time& account& qos& reservation&
+                                        gpu& switches& switches_wait_s& segment& distribution;
     }
 };
 
@@ -77,7 +78,7 @@ struct NodeGpuAlloc {
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
-        ar & gpus & cpus & pci_bus_ids & vendor;
+        ar& gpus& cpus& pci_bus_ids& vendor;
     }
 };
 
@@ -121,6 +122,7 @@ struct JobRecord {
     std::vector<NodeGpuAlloc> gpu_alloc;  // per node of `nodes`; empty: no GPUs
 
     bool is_array_task() const { return array_job_id != 0; }
+
     // "123" or "120_3", as squeue and sacct print job ids.
     std::string display_id() const {
         return is_array_task() ? std::to_string(array_job_id) + "_" + std::to_string(array_task_id)
@@ -129,12 +131,13 @@ struct JobRecord {
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
-        ar & job_id & spec & uid & gid & user_name & partition & state & reason & held
-                & priority & submit_time & start_time & end_time & time_limit_s & nodes
-                & tasks_per_node & cpus_per_node & mem_per_node_mib & exit_code & exit_signal
-                & restart_count & next_step_id & interactive & final_state & nodes_cleaning
-                & array_job_id & array_task_id & array_max_running & array_count & array_min
-                & array_max & array_step & expected_start & gpu_alloc;
+        ar& job_id& spec& uid& gid& user_name& partition& state& reason& held& priority&
+                submit_time& start_time& end_time& time_limit_s& nodes& tasks_per_node&
+                        cpus_per_node& mem_per_node_mib& exit_code& exit_signal& restart_count&
+                                next_step_id& interactive& final_state& nodes_cleaning&
+                                        array_job_id& array_task_id& array_max_running& array_count&
+                                                array_min& array_max& array_step& expected_start&
+                                                        gpu_alloc;
     }
 };
 
@@ -154,8 +157,8 @@ struct StepRecord {
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
-        ar & job_id & step_id & name & nodes & ntasks & start_time & end_time & state & exit_code
-                & exit_signal & cpus_per_node & overlap;
+        ar& job_id& step_id& name& nodes& ntasks& start_time& end_time& state& exit_code&
+                exit_signal& cpus_per_node& overlap;
     }
 };
 
@@ -165,15 +168,14 @@ struct ReservationRecord {
     int64_t start_time = 0;  // unix seconds
     int64_t end_time = 0;
     std::vector<std::string> nodes;
-    std::vector<std::string> users;     // who may run in it (with accounts: either)
+    std::vector<std::string> users;  // who may run in it (with accounts: either)
     std::vector<std::string> accounts;
     bool maintenance = false;  // no job may run into it, not even its own users'
     bool ignore_jobs = false;  // created over running jobs without checking them
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
-        ar & name & start_time & end_time & nodes & users & accounts & maintenance
-                & ignore_jobs;
+        ar& name& start_time& end_time& nodes& users& accounts& maintenance& ignore_jobs;
     }
 };
 
@@ -185,7 +187,7 @@ struct UsageEntry {
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
-        ar & user & account & cpu_seconds;
+        ar& user& account& cpu_seconds;
     }
 };
 
@@ -196,7 +198,7 @@ struct UsageLedgerRecord {
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
-        ar & as_of & entries;
+        ar& as_of& entries;
     }
 };
 
@@ -215,7 +217,7 @@ struct NodeResources {
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
-        ar & cpus & sockets & cores & numa_nodes & memory_mib & gpus & gpu_type & topology;
+        ar& cpus& sockets& cores& numa_nodes& memory_mib& gpus& gpu_type& topology;
     }
 };
 
@@ -235,8 +237,8 @@ struct NodeInfo {
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
-        ar & name & address & port & state & reason & resources & cpus_alloc & memory_alloc_mib
-                & partitions & jobs & boot_time & last_heartbeat;
+        ar& name& address& port& state& reason& resources& cpus_alloc& memory_alloc_mib& partitions&
+                jobs& boot_time& last_heartbeat;
     }
 };
 
@@ -248,19 +250,19 @@ struct TaskGpuBinding {
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
-        ar & gpus & cpus & nic;
+        ar& gpus& cpus& nic;
     }
 };
 
 // A step's GPUs on one node and how its local tasks share them.
 struct NodeGpuBinding {
-    NodeGpuAlloc alloc;                  // the job's GPUs on the node
-    std::vector<TaskGpuBinding> tasks;   // by local rank
+    NodeGpuAlloc alloc;                 // the job's GPUs on the node
+    std::vector<TaskGpuBinding> tasks;  // by local rank
     bool per_task = false;  // each task sees only its own GPUs (--gpu-bind, --gpus-per-task)
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
-        ar & alloc & tasks & per_task;
+        ar& alloc& tasks& per_task;
     }
 };
 
@@ -298,9 +300,9 @@ struct StepLayout {
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
-        ar & job_id & step_id & job_name & partition & cluster_name & nodes & addresses & ports
-                & tasks_per_node & cpus_per_task & cpus_per_task_set & job_end_time
-                & restart_count & job_nodes & job_cpus_per_node & gpu_nodes & distribution;
+        ar& job_id& step_id& job_name& partition& cluster_name& nodes& addresses& ports&
+                tasks_per_node& cpus_per_task& cpus_per_task_set& job_end_time& restart_count&
+                        job_nodes& job_cpus_per_node& gpu_nodes& distribution;
     }
 };
 

@@ -5,52 +5,98 @@ namespace cohort::protocol {
 
 const char* message_type_name(uint16_t type) {
     switch (static_cast<MessageType>(type)) {
-        case MessageType::kError: return "Error";
-        case MessageType::kAck: return "Ack";
-        case MessageType::kSubmitJob: return "SubmitJob";
-        case MessageType::kSubmitReply: return "SubmitReply";
-        case MessageType::kQueryJobs: return "QueryJobs";
-        case MessageType::kJobList: return "JobList";
-        case MessageType::kQueryNodes: return "QueryNodes";
-        case MessageType::kNodeList: return "NodeList";
-        case MessageType::kJobControl: return "JobControl";
-        case MessageType::kAllocate: return "Allocate";
-        case MessageType::kAllocation: return "Allocation";
-        case MessageType::kStepCreate: return "StepCreate";
-        case MessageType::kStepCreated: return "StepCreated";
-        case MessageType::kStepComplete: return "StepComplete";
-        case MessageType::kJobComplete: return "JobComplete";
-        case MessageType::kAcctQuery: return "AcctQuery";
-        case MessageType::kPriorityQuery: return "PriorityQuery";
-        case MessageType::kPriorityList: return "PriorityList";
-        case MessageType::kReservationCreate: return "ReservationCreate";
-        case MessageType::kReservationDelete: return "ReservationDelete";
-        case MessageType::kReservationQuery: return "ReservationQuery";
-        case MessageType::kReservationList: return "ReservationList";
-        case MessageType::kRegisterNode: return "RegisterNode";
-        case MessageType::kRegisterReply: return "RegisterReply";
-        case MessageType::kHeartbeat: return "Heartbeat";
-        case MessageType::kLaunchBatch: return "LaunchBatch";
-        case MessageType::kTerminateJob: return "TerminateJob";
-        case MessageType::kBatchDone: return "BatchDone";
-        case MessageType::kJobCleaned: return "JobCleaned";
-        case MessageType::kJobTimedOut: return "JobTimedOut";
-        case MessageType::kLaunchStep: return "LaunchStep";
-        case MessageType::kStepLaunched: return "StepLaunched";
-        case MessageType::kTaskOutput: return "TaskOutput";
-        case MessageType::kTaskExit: return "TaskExit";
-        case MessageType::kSignalStep: return "SignalStep";
-        case MessageType::kStepDone: return "StepDone";
-        case MessageType::kStepPeers: return "StepPeers";
-        case MessageType::kStepAbort: return "StepAbort";
-        case MessageType::kStepAttach: return "StepAttach";
-        case MessageType::kTaskInput: return "TaskInput";
-        case MessageType::kStepdHello: return "StepdHello";
-        case MessageType::kStepdSetup: return "StepdSetup";
-        case MessageType::kStepdReady: return "StepdReady";
-        case MessageType::kCollective: return "Collective";
-        case MessageType::kDirectModexRequest: return "DirectModexRequest";
-        case MessageType::kDirectModexReply: return "DirectModexReply";
+        case MessageType::kError:
+            return "Error";
+        case MessageType::kAck:
+            return "Ack";
+        case MessageType::kSubmitJob:
+            return "SubmitJob";
+        case MessageType::kSubmitReply:
+            return "SubmitReply";
+        case MessageType::kQueryJobs:
+            return "QueryJobs";
+        case MessageType::kJobList:
+            return "JobList";
+        case MessageType::kQueryNodes:
+            return "QueryNodes";
+        case MessageType::kNodeList:
+            return "NodeList";
+        case MessageType::kJobControl:
+            return "JobControl";
+        case MessageType::kAllocate:
+            return "Allocate";
+        case MessageType::kAllocation:
+            return "Allocation";
+        case MessageType::kStepCreate:
+            return "StepCreate";
+        case MessageType::kStepCreated:
+            return "StepCreated";
+        case MessageType::kStepComplete:
+            return "StepComplete";
+        case MessageType::kJobComplete:
+            return "JobComplete";
+        case MessageType::kAcctQuery:
+            return "AcctQuery";
+        case MessageType::kPriorityQuery:
+            return "PriorityQuery";
+        case MessageType::kPriorityList:
+            return "PriorityList";
+        case MessageType::kReservationCreate:
+            return "ReservationCreate";
+        case MessageType::kReservationDelete:
+            return "ReservationDelete";
+        case MessageType::kReservationQuery:
+            return "ReservationQuery";
+        case MessageType::kReservationList:
+            return "ReservationList";
+        case MessageType::kRegisterNode:
+            return "RegisterNode";
+        case MessageType::kRegisterReply:
+            return "RegisterReply";
+        case MessageType::kHeartbeat:
+            return "Heartbeat";
+        case MessageType::kLaunchBatch:
+            return "LaunchBatch";
+        case MessageType::kTerminateJob:
+            return "TerminateJob";
+        case MessageType::kBatchDone:
+            return "BatchDone";
+        case MessageType::kJobCleaned:
+            return "JobCleaned";
+        case MessageType::kJobTimedOut:
+            return "JobTimedOut";
+        case MessageType::kLaunchStep:
+            return "LaunchStep";
+        case MessageType::kStepLaunched:
+            return "StepLaunched";
+        case MessageType::kTaskOutput:
+            return "TaskOutput";
+        case MessageType::kTaskExit:
+            return "TaskExit";
+        case MessageType::kSignalStep:
+            return "SignalStep";
+        case MessageType::kStepDone:
+            return "StepDone";
+        case MessageType::kStepPeers:
+            return "StepPeers";
+        case MessageType::kStepAbort:
+            return "StepAbort";
+        case MessageType::kStepAttach:
+            return "StepAttach";
+        case MessageType::kTaskInput:
+            return "TaskInput";
+        case MessageType::kStepdHello:
+            return "StepdHello";
+        case MessageType::kStepdSetup:
+            return "StepdSetup";
+        case MessageType::kStepdReady:
+            return "StepdReady";
+        case MessageType::kCollective:
+            return "Collective";
+        case MessageType::kDirectModexRequest:
+            return "DirectModexRequest";
+        case MessageType::kDirectModexReply:
+            return "DirectModexReply";
     }
     return "Unknown";
 }

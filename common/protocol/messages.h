@@ -72,7 +72,7 @@ struct ErrorReply {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & code & message;
+        ar& code& message;
     }
 };
 
@@ -82,7 +82,7 @@ struct AckReply {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & message;
+        ar& message;
     }
 };
 
@@ -92,7 +92,7 @@ struct SubmitJobRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & spec;
+        ar& spec;
     }
 };
 
@@ -102,7 +102,7 @@ struct SubmitJobReply {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & job_id;
+        ar& job_id;
     }
 };
 
@@ -114,7 +114,7 @@ struct QueryJobsRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & job_ids & user & states;
+        ar& job_ids& user& states;
     }
 };
 
@@ -125,7 +125,7 @@ struct JobListReply {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & jobs & steps;
+        ar& jobs& steps;
     }
 };
 
@@ -136,7 +136,7 @@ struct QueryNodesRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & topology_of;
+        ar& topology_of;
     }
 };
 
@@ -146,11 +146,15 @@ struct NodeListReply {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & nodes;
+        ar& nodes;
     }
 };
 
-enum class JobAction : uint8_t { kCancel, kHold, kRelease };
+enum class JobAction : uint8_t {
+    kCancel,
+    kHold,
+    kRelease
+};
 
 struct JobControlRequest {
     static constexpr MessageType kType = MessageType::kJobControl;
@@ -160,7 +164,7 @@ struct JobControlRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & action & job_ids & signal;
+        ar& action& job_ids& signal;
     }
 };
 
@@ -173,7 +177,7 @@ struct AllocateRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & spec & step_name;
+        ar& spec& step_name;
     }
 };
 
@@ -187,7 +191,7 @@ struct AllocationReply {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & job_id & started & reason & layout;
+        ar& job_id& started& reason& layout;
     }
 };
 
@@ -209,8 +213,8 @@ struct StepCreateRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & job_id & name & nodes & ntasks & ntasks_per_node & cpus_per_task & nodelist
-                & distribution & overlap;
+        ar& job_id& name& nodes& ntasks& ntasks_per_node& cpus_per_task& nodelist& distribution&
+                overlap;
     }
 };
 
@@ -220,7 +224,7 @@ struct StepCreatedReply {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & layout;
+        ar& layout;
     }
 };
 
@@ -233,7 +237,7 @@ struct StepCompleteRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & job_id & step_id & exit_code & exit_signal;
+        ar& job_id& step_id& exit_code& exit_signal;
     }
 };
 
@@ -246,7 +250,7 @@ struct JobCompleteRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & job_id & exit_code & exit_signal;
+        ar& job_id& exit_code& exit_signal;
     }
 };
 
@@ -259,7 +263,7 @@ struct AcctQueryRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & job_ids & user & since & states;
+        ar& job_ids& user& since& states;
     }
 };
 
@@ -276,7 +280,7 @@ struct BatchDoneReport {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & job_id & node & exit_code & exit_signal & timed_out & error;
+        ar& job_id& node& exit_code& exit_signal& timed_out& error;
     }
 };
 
@@ -292,7 +296,7 @@ struct RegisterNodeRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & name & address & port & resources & boot_time & running_jobs & finished;
+        ar& name& address& port& resources& boot_time& running_jobs& finished;
     }
 };
 
@@ -303,7 +307,7 @@ struct RegisterNodeReply {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & acknowledged & terminate;
+        ar& acknowledged& terminate;
     }
 };
 
@@ -314,7 +318,7 @@ struct HeartbeatMessage {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & node & running_jobs;
+        ar& node& running_jobs;
     }
 };
 
@@ -326,7 +330,7 @@ struct LaunchBatchRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & job & cluster_name & submit_dir;
+        ar& job& cluster_name& submit_dir;
     }
 };
 
@@ -337,7 +341,7 @@ struct TerminateJobRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & job_id & signal;
+        ar& job_id& signal;
     }
 };
 
@@ -349,7 +353,7 @@ struct JobCleanedReport {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & job_id & node;
+        ar& job_id& node;
     }
 };
 
@@ -360,7 +364,7 @@ struct JobTimedOutReport {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & job_id & node;
+        ar& job_id& node;
     }
 };
 
@@ -382,17 +386,17 @@ struct LaunchStepRequest {
     std::vector<std::pair<std::string, std::string>> env;
     uint16_t master_port = 0;  // 0 on node 0: the agent picks a free one
     bool label = false;
-    std::string mpi = "pmix";  // pmix, pmi1 or pmi2 (a step manager serves it), or none
+    std::string mpi = "pmix";            // pmix, pmi1 or pmi2 (a step manager serves it), or none
     std::string pmix_transport = "tcp";  // how step managers reach each other: tcp or ucx
-    std::string output;        // per-task file pattern for stdout; empty: stream to the client
-    std::string error;         // the same for stderr; empty with `output` set: joins stdout
+    std::string output;          // per-task file pattern for stdout; empty: stream to the client
+    std::string error;           // the same for stderr; empty with `output` set: joins stdout
     bool stdin_to_rank0 = true;  // the client forwards its stdin to rank 0
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & layout & node_index & forward_to & client_host & client_port & forwarded
-                & user.uid & user.gid & argv & cwd & env & master_port & label & mpi
-                & pmix_transport & output & error & stdin_to_rank0;
+        ar& layout& node_index& forward_to& client_host& client_port& forwarded& user.uid& user
+                .gid& argv& cwd& env& master_port& label& mpi& pmix_transport& output& error&
+                        stdin_to_rank0;
     }
 };
 
@@ -404,7 +408,7 @@ struct StepLaunchedReply {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & master_port & ranks & peer_address;
+        ar& master_port& ranks& peer_address;
     }
 };
 
@@ -416,7 +420,7 @@ struct TaskOutputMessage {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & rank & stream & data;
+        ar& rank& stream& data;
     }
 };
 
@@ -430,7 +434,7 @@ struct TaskInputMessage {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & job_id & step_id & data & eof;
+        ar& job_id& step_id& data& eof;
     }
 };
 
@@ -443,7 +447,7 @@ struct TaskExitMessage {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & rank & exit_code & exit_signal & error;
+        ar& rank& exit_code& exit_signal& error;
     }
 };
 
@@ -455,7 +459,7 @@ struct SignalStepRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & job_id & step_id & signal;
+        ar& job_id& step_id& signal;
     }
 };
 
@@ -466,7 +470,7 @@ struct StepDoneMessage {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & job_id & step_id;
+        ar& job_id& step_id;
     }
 };
 
@@ -476,7 +480,7 @@ struct PriorityQueryRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & job_ids;
+        ar& job_ids;
     }
 };
 
@@ -496,9 +500,9 @@ struct JobPriority {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & job_id & display_id & user & account & partition & qos & priority & age
-                & fairshare & job_size & partition_factor & qos_factor & weight_age
-                & weight_fairshare & weight_job_size & weight_partition & weight_qos & nice;
+        ar& job_id& display_id& user& account& partition& qos& priority& age& fairshare& job_size&
+                partition_factor& qos_factor& weight_age& weight_fairshare& weight_job_size&
+                        weight_partition& weight_qos& nice;
     }
 };
 
@@ -508,7 +512,7 @@ struct PriorityListReply {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & jobs;
+        ar& jobs;
     }
 };
 
@@ -520,7 +524,7 @@ struct ReservationCreateRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & reservation & node_count;
+        ar& reservation& node_count;
     }
 };
 
@@ -530,7 +534,7 @@ struct ReservationDeleteRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & name;
+        ar& name;
     }
 };
 
@@ -547,7 +551,7 @@ struct ReservationListReply {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & reservations;
+        ar& reservations;
     }
 };
 

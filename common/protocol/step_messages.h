@@ -17,7 +17,7 @@ struct StepPeersMessage {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & job_id & step_id & peers;
+        ar& job_id& step_id& peers;
     }
 };
 
@@ -33,7 +33,7 @@ struct StepAbortMessage {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & job_id & step_id & rank & status & message;
+        ar& job_id& step_id& rank& status& message;
     }
 };
 
@@ -46,7 +46,7 @@ struct StepAttachMessage {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & job_id & step_id & node_index;
+        ar& job_id& step_id& node_index;
     }
 };
 
@@ -59,7 +59,7 @@ struct StepdHelloMessage {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & job_id & step_id & peer_address;
+        ar& job_id& step_id& peer_address;
     }
 };
 
@@ -73,7 +73,7 @@ struct StepdSetupMessage {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & launch & uid & gid & node_name;
+        ar& launch& uid& gid& node_name;
     }
 };
 
@@ -86,7 +86,7 @@ struct StepdReadyMessage {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & rank_env & error;
+        ar& rank_env& error;
     }
 };
 
@@ -98,12 +98,12 @@ struct CollectiveMessage {
     uint64_t sequence = 0;   // the how-many-th collective over those participants
     uint32_t from_node = 0;
     bool up = true;
-    int32_t status = 0;      // non-zero on the way down: the collective failed
+    int32_t status = 0;  // non-zero on the way down: the collective failed
     std::string data;
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & collective & sequence & from_node & up & status & data;
+        ar& collective& sequence& from_node& up& status& data;
     }
 };
 
@@ -121,7 +121,7 @@ struct DirectModexRequestMessage {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & request_id & from_node & nspace & rank & required_key & timeout_s;
+        ar& request_id& from_node& nspace& rank& required_key& timeout_s;
     }
 };
 
@@ -133,7 +133,7 @@ struct DirectModexReplyMessage {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar & request_id & status & data;
+        ar& request_id& status& data;
     }
 };
 

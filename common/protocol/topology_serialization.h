@@ -11,34 +11,34 @@ namespace cohort::topology {
 
 template <class Archive>
 void serialize(Archive& ar, NumaNode& n, unsigned /*version*/) {
-    ar & n.os_index & n.cpus & n.memory_mib;
+    ar& n.os_index& n.cpus& n.memory_mib;
 }
 
 template <class Archive>
 void serialize(Archive& ar, GpuLink& l, unsigned /*version*/) {
-    ar & l.kind & l.links;
+    ar& l.kind& l.links;
 }
 
 template <class Archive>
 void serialize(Archive& ar, PcieSwitch& s, unsigned /*version*/) {
-    ar & s.id & s.pci_bus_id & s.parent & s.host_bridge;
+    ar& s.id& s.pci_bus_id& s.parent& s.host_bridge;
 }
 
 template <class Archive>
 void serialize(Archive& ar, Gpu& g, unsigned /*version*/) {
-    ar & g.index & g.pci_bus_id & g.vendor & g.model & g.numa & g.socket & g.local_cpus
-            & g.pcie_path & g.host_bridge & g.nvlink_clique & g.closest_nic;
+    ar& g.index& g.pci_bus_id& g.vendor& g.model& g.numa& g.socket& g.local_cpus& g.pcie_path& g
+            .host_bridge& g.nvlink_clique& g.closest_nic;
 }
 
 template <class Archive>
 void serialize(Archive& ar, Nic& n, unsigned /*version*/) {
-    ar & n.name & n.numa & n.pci_bus_id & n.compute & n.socket & n.pcie_path & n.host_bridge;
+    ar& n.name& n.numa& n.pci_bus_id& n.compute& n.socket& n.pcie_path& n.host_bridge;
 }
 
 template <class Archive>
 void serialize(Archive& ar, NodeTopology& t, unsigned /*version*/) {
-    ar & t.sockets & t.cores & t.pus & t.memory_mib & t.numa_nodes & t.gpus & t.nics
-            & t.pcie_switches & t.gpu_links & t.link_source;
+    ar& t.sockets& t.cores& t.pus& t.memory_mib& t.numa_nodes& t.gpus& t.nics& t.pcie_switches& t
+            .gpu_links& t.link_source;
 }
 
 }  // namespace cohort::topology

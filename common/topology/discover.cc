@@ -167,8 +167,8 @@ std::string model_of(hwloc_obj_t pci) {
 // GPUs with the hwloc objects they came from, which the PCIe and link analysis need.
 struct FoundGpus {
     std::vector<Gpu> gpus;
-    std::vector<hwloc_obj_t> pci;           // parallel to gpus
-    std::map<hwloc_obj_t, int> of_osdev;    // GPU OS device (nvml0, rsmi3) -> GPU index
+    std::vector<hwloc_obj_t> pci;         // parallel to gpus
+    std::map<hwloc_obj_t, int> of_osdev;  // GPU OS device (nvml0, rsmi3) -> GPU index
 };
 
 // The OS devices of one PCI function that stand for its `partition`-th GPU: with one
@@ -196,6 +196,7 @@ FoundGpus gpus_of(hwloc_topology_t topo, const std::set<int>& cpu_nodes) {
         int partition;
         int partitions;
     };
+
     std::vector<Entry> entries;
     for (hwloc_obj_t pci = nullptr; (pci = hwloc_get_next_pcidev(topo, pci)) != nullptr;) {
         std::string vendor = accelerator_vendor(pci->attr->pcidev);
@@ -264,6 +265,7 @@ FoundNics nics_of(hwloc_topology_t topo, const std::set<int>& cpu_nodes) {
         Nic nic;
         hwloc_obj_t pci;
     };
+
     std::vector<Entry> entries;
     for (hwloc_obj_t pci = nullptr; (pci = hwloc_get_next_pcidev(topo, pci)) != nullptr;) {
         if (!is_rdma_function(pci) || has_osdev_child(pci, HWLOC_OBJ_OSDEV_OPENFABRICS)
@@ -286,7 +288,8 @@ FoundNics nics_of(hwloc_topology_t topo, const std::set<int>& cpu_nodes) {
         }
         hwloc_obj_t parent = os->parent;
         const bool on_pci = parent != nullptr && parent->type == HWLOC_OBJ_PCI_DEVICE;
-        if (type == HWLOC_OBJ_OSDEV_NETWORK && on_pci && has_osdev_child(parent, HWLOC_OBJ_OSDEV_OPENFABRICS)) {
+        if (type == HWLOC_OBJ_OSDEV_NETWORK && on_pci
+            && has_osdev_child(parent, HWLOC_OBJ_OSDEV_OPENFABRICS)) {
             continue;
         }
         const Locality where = locality_of(topo, cpu_nodes, os);
@@ -348,10 +351,10 @@ int64_t host_memory_mib(hwloc_topology_t topo) {
 // Adds the PCIe switch levels, the GPU link matrix and cliques, and each GPU's closest NIC.
 // NVML is asked only about the machine this process runs on (`live`), never about an XML.
 NodeTopology with_connectivity(hwloc_topology_t topo,
-        const FoundGpus& gpus,
-        const FoundNics& nics,
-        bool live,
-        NodeTopology out) {
+                               const FoundGpus& gpus,
+                               const FoundNics& nics,
+                               bool live,
+                               NodeTopology out) {
     PcieLayout layout = pcie_layout(topo, gpus.pci, nics.pci);
     out.pcie_switches = std::move(layout.switches);
     for (size_t i = 0; i < out.gpus.size(); ++i) {

@@ -8,8 +8,10 @@ namespace cohort::transport {
 
 namespace asio = boost::asio;
 
-Result<BlockingClient> BlockingClient::connect(const std::string& host, uint16_t port,
-        std::string key, protocol::Credential self) {
+Result<BlockingClient> BlockingClient::connect(const std::string& host,
+                                               uint16_t port,
+                                               std::string key,
+                                               protocol::Credential self) {
     auto io = std::make_unique<asio::io_context>();
     auto socket = connect_to(*io, host, port, kCliConnectTimeout);
     if (!socket) {
@@ -18,8 +20,10 @@ Result<BlockingClient> BlockingClient::connect(const std::string& host, uint16_t
     return BlockingClient(std::move(io), std::move(*socket), std::move(key), self);
 }
 
-BlockingClient::BlockingClient(std::unique_ptr<asio::io_context> io, asio::ip::tcp::socket socket,
-        std::string key, protocol::Credential self)
+BlockingClient::BlockingClient(std::unique_ptr<asio::io_context> io,
+                               asio::ip::tcp::socket socket,
+                               std::string key,
+                               protocol::Credential self)
     : io_(std::move(io)), socket_(std::move(socket)), key_(std::move(key)), self_(self) {}
 
 Status BlockingClient::send_frame(const std::string& frame) {
@@ -36,7 +40,8 @@ Result<protocol::Envelope> BlockingClient::receive() {
     boost::system::error_code ec;
     asio::read(socket_, asio::buffer(header_bytes), ec);
     if (ec) {
-        return Status::unavailable(ec == asio::error::eof
+        return Status::unavailable(
+                ec == asio::error::eof
                         ? "the peer closed the connection (see its log for the reason)"
                         : "receive failed: " + ec.message());
     }

@@ -1,10 +1,10 @@
 // A synchronous request/reply client for short-lived CLI commands.
 #pragma once
 
-#include "common/asio.h"
 #include <chrono>
 #include <string>
 
+#include "common/asio.h"
 #include "common/protocol/codec.h"
 #include "common/status.h"
 
@@ -13,8 +13,10 @@ namespace cohort::transport {
 class BlockingClient {
 public:
     // Connects to host:port; frames are signed with `key` and carry `self`.
-    static Result<BlockingClient> connect(const std::string& host, uint16_t port,
-            std::string key, protocol::Credential self);
+    static Result<BlockingClient> connect(const std::string& host,
+                                          uint16_t port,
+                                          std::string key,
+                                          protocol::Credential self);
 
     BlockingClient(BlockingClient&&) noexcept = default;
     BlockingClient& operator=(BlockingClient&&) noexcept = default;
@@ -42,7 +44,9 @@ public:
 
 private:
     BlockingClient(std::unique_ptr<boost::asio::io_context> io,
-            boost::asio::ip::tcp::socket socket, std::string key, protocol::Credential self);
+                   boost::asio::ip::tcp::socket socket,
+                   std::string key,
+                   protocol::Credential self);
     Status send_frame(const std::string& frame);
 
     std::unique_ptr<boost::asio::io_context> io_;

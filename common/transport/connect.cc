@@ -1,13 +1,13 @@
 // Resolve and connect raced against a steady_timer; whichever finishes first decides.
 #include "common/transport/connect.h"
 
-#include <fmt/format.h>
-#include <unistd.h>
-
 #include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
+
+#include <fmt/format.h>
+#include <unistd.h>
 
 namespace cohort::transport {
 namespace {
@@ -16,8 +16,11 @@ namespace {
 // the connect never run at the same time, and `finished_` turns the later one into a no-op.
 class ConnectAttempt : public std::enable_shared_from_this<ConnectAttempt> {
 public:
-    ConnectAttempt(asio::io_context& io, std::string host, uint16_t port,
-            std::chrono::milliseconds timeout, ConnectHandler done)
+    ConnectAttempt(asio::io_context& io,
+                   std::string host,
+                   uint16_t port,
+                   std::chrono::milliseconds timeout,
+                   ConnectHandler done)
         : socket_(asio::make_strand(io)),
           resolver_(socket_.get_executor()),
           timer_(socket_.get_executor()),
@@ -39,8 +42,8 @@ private:
             if (!ec) {
                 const auto ms = self->timeout_.count();
                 self->fail(self->resolving_
-                                ? fmt::format("the name did not resolve within {} ms", ms)
-                                : fmt::format("timed out after {} ms", ms));
+                                   ? fmt::format("the name did not resolve within {} ms", ms)
+                                   : fmt::format("timed out after {} ms", ms));
             }
         });
         boost::system::error_code ec;
@@ -50,16 +53,16 @@ private:
             return;
         }
         resolving_ = true;
-        resolver_.async_resolve(host_, std::to_string(port_), tcp::resolver::numeric_service,
+        resolver_.async_resolve(
+                host_, std::to_string(port_), tcp::resolver::numeric_service,
                 [self = shared_from_this()](boost::system::error_code resolve_ec,
-                        const tcp::resolver::results_type& results) {
+                                            const tcp::resolver::results_type& results) {
                     self->resolving_ = false;
                     if (self->finished_) {
                         return;
                     }
                     if (resolve_ec) {
-                        self->fail("cannot resolve '" + self->host_ + "': "
-                                + resolve_ec.message());
+                        self->fail("cannot resolve '" + self->host_ + "': " + resolve_ec.message());
                         return;
                     }
                     self->connect(results);
@@ -69,7 +72,8 @@ private:
     // Tries each address in turn (asio::async_connect opens the socket for each).
     template <typename Endpoints>
     void connect(const Endpoints& endpoints) {
-        asio::async_connect(socket_, endpoints,
+        asio::async_connect(
+                socket_, endpoints,
                 [self = shared_from_this()](boost::system::error_code ec, const tcp::endpoint&) {
                     if (self->finished_) {
                         return;  // the timer fired first and closed the socket
@@ -113,17 +117,23 @@ private:
 
 }  // namespace
 
-void async_connect_to(asio::io_context& io, const std::string& host, uint16_t port,
-        std::chrono::milliseconds timeout, ConnectHandler done) {
+void async_connect_to(asio::io_context& io,
+                      const std::string& host,
+                      uint16_t port,
+                      std::chrono::milliseconds timeout,
+                      ConnectHandler done) {
     std::make_shared<ConnectAttempt>(io, host, port, timeout, std::move(done))->start();
 }
 
-Result<tcp::socket> connect_to(asio::io_context& io, const std::string& host, uint16_t port,
-        std::chrono::milliseconds timeout) {
+Result<tcp::socket> connect_to(asio::io_context& io,
+                               const std::string& host,
+                               uint16_t port,
+                               std::chrono::milliseconds timeout) {
     asio::io_context private_io;
     std::optional<Result<tcp::socket>> outcome;
-    async_connect_to(private_io, host, port, timeout,
-            [&outcome](Result<tcp::socket> result) { outcome.emplace(std::move(result)); });
+    async_connect_to(private_io, host, port, timeout, [&outcome](Result<tcp::socket> result) {
+        outcome.emplace(std::move(result));
+    });
     // The attempt's timer bounds this loop.
     while (!outcome && private_io.run_one() > 0) {
     }

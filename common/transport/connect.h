@@ -3,12 +3,12 @@
 // command hang, for that long.
 #pragma once
 
-#include "common/asio.h"
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
 
+#include "common/asio.h"
 #include "common/status.h"
 
 namespace cohort::transport {
@@ -24,14 +24,19 @@ using ConnectHandler = std::function<void(Result<tcp::socket>)>;
 // once, later, on a thread running `io`, with a socket bound to a new strand of `io`, or with
 // an unavailable Status naming host:port and the cause ("timed out after N ms" or the OS
 // error). Nothing cancels an attempt: when `io` stops first, `done` is destroyed unrun.
-void async_connect_to(asio::io_context& io, const std::string& host, uint16_t port,
-        std::chrono::milliseconds timeout, ConnectHandler done);
+void async_connect_to(asio::io_context& io,
+                      const std::string& host,
+                      uint16_t port,
+                      std::chrono::milliseconds timeout,
+                      ConnectHandler done);
 
 // The same, blocking the calling thread for at most `timeout` (name resolution aside, which
 // getaddrinfo bounds itself): for the CLI, which has nothing else to serve meanwhile. The
 // attempt runs on a private io_context, so `io` need not run, and may run elsewhere; the
 // socket returned is bound to a new strand of `io`.
-Result<tcp::socket> connect_to(asio::io_context& io, const std::string& host, uint16_t port,
-        std::chrono::milliseconds timeout);
+Result<tcp::socket> connect_to(asio::io_context& io,
+                               const std::string& host,
+                               uint16_t port,
+                               std::chrono::milliseconds timeout);
 
 }  // namespace cohort::transport

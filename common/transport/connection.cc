@@ -5,8 +5,9 @@
 
 namespace cohort::transport {
 
-std::shared_ptr<Connection> Connection::create(tcp::socket socket, std::string key,
-        protocol::Credential self) {
+std::shared_ptr<Connection> Connection::create(tcp::socket socket,
+                                               std::string key,
+                                               protocol::Credential self) {
     return std::shared_ptr<Connection>(new Connection(std::move(socket), std::move(key), self));
 }
 
@@ -27,21 +28,21 @@ void Connection::start(MessageHandler on_message, CloseHandler on_close) {
 void Connection::read_header() {
     header_bytes_.resize(protocol::kHeaderSize);
     asio::async_read(socket_, asio::buffer(header_bytes_),
-            [self = shared_from_this()](boost::system::error_code ec, size_t) {
-                if (ec) {
-                    self->close(ec == asio::error::eof ? Status::ok()
-                                                       : Status::io_error(ec.message()));
-                    return;
-                }
-                auto header = protocol::decode_header(self->header_bytes_);
-                if (!header) {
-                    self->close(header.status());
-                    return;
-                }
-                self->header_ = *header;
-                self->body_.clear();
-                self->read_body();
-            });
+                     [self = shared_from_this()](boost::system::error_code ec, size_t) {
+                         if (ec) {
+                             self->close(ec == asio::error::eof ? Status::ok()
+                                                                : Status::io_error(ec.message()));
+                             return;
+                         }
+                         auto header = protocol::decode_header(self->header_bytes_);
+                         if (!header) {
+                             self->close(header.status());
+                             return;
+                         }
+                         self->header_ = *header;
+                         self->body_.clear();
+                         self->read_body();
+                     });
 }
 
 void Connection::read_body() {
@@ -52,13 +53,13 @@ void Connection::read_body() {
         const size_t offset = body_.size();
         body_.resize(offset + std::min<size_t>(missing, kReadChunk));
         asio::async_read(socket_, asio::buffer(body_.data() + offset, body_.size() - offset),
-                [self = shared_from_this()](boost::system::error_code ec, size_t) {
-                    if (ec) {
-                        self->close(Status::io_error("truncated frame: " + ec.message()));
-                        return;
-                    }
-                    self->read_body();
-                });
+                         [self = shared_from_this()](boost::system::error_code ec, size_t) {
+                             if (ec) {
+                                 self->close(Status::io_error("truncated frame: " + ec.message()));
+                                 return;
+                             }
+                             self->read_body();
+                         });
         return;
     }
     deliver();
@@ -82,31 +83,31 @@ void Connection::deliver() {
 
 void Connection::send_frame(std::string frame) {
     asio::dispatch(socket_.get_executor(),
-            [self = shared_from_this(), frame = std::move(frame)]() mutable {
-                if (self->closed_) {
-                    return;
-                }
-                self->write_queue_.push_back(std::move(frame));
-                if (self->write_queue_.size() == 1) {
-                    self->write_next();
-                }
-            });
+                   [self = shared_from_this(), frame = std::move(frame)]() mutable {
+                       if (self->closed_) {
+                           return;
+                       }
+                       self->write_queue_.push_back(std::move(frame));
+                       if (self->write_queue_.size() == 1) {
+                           self->write_next();
+                       }
+                   });
 }
 
 void Connection::write_next() {
     asio::async_write(socket_, asio::buffer(write_queue_.front()),
-            [self = shared_from_this()](boost::system::error_code ec, size_t) {
-                if (ec) {
-                    self->close(Status::io_error("write failed: " + ec.message()));
-                    return;
-                }
-                self->write_queue_.pop_front();
-                if (!self->write_queue_.empty()) {
-                    self->write_next();
-                } else if (self->close_when_drained_) {
-                    self->close(Status::ok());
-                }
-            });
+                      [self = shared_from_this()](boost::system::error_code ec, size_t) {
+                          if (ec) {
+                              self->close(Status::io_error("write failed: " + ec.message()));
+                              return;
+                          }
+                          self->write_queue_.pop_front();
+                          if (!self->write_queue_.empty()) {
+                              self->write_next();
+                          } else if (self->close_when_drained_) {
+                              self->close(Status::ok());
+                          }
+                      });
 }
 
 void Connection::close_after_writes() {
@@ -140,7 +141,8 @@ Status listen_on(tcp::acceptor& acceptor, const std::string& host, uint16_t port
     boost::system::error_code ec;
     auto address = asio::ip::make_address(host, ec);
     if (ec) {
-        return Status::invalid("invalid address '" + host + "' (accepted: an IPv4 or IPv6 address)");
+        return Status::invalid("invalid address '" + host
+                               + "' (accepted: an IPv4 or IPv6 address)");
     }
     tcp::endpoint endpoint(address, port);
     acceptor.open(endpoint.protocol(), ec);

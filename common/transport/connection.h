@@ -2,12 +2,12 @@
 // before anything decodes the body, and queues writes. A bad frame closes the connection.
 #pragma once
 
-#include "common/asio.h"
 #include <deque>
 #include <functional>
 #include <memory>
 #include <string>
 
+#include "common/asio.h"
 #include "common/protocol/codec.h"
 #include "common/status.h"
 
@@ -24,8 +24,9 @@ public:
     // close); the owner logs it, so the transport itself never writes to a log.
     using CloseHandler = std::function<void(const std::shared_ptr<Connection>&, const Status&)>;
 
-    static std::shared_ptr<Connection> create(tcp::socket socket, std::string key,
-            protocol::Credential self);
+    static std::shared_ptr<Connection> create(tcp::socket socket,
+                                              std::string key,
+                                              protocol::Credential self);
 
     // Starts the read loop; handlers run on this connection's strand.
     void start(MessageHandler on_message, CloseHandler on_close);

@@ -28,6 +28,7 @@ public:
 
     explicit Dispatcher(Reject reject, Post post = nullptr)
         : reject_(std::move(reject)), post_(std::move(post)) {}
+
     // Handlers refer to this object: it stays where it was made.
     Dispatcher(const Dispatcher&) = delete;
     Dispatcher& operator=(const Dispatcher&) = delete;
@@ -49,7 +50,7 @@ public:
         auto handler = handlers_.find(envelope.type);
         if (handler == handlers_.end()) {
             reject_(context..., Status::invalid(std::string("unexpected message ")
-                    + protocol::message_type_name(envelope.type)));
+                                                + protocol::message_type_name(envelope.type)));
             return;
         }
         handler->second(context..., envelope);
@@ -58,22 +59,21 @@ public:
 private:
     template <typename Message, typename Handler>
     Dispatcher& add(Handler handler, bool posted) {
-        constexpr bool kWithCredential = std::is_invocable_v<Handler&, Context...,
-                const protocol::Credential&, Message>;
+        constexpr bool kWithCredential =
+                std::is_invocable_v<Handler&, Context..., const protocol::Credential&, Message>;
         static_assert(kWithCredential || std::is_invocable_v<Handler&, Context..., Message>,
-                "a handler takes (Context..., [const Credential&,] Message)");
+                      "a handler takes (Context..., [const Credential&,] Message)");
         handlers_[static_cast<uint16_t>(Message::kType)] =
                 [this, handler = std::move(handler), posted](Context... context,
-                        const protocol::Envelope& envelope) {
+                                                             const protocol::Envelope& envelope) {
                     auto message = protocol::decode_message<Message>(envelope);
                     if (!message) {
                         reject_(context..., message.status());
                         return;
                     }
-                    auto call = [handler, saved = std::make_tuple(std::decay_t<Context>(
-                                                  context)...),
-                                        cred = envelope.cred,
-                                        body = std::move(*message)]() mutable {
+                    auto call = [handler,
+                                 saved = std::make_tuple(std::decay_t<Context>(context)...),
+                                 cred = envelope.cred, body = std::move(*message)]() mutable {
                         std::apply(
                                 [&](auto&... args) {
                                     if constexpr (kWithCredential) {

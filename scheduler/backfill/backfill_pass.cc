@@ -3,11 +3,14 @@
 
 namespace cohort::sched {
 
-BackfillPlan backfill_pass(AvailabilityProfile& profile, const std::vector<QueuedJob>& queue,
-        int64_t now, const BackfillOptions& options) {
+BackfillPlan backfill_pass(AvailabilityProfile& profile,
+                           const std::vector<QueuedJob>& queue,
+                           int64_t now,
+                           const BackfillOptions& options) {
     const size_t max_reservations = options.policy == BackfillPolicy::kEasy ? 1
-            : options.policy == BackfillPolicy::kConservative          ? options.reservations
-                                                                       : 0;
+                                    : options.policy == BackfillPolicy::kConservative
+                                            ? options.reservations
+                                            : 0;
     BackfillPlan plan;
     for (size_t i = 0; i < queue.size(); ++i) {
         const QueuedJob& job = queue[i];

@@ -26,7 +26,10 @@ using cohort::BackfillPolicy;
 // The order in which jobs that hold no reservation are tried once the reservations are
 // taken: priority order, or shortest estimate first (SJBF, which packs more small jobs into
 // the holes in front of the reservations).
-enum class CandidateOrder { kPriority, kShortestFirst };
+enum class CandidateOrder {
+    kPriority,
+    kShortestFirst
+};
 
 struct BackfillOptions {
     BackfillPolicy policy = BackfillPolicy::kEasy;
@@ -40,13 +43,15 @@ struct PlannedStart {
 };
 
 struct BackfillPlan {
-    std::vector<size_t> start_now;        // queue positions, in queue order
-    std::vector<PlannedStart> reserved;   // the expected starts of waiting jobs
+    std::vector<size_t> start_now;       // queue positions, in queue order
+    std::vector<PlannedStart> reserved;  // the expected starts of waiting jobs
 };
 
 // The jobs in `start_now` are reserved in `profile` from `now` for their estimates; the
 // planning reservations of waiting jobs are taken out again before returning.
-BackfillPlan backfill_pass(AvailabilityProfile& profile, const std::vector<QueuedJob>& queue,
-        int64_t now, const BackfillOptions& options);
+BackfillPlan backfill_pass(AvailabilityProfile& profile,
+                           const std::vector<QueuedJob>& queue,
+                           int64_t now,
+                           const BackfillOptions& options);
 
 }  // namespace cohort::sched

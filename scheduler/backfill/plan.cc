@@ -30,14 +30,35 @@ int64_t duration_of(const PendingJob& job) {
 // Jobs of one shape compete for the same nodes: once one fails to start now for a duration,
 // every job of that shape with at least that duration fails too, since a pass only ever takes
 // resources. Remembering it keeps a pass over a long queue of similar jobs cheap.
-using Shape = std::tuple<int, int, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, int64_t,
-        int32_t, std::string, uint32_t, uint32_t, int64_t>;
+using Shape = std::tuple<int,
+                         int,
+                         uint32_t,
+                         uint32_t,
+                         uint32_t,
+                         uint32_t,
+                         uint32_t,
+                         int64_t,
+                         int32_t,
+                         std::string,
+                         uint32_t,
+                         uint32_t,
+                         int64_t>;
 
 Shape shape_of(const PendingJob& job) {
     const ResourceRequest& r = job.request;
-    return {job.partition, job.reservation, r.nodes_min, r.nodes_max, r.ntasks,
-            r.ntasks_per_node, r.cpus_per_task, r.memory_mib_per_node, r.gpus_per_node,
-            r.gpu_type, r.max_leaf_switches, r.segment_nodes, job.switches_wait_until};
+    return {job.partition,
+            job.reservation,
+            r.nodes_min,
+            r.nodes_max,
+            r.ntasks,
+            r.ntasks_per_node,
+            r.cpus_per_task,
+            r.memory_mib_per_node,
+            r.gpus_per_node,
+            r.gpu_type,
+            r.max_leaf_switches,
+            r.segment_nodes,
+            job.switches_wait_until};
 }
 
 bool overlaps(int64_t start, int64_t end, const ReservationWindow& window) {
@@ -54,7 +75,8 @@ public:
         timelines_.reserve(snapshot_.nodes.size());
         for (const NodeCapacity& node : snapshot_.nodes) {
             timelines_.push_back({AvailabilityProfile(node.cpus, now),
-                    AvailabilityProfile(node.memory_mib, now), AvailabilityProfile(node.gpus, now)});
+                                  AvailabilityProfile(node.memory_mib, now),
+                                  AvailabilityProfile(node.gpus, now)});
         }
         for (const RunningAllocation& running : snapshot_.running) {
             const int64_t duration = std::max<int64_t>(running.expected_end - now, 1);
@@ -99,11 +121,12 @@ public:
             const PendingJob& ja = pending[a];
             const PendingJob& jb = pending[b];
             return std::tie(jb.priority, ja.submit_time, ja.id)
-                    < std::tie(ja.priority, jb.submit_time, jb.id);
+                   < std::tie(ja.priority, jb.submit_time, jb.id);
         });
         max_reservations_ = options_.policy == BackfillPolicy::kEasy ? 1
-                : options_.policy == BackfillPolicy::kConservative  ? options_.reservations
-                                                                    : 0;
+                            : options_.policy == BackfillPolicy::kConservative
+                                    ? options_.reservations
+                                    : 0;
     }
 
     Decisions step(const PassBudget& budget) {
@@ -119,7 +142,9 @@ public:
     }
 
     bool done() const { return position_ == order_.size(); }
+
     size_t jobs_tested() const { return position_; }
+
     const Snapshot& snapshot() const { return snapshot_; }
 
 private:
@@ -147,7 +172,7 @@ private:
             ++reservation_attempts_;
             reserve_earliest(job, duration, decisions);
             if (reservation_attempts_ == max_reservations_
-                    && options_.candidates == CandidateOrder::kShortestFirst) {
+                && options_.candidates == CandidateOrder::kShortestFirst) {
                 sort_rest_shortest_first();
             }
         }
@@ -157,8 +182,8 @@ private:
         if (blocked_) {
             return WaitReason::kPriority;
         }
-        if (job.reservation >= 0 && snapshot_.windows[static_cast<size_t>(job.reservation)].start
-                        > snapshot_.now) {
+        if (job.reservation >= 0
+            && snapshot_.windows[static_cast<size_t>(job.reservation)].start > snapshot_.now) {
             return WaitReason::kReservation;
         }
         if (!snapshot_.windows.empty() && place_at(job, snapshot_.now, duration, false)) {
@@ -170,13 +195,13 @@ private:
     std::optional<Placement> start_now(const PendingJob& job, int64_t duration) {
         // Fewer CPUs free in the whole partition than the job needs: no node scan can help.
         if (job.reservation < 0
-                && job_cpus_lower_bound(job)
-                        > partition_free_now_[static_cast<size_t>(job.partition)]) {
+            && job_cpus_lower_bound(job)
+                       > partition_free_now_[static_cast<size_t>(job.partition)]) {
             return std::nullopt;
         }
         const Shape shape = shape_of(job);
         if (auto failed = failed_for_.find(shape);
-                failed != failed_for_.end() && duration >= failed->second) {
+            failed != failed_for_.end() && duration >= failed->second) {
             return std::nullopt;
         }
         auto placement = place_at(job, snapshot_.now, duration, true);
@@ -209,34 +234,40 @@ private:
         return true;
     }
 
-    std::optional<Placement> place_at(const PendingJob& job, int64_t start, int64_t duration,
-            bool honour_windows) const {
+    std::optional<Placement> place_at(const PendingJob& job,
+                                      int64_t start,
+                                      int64_t duration,
+                                      bool honour_windows) const {
         const std::vector<int>& eligible = nodes_for(job);
         const int32_t k = job.request.gpus_per_node;
-        const std::vector<int> order = k > 0
-                ? gpu_fit_order(eligible,
-                          [&](int index) {
-                              return timelines_[static_cast<size_t>(index)].gpus.min_free(
-                                      start, duration);
-                          },
-                          [&](int index) {
-                              return start == snapshot_.now ? reachable_now(index, k)
-                                                            : GpuSetLocality{};
-                          })
-                : std::vector<int>{};
+        const std::vector<int> order =
+                k > 0 ? gpu_fit_order(
+                        eligible,
+                        [&](int index) {
+                            return timelines_[static_cast<size_t>(index)].gpus.min_free(start,
+                                                                                        duration);
+                        },
+                        [&](int index) {
+                            return start == snapshot_.now ? reachable_now(index, k)
+                                                          : GpuSetLocality{};
+                        })
+                      : std::vector<int>{};
         const bool switch_limit_binds = start < job.switches_wait_until;
         const std::vector<int>& preferred = order.empty() ? eligible : order;
-        return place_on_network(job.request, preferred, [&](int index) -> uint32_t {
-            const NodeCapacity& node = snapshot_.nodes[static_cast<size_t>(index)];
-            if (!node.up || !has_gpu_type(job.request, node)
-                    || (honour_windows && !windows_allow(job, index, start, duration))) {
-                return 0;
-            }
-            const NodeTimeline& timeline = timelines_[static_cast<size_t>(index)];
-            return tasks_that_fit(job.request, timeline.cpus.min_free(start, duration),
-                    timeline.memory.min_free(start, duration),
-                    timeline.gpus.min_free(start, duration));
-        }, snapshot_.network, switch_limit_binds);
+        return place_on_network(
+                job.request, preferred,
+                [&](int index) -> uint32_t {
+                    const NodeCapacity& node = snapshot_.nodes[static_cast<size_t>(index)];
+                    if (!node.up || !has_gpu_type(job.request, node)
+                        || (honour_windows && !windows_allow(job, index, start, duration))) {
+                        return 0;
+                    }
+                    const NodeTimeline& timeline = timelines_[static_cast<size_t>(index)];
+                    return tasks_that_fit(job.request, timeline.cpus.min_free(start, duration),
+                                          timeline.memory.min_free(start, duration),
+                                          timeline.gpus.min_free(start, duration));
+                },
+                snapshot_.network, switch_limit_binds);
     }
 
     // The best locality `k` of the node's GPUs free now can reach; all false without a layout.
@@ -258,8 +289,9 @@ private:
     // indexes where the node has no layout. Only the ranking of later jobs reads it.
     void take_gpus_now(size_t node, int32_t k) {
         std::vector<int>& free = gpus_free_now_[node];
-        std::vector<int> taken(free.begin(), free.begin() + std::min<ptrdiff_t>(k,
-                static_cast<ptrdiff_t>(free.size())));
+        std::vector<int> taken(
+                free.begin(),
+                free.begin() + std::min<ptrdiff_t>(k, static_cast<ptrdiff_t>(free.size())));
         if (const NodeGpuLayout* layout = snapshot_.nodes[node].gpu_layout.get()) {
             if (auto chosen = select_gpus(*layout, {free, {}}, {k, 0, 0})) {
                 taken = chosen->gpus;
@@ -271,8 +303,10 @@ private:
         reachable_cache_[node].clear();
     }
 
-    static void take(AvailabilityProfile& profile, int64_t start, int64_t duration,
-            int64_t amount) {
+    static void take(AvailabilityProfile& profile,
+                     int64_t start,
+                     int64_t duration,
+                     int64_t amount) {
         if (amount > 0) {
             profile.reserve(start, duration, amount);
         }
@@ -308,7 +342,8 @@ private:
     static int64_t job_cpus_lower_bound(const PendingJob& job) {
         const ResourceRequest& r = job.request;
         const int64_t tasks = r.ntasks > 0 ? r.ntasks
-                : std::max<int64_t>(r.nodes_min, 1) * std::max<int64_t>(r.ntasks_per_node, 1);
+                                           : std::max<int64_t>(r.nodes_min, 1)
+                                                     * std::max<int64_t>(r.ntasks_per_node, 1);
         return tasks * r.cpus_per_task;
     }
 
@@ -320,10 +355,11 @@ private:
     int binding_limit(const PendingJob& job, int64_t cpus) const {
         for (int index : job.limits) {
             const UsageLimit& limit = snapshot_.limits[static_cast<size_t>(index)];
-            const int64_t wanted = limit.resource == LimitedResource::kJobs ? 1
+            const int64_t wanted =
+                    limit.resource == LimitedResource::kJobs ? 1
                     : limit.resource == LimitedResource::kCpus
-                    ? cpus
-                    : gpus_of(job, std::max<int64_t>(job.request.nodes_min, 1));
+                            ? cpus
+                            : gpus_of(job, std::max<int64_t>(job.request.nodes_min, 1));
             if (limit_used_[static_cast<size_t>(index)] + wanted > limit.max) {
                 return index;
             }
@@ -334,13 +370,15 @@ private:
     void count_usage(const PendingJob& job, const Placement& placement) {
         for (int index : job.limits) {
             switch (snapshot_.limits[static_cast<size_t>(index)].resource) {
-                case LimitedResource::kJobs: limit_used_[static_cast<size_t>(index)] += 1; break;
+                case LimitedResource::kJobs:
+                    limit_used_[static_cast<size_t>(index)] += 1;
+                    break;
                 case LimitedResource::kCpus:
                     limit_used_[static_cast<size_t>(index)] += cpus_of(placement);
                     break;
                 case LimitedResource::kGpus:
-                    limit_used_[static_cast<size_t>(index)] += gpus_of(
-                            job, static_cast<int64_t>(placement.nodes.size()));
+                    limit_used_[static_cast<size_t>(index)] +=
+                            gpus_of(job, static_cast<int64_t>(placement.nodes.size()));
                     break;
             }
         }
@@ -359,24 +397,25 @@ private:
             }
             const NodeTimeline& t = timelines_[static_cast<size_t>(index)];
             const int64_t now = snapshot_.now;
-            one_task_from.push_back(std::max({t.cpus.earliest_start(now, duration, r.cpus_per_task),
-                    t.memory.earliest_start(now, duration, r.memory_mib_per_node),
-                    t.gpus.earliest_start(now, duration, r.gpus_per_node)}));
+            one_task_from.push_back(
+                    std::max({t.cpus.earliest_start(now, duration, r.cpus_per_task),
+                              t.memory.earliest_start(now, duration, r.memory_mib_per_node),
+                              t.gpus.earliest_start(now, duration, r.gpus_per_node)}));
         }
         const size_t nodes_needed = std::max<uint32_t>(r.nodes_min, 1);
         if (one_task_from.size() < nodes_needed) {
             return;
         }
         std::nth_element(one_task_from.begin(),
-                one_task_from.begin() + static_cast<std::ptrdiff_t>(nodes_needed - 1),
-                one_task_from.end());
+                         one_task_from.begin() + static_cast<std::ptrdiff_t>(nodes_needed - 1),
+                         one_task_from.end());
         int64_t lower_bound = one_task_from[nodes_needed - 1];
         if (lower_bound == INT64_MAX) {
             return;
         }
         if (job.reservation >= 0) {
             lower_bound = std::max(lower_bound,
-                    snapshot_.windows[static_cast<size_t>(job.reservation)].start);
+                                   snapshot_.windows[static_cast<size_t>(job.reservation)].start);
         }
         std::set<int64_t> candidates{lower_bound};
         if (job.switches_wait_until > lower_bound && r.max_leaf_switches > 0) {
@@ -408,9 +447,9 @@ private:
     void sort_rest_shortest_first() {
         const auto& pending = snapshot_.pending;
         std::stable_sort(order_.begin() + static_cast<std::ptrdiff_t>(position_ + 1), order_.end(),
-                [&](size_t a, size_t b) {
-                    return duration_of(pending[a]) < duration_of(pending[b]);
-                });
+                         [&](size_t a, size_t b) {
+                             return duration_of(pending[a]) < duration_of(pending[b]);
+                         });
     }
 
     Snapshot snapshot_;
@@ -422,7 +461,7 @@ private:
     size_t position_ = 0;
     size_t max_reservations_ = 0;
     size_t reservation_attempts_ = 0;
-    bool blocked_ = false;  // a higher-priority job waits for resources
+    bool blocked_ = false;                 // a higher-priority job waits for resources
     std::map<Shape, int64_t> failed_for_;  // shortest duration that did not start now
     // CPUs free at `now` per node and summed per partition: an upper bound on what a job
     // could get now, kept as jobs start.
@@ -437,22 +476,39 @@ private:
 
 PlanPass::PlanPass(Snapshot snapshot, const BackfillOptions& options)
     : planner_(std::make_unique<Planner>(std::move(snapshot), options)) {}
+
 PlanPass::~PlanPass() = default;
 PlanPass::PlanPass(PlanPass&&) noexcept = default;
 PlanPass& PlanPass::operator=(PlanPass&&) noexcept = default;
 
-Decisions PlanPass::step(const PassBudget& budget) { return planner_->step(budget); }
-bool PlanPass::done() const { return planner_->done(); }
-size_t PlanPass::jobs_tested() const { return planner_->jobs_tested(); }
-const Snapshot& PlanPass::snapshot() const { return planner_->snapshot(); }
+Decisions PlanPass::step(const PassBudget& budget) {
+    return planner_->step(budget);
+}
+
+bool PlanPass::done() const {
+    return planner_->done();
+}
+
+size_t PlanPass::jobs_tested() const {
+    return planner_->jobs_tested();
+}
+
+const Snapshot& PlanPass::snapshot() const {
+    return planner_->snapshot();
+}
 
 std::string wait_reason_name(const WaitJob& wait, const std::vector<UsageLimit>& limits) {
     switch (wait.reason) {
-        case WaitReason::kPriority: return "Priority";
-        case WaitReason::kResources: return "Resources";
-        case WaitReason::kLimit: return limits.at(static_cast<size_t>(wait.limit)).reason;
-        case WaitReason::kNodeNotAvail: return "ReqNodeNotAvail";
-        case WaitReason::kReservation: return "Reservation";
+        case WaitReason::kPriority:
+            return "Priority";
+        case WaitReason::kResources:
+            return "Resources";
+        case WaitReason::kLimit:
+            return limits.at(static_cast<size_t>(wait.limit)).reason;
+        case WaitReason::kNodeNotAvail:
+            return "ReqNodeNotAvail";
+        case WaitReason::kReservation:
+            return "Reservation";
     }
     return "None";
 }

@@ -6,8 +6,7 @@
 
 namespace cohort::sched {
 
-AvailabilityProfile::AvailabilityProfile(int64_t capacity, int64_t origin)
-    : capacity_(capacity) {
+AvailabilityProfile::AvailabilityProfile(int64_t capacity, int64_t origin) : capacity_(capacity) {
     free_from_[origin] = capacity;
 }
 
@@ -54,15 +53,14 @@ bool AvailabilityProfile::fits(int64_t start, int64_t duration, int64_t amount) 
     return true;
 }
 
-int64_t AvailabilityProfile::earliest_start(int64_t from, int64_t duration,
-        int64_t amount) const {
+int64_t AvailabilityProfile::earliest_start(int64_t from, int64_t duration, int64_t amount) const {
     int64_t candidate = std::max(from, free_from_.begin()->first);
     auto it = std::prev(free_from_.upper_bound(candidate));
     // A segment short of `amount` inside the window moves the candidate to that segment's end.
     for (;;) {
         bool fits_here = true;
-        for (auto segment = it; segment != free_from_.end() && segment->first < candidate + duration;
-                ++segment) {
+        for (auto segment = it;
+             segment != free_from_.end() && segment->first < candidate + duration; ++segment) {
             if (segment->second < amount) {
                 auto next = std::next(segment);
                 if (next == free_from_.end()) {

@@ -16,6 +16,7 @@ public:
     AvailabilityProfile(int64_t capacity, int64_t origin);
 
     int64_t capacity() const { return capacity_; }
+
     int64_t free_at(int64_t t) const;
 
     // The least that is free at any instant of [start, start + duration).

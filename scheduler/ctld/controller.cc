@@ -1,19 +1,18 @@
 // Controller plumbing: accept, authenticate, dispatch to the strand, periodic checks.
 #include "scheduler/ctld/controller.h"
 
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <future>
 #include <optional>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include "common/clock.h"
 
 namespace cohort::ctld {
 namespace {
-
 
 sched::BackfillOptions backfill_options(const ClusterConfig& config) {
     sched::BackfillOptions options;
@@ -26,14 +25,17 @@ sched::BackfillOptions backfill_options(const ClusterConfig& config) {
 
 }  // namespace
 
-Controller::Controller(asio::io_context& io, const Clock& clock, ClusterConfig config,
-        std::string key, std::unique_ptr<StateStore> store)
+Controller::Controller(asio::io_context& io,
+                       const Clock& clock,
+                       ClusterConfig config,
+                       std::string key,
+                       std::unique_ptr<StateStore> store)
     : io_(io),
       clock_(clock),
       strand_(asio::make_strand(io)),
       dispatcher_([](const ConnectionPtr& conn,
-                          const Status& why) { conn->close(why.with_context("controller")); },
-              [this](std::function<void()> call) { on_strand(std::move(call)); }),
+                     const Status& why) { conn->close(why.with_context("controller")); },
+                  [this](std::function<void()> call) { on_strand(std::move(call)); }),
       acceptor_(io),
       tick_(strand_),
       config_(std::move(config)),
@@ -64,7 +66,7 @@ Status Controller::start() {
                 if (auto dependency = sched::parse_dependency(job.spec.dependency)) {
                     for (const auto& term : dependency->terms) {
                         dependencies.insert(dependencies.end(), term.job_ids.begin(),
-                                term.job_ids.end());
+                                            term.job_ids.end());
                     }
                 }
             }
@@ -74,7 +76,8 @@ Status Controller::start() {
             if (!dependencies.empty()) {
                 auto stored = store.query_jobs({dependencies, "", 0, {}});
                 if (!stored) {
-                    loaded = stored.status().with_context("loading jobs that pending jobs depend on");
+                    loaded = stored.status().with_context(
+                            "loading jobs that pending jobs depend on");
                 } else {
                     depended_on = std::move(*stored);
                 }
@@ -118,7 +121,7 @@ Status Controller::start() {
         node.last_heard_ms = clock_.steady_ms();
     }
     spdlog::info("loaded {} unfinished jobs, {} reservations, next job id {}", jobs_.size(),
-            reservations_.size(), next_job_id_);
+                 reservations_.size(), next_job_id_);
 
     Status listening =
             transport::listen_on(acceptor_, config_.controller_host, config_.controller_port);
@@ -127,8 +130,7 @@ Status Controller::start() {
     }
     accept();
     on_strand([this] { on_tick(); });
-    spdlog::info("cohortctld listening on {}:{}", config_.controller_host,
-            config_.controller_port);
+    spdlog::info("cohortctld listening on {}:{}", config_.controller_host, config_.controller_port);
     return Status::ok();
 }
 
@@ -145,89 +147,104 @@ void Controller::stop() {
 }
 
 void Controller::accept() {
-    acceptor_.async_accept(asio::make_strand(io_),
-            [this](boost::system::error_code ec, asio::ip::tcp::socket socket) {
-                if (ec) {
-                    if (ec != asio::error::operation_aborted) {
-                        spdlog::warn("accept failed: {}", ec.message());
-                        accept();
-                    }
-                    return;
-                }
-                auto conn = Connection::create(std::move(socket), key_, self_);
-                conn->start([this](const ConnectionPtr& c,
-                                    protocol::Envelope e) { dispatcher_.dispatch(c, std::move(e)); },
-                        [this](const ConnectionPtr& c, const Status& why) {
-                            if (!why.is_ok()) {
-                                spdlog::warn("closing connection from {}: {}", c->peer(),
-                                        why.message());
-                            }
-                            on_close(c);
-                        });
+    acceptor_.async_accept(asio::make_strand(io_), [this](boost::system::error_code ec,
+                                                          asio::ip::tcp::socket socket) {
+        if (ec) {
+            if (ec != asio::error::operation_aborted) {
+                spdlog::warn("accept failed: {}", ec.message());
                 accept();
-            });
+            }
+            return;
+        }
+        auto conn = Connection::create(std::move(socket), key_, self_);
+        conn->start([this](const ConnectionPtr& c,
+                           protocol::Envelope e) { dispatcher_.dispatch(c, std::move(e)); },
+                    [this](const ConnectionPtr& c, const Status& why) {
+                        if (!why.is_ok()) {
+                            spdlog::warn("closing connection from {}: {}", c->peer(),
+                                         why.message());
+                        }
+                        on_close(c);
+                    });
+        accept();
+    });
 }
 
 Status Controller::check_owner(const protocol::Credential& cred,
-        const protocol::JobRecord& job) const {
+                               const protocol::JobRecord& job) const {
     if (cred.uid == job.uid || cred.uid == 0 || cred.uid == self_.uid) {
         return Status::ok();
     }
-    return Status::denied(fmt::format(
-            "job {}: owned by {}, not by uid {}", job.job_id, job.user_name, cred.uid));
+    return Status::denied(
+            fmt::format("job {}: owned by {}, not by uid {}", job.job_id, job.user_name, cred.uid));
 }
 
 void Controller::register_handlers() {
     using namespace protocol;
     // Clients
-    dispatcher_.on<SubmitJobRequest>([this](const ConnectionPtr& conn, const Credential& cred,
-            SubmitJobRequest m) { handle_submit(conn, cred, std::move(m.spec), false); });
-    dispatcher_.on<AllocateRequest>([this](const ConnectionPtr& conn, const Credential& cred,
-            AllocateRequest m) { handle_submit(conn, cred, std::move(m.spec), true); });
-    dispatcher_.on<QueryJobsRequest>([this](const ConnectionPtr& conn,
-            const QueryJobsRequest& m) { handle_query(conn, m); });
-    dispatcher_.on<QueryNodesRequest>([this](const ConnectionPtr& conn,
-            const QueryNodesRequest& m) { handle_nodes(conn, m); });
-    dispatcher_.on<JobControlRequest>([this](const ConnectionPtr& conn, const Credential& cred,
-            const JobControlRequest& m) { handle_control(conn, cred, m); });
-    dispatcher_.on<StepCreateRequest>([this](const ConnectionPtr& conn, const Credential& cred,
-            const StepCreateRequest& m) { handle_step_create(conn, cred, m); });
-    dispatcher_.on<StepCompleteRequest>([this](const ConnectionPtr& conn,
-            const Credential& cred, const StepCompleteRequest& m) {
-        handle_step_complete(conn, cred, m);
+    dispatcher_.on<SubmitJobRequest>(
+            [this](const ConnectionPtr& conn, const Credential& cred, SubmitJobRequest m) {
+                handle_submit(conn, cred, std::move(m.spec), false);
+            });
+    dispatcher_.on<AllocateRequest>(
+            [this](const ConnectionPtr& conn, const Credential& cred, AllocateRequest m) {
+                handle_submit(conn, cred, std::move(m.spec), true);
+            });
+    dispatcher_.on<QueryJobsRequest>([this](const ConnectionPtr& conn, const QueryJobsRequest& m) {
+        handle_query(conn, m);
     });
-    dispatcher_.on<JobCompleteRequest>([this](const ConnectionPtr& conn, const Credential& cred,
-            const JobCompleteRequest& m) { handle_job_complete(conn, cred, m); });
+    dispatcher_.on<QueryNodesRequest>(
+            [this](const ConnectionPtr& conn, const QueryNodesRequest& m) {
+                handle_nodes(conn, m);
+            });
+    dispatcher_.on<JobControlRequest>(
+            [this](const ConnectionPtr& conn, const Credential& cred, const JobControlRequest& m) {
+                handle_control(conn, cred, m);
+            });
+    dispatcher_.on<StepCreateRequest>(
+            [this](const ConnectionPtr& conn, const Credential& cred, const StepCreateRequest& m) {
+                handle_step_create(conn, cred, m);
+            });
+    dispatcher_.on<StepCompleteRequest>(
+            [this](const ConnectionPtr& conn, const Credential& cred,
+                   const StepCompleteRequest& m) { handle_step_complete(conn, cred, m); });
+    dispatcher_.on<JobCompleteRequest>(
+            [this](const ConnectionPtr& conn, const Credential& cred, const JobCompleteRequest& m) {
+                handle_job_complete(conn, cred, m);
+            });
     // History is read on the state writer's thread, not the strand.
-    dispatcher_.on_caller<AcctQueryRequest>([this](const ConnectionPtr& conn,
-            const AcctQueryRequest& m) { handle_acct(conn, m); });
-    dispatcher_.on<PriorityQueryRequest>([this](const ConnectionPtr& conn,
-            const PriorityQueryRequest& m) { handle_priority(conn, m); });
-    dispatcher_.on<ReservationCreateRequest>([this](const ConnectionPtr& conn,
-            const Credential& cred, ReservationCreateRequest m) {
-        handle_reservation_create(conn, cred, std::move(m));
-    });
+    dispatcher_.on_caller<AcctQueryRequest>(
+            [this](const ConnectionPtr& conn, const AcctQueryRequest& m) { handle_acct(conn, m); });
+    dispatcher_.on<PriorityQueryRequest>(
+            [this](const ConnectionPtr& conn, const PriorityQueryRequest& m) {
+                handle_priority(conn, m);
+            });
+    dispatcher_.on<ReservationCreateRequest>(
+            [this](const ConnectionPtr& conn, const Credential& cred, ReservationCreateRequest m) {
+                handle_reservation_create(conn, cred, std::move(m));
+            });
     dispatcher_.on<ReservationDeleteRequest>([this](const ConnectionPtr& conn,
-            const Credential& cred, const ReservationDeleteRequest& m) {
+                                                    const Credential& cred,
+                                                    const ReservationDeleteRequest& m) {
         handle_reservation_delete(conn, cred, m.name);
     });
-    dispatcher_.on<ReservationQueryRequest>([this](const ConnectionPtr& conn,
-            const ReservationQueryRequest&) { handle_reservation_query(conn); });
+    dispatcher_.on<ReservationQueryRequest>(
+            [this](const ConnectionPtr& conn, const ReservationQueryRequest&) {
+                handle_reservation_query(conn);
+            });
     // Node agents
-    dispatcher_.on<RegisterNodeRequest>([this](const ConnectionPtr& conn,
-            const RegisterNodeRequest& m) { handle_register(conn, m); });
-    dispatcher_.on<HeartbeatMessage>([this](const ConnectionPtr&, const HeartbeatMessage& m) {
-        handle_heartbeat(m);
-    });
-    dispatcher_.on<BatchDoneReport>([this](const ConnectionPtr&, const BatchDoneReport& m) {
-        handle_batch_done(m);
-    });
-    dispatcher_.on<JobCleanedReport>([this](const ConnectionPtr&, const JobCleanedReport& m) {
-        handle_job_cleaned(m);
-    });
-    dispatcher_.on<JobTimedOutReport>([this](const ConnectionPtr&, const JobTimedOutReport& m) {
-        handle_timed_out(m);
-    });
+    dispatcher_.on<RegisterNodeRequest>(
+            [this](const ConnectionPtr& conn, const RegisterNodeRequest& m) {
+                handle_register(conn, m);
+            });
+    dispatcher_.on<HeartbeatMessage>(
+            [this](const ConnectionPtr&, const HeartbeatMessage& m) { handle_heartbeat(m); });
+    dispatcher_.on<BatchDoneReport>(
+            [this](const ConnectionPtr&, const BatchDoneReport& m) { handle_batch_done(m); });
+    dispatcher_.on<JobCleanedReport>(
+            [this](const ConnectionPtr&, const JobCleanedReport& m) { handle_job_cleaned(m); });
+    dispatcher_.on<JobTimedOutReport>(
+            [this](const ConnectionPtr&, const JobTimedOutReport& m) { handle_timed_out(m); });
 }
 
 void Controller::on_close(const ConnectionPtr& conn) {

@@ -2,31 +2,31 @@
 // persists through the StateWriter and runs the scheduling pass of the pure core.
 #pragma once
 
-#include "common/asio.h"
 #include <deque>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "common/asio.h"
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/transport/connection.h"
 #include "common/transport/dispatcher.h"
+#include "scheduler/backfill/backfill_pass.h"
+#include "scheduler/backfill/plan.h"
 #include "scheduler/ctld/core_inputs.h"
 #include "scheduler/ctld/gpu_allocation.h"
 #include "scheduler/ctld/job_table.h"
 #include "scheduler/ctld/node_table.h"
 #include "scheduler/ctld/reservation_book.h"
-#include "scheduler/ctld/step_table.h"
 #include "scheduler/ctld/state/state_writer.h"
+#include "scheduler/ctld/step_table.h"
 #include "scheduler/ctld/submit_validation.h"
-#include "scheduler/backfill/backfill_pass.h"
 #include "scheduler/dependency.h"
 #include "scheduler/placement/gpu_select.h"
-#include "scheduler/backfill/plan.h"
 #include "scheduler/priority/fairshare_usage.h"
 #include "scheduler/priority/priority_model.h"
 #include "scheduler/snapshot.h"
@@ -39,8 +39,11 @@ using transport::Connection;
 class Controller {
 public:
     // `clock` must outlive the controller.
-    Controller(asio::io_context& io, const Clock& clock, ClusterConfig config, std::string key,
-            std::unique_ptr<StateStore> store);
+    Controller(asio::io_context& io,
+               const Clock& clock,
+               ClusterConfig config,
+               std::string key,
+               std::unique_ptr<StateStore> store);
 
     // Loads the stored state, binds the port and starts accepting. Fails on a bad database
     // or a port in use.
@@ -56,32 +59,42 @@ private:
     void on_tick();
     // The job's owner, root and the controller's own user may act on a job.
     Status check_owner(const protocol::Credential& cred, const protocol::JobRecord& job) const;
+
     template <typename Fn>
     void on_strand(Fn&& fn) {
         asio::post(strand_, std::forward<Fn>(fn));
     }
 
     // --- client requests (job_handlers.cc)
-    void handle_submit(const ConnectionPtr& conn, const protocol::Credential& cred,
-            protocol::JobSpec spec, bool interactive);
+    void handle_submit(const ConnectionPtr& conn,
+                       const protocol::Credential& cred,
+                       protocol::JobSpec spec,
+                       bool interactive);
     void handle_query(const ConnectionPtr& conn, const protocol::QueryJobsRequest& request);
     void handle_nodes(const ConnectionPtr& conn, const protocol::QueryNodesRequest& request);
-    void handle_control(const ConnectionPtr& conn, const protocol::Credential& cred,
-            const protocol::JobControlRequest& request);
-    void handle_step_create(const ConnectionPtr& conn, const protocol::Credential& cred,
-            const protocol::StepCreateRequest& request);
-    void handle_step_complete(const ConnectionPtr& conn, const protocol::Credential& cred,
-            const protocol::StepCompleteRequest& request);
-    void handle_job_complete(const ConnectionPtr& conn, const protocol::Credential& cred,
-            const protocol::JobCompleteRequest& request);
+    void handle_control(const ConnectionPtr& conn,
+                        const protocol::Credential& cred,
+                        const protocol::JobControlRequest& request);
+    void handle_step_create(const ConnectionPtr& conn,
+                            const protocol::Credential& cred,
+                            const protocol::StepCreateRequest& request);
+    void handle_step_complete(const ConnectionPtr& conn,
+                              const protocol::Credential& cred,
+                              const protocol::StepCompleteRequest& request);
+    void handle_job_complete(const ConnectionPtr& conn,
+                             const protocol::Credential& cred,
+                             const protocol::JobCompleteRequest& request);
     void handle_acct(const ConnectionPtr& conn, const protocol::AcctQueryRequest& request);
     Result<protocol::StepLayout> make_layout(protocol::JobRecord& job,
-            const protocol::StepCreateRequest& request);
+                                             const protocol::StepCreateRequest& request);
     // Lays out a step, records it and calls `done` (on the writer thread) once it is durable.
-    void open_step(protocol::JobRecord& job, const protocol::StepCreateRequest& request,
-            std::function<void(const Result<protocol::StepLayout>&)> done);
-    void close_step(protocol::StepRecord& step, JobState state, int32_t exit_code,
-            int32_t exit_signal);
+    void open_step(protocol::JobRecord& job,
+                   const protocol::StepCreateRequest& request,
+                   std::function<void(const Result<protocol::StepLayout>&)> done);
+    void close_step(protocol::StepRecord& step,
+                    JobState state,
+                    int32_t exit_code,
+                    int32_t exit_signal);
 
     // --- priority and fair-share (priority_handlers.cc)
     void handle_priority(const ConnectionPtr& conn, const protocol::PriorityQueryRequest& r);
@@ -92,13 +105,15 @@ private:
     void refresh_priorities(int64_t now);
 
     // --- advance reservations (reservations.cc)
-    void handle_reservation_create(const ConnectionPtr& conn, const protocol::Credential& cred,
-            protocol::ReservationCreateRequest request);
-    void handle_reservation_delete(const ConnectionPtr& conn, const protocol::Credential& cred,
-            const std::string& name);
+    void handle_reservation_create(const ConnectionPtr& conn,
+                                   const protocol::Credential& cred,
+                                   protocol::ReservationCreateRequest request);
+    void handle_reservation_delete(const ConnectionPtr& conn,
+                                   const protocol::Credential& cred,
+                                   const std::string& name);
     void handle_reservation_query(const ConnectionPtr& conn);
     std::string reservation_conflict(const protocol::ReservationRecord& wanted,
-            const std::string& node) const;
+                                     const std::string& node) const;
     void delete_reservation(const std::string& name, std::function<void(const Status&)> done);
     void expire_reservations(int64_t now);
 

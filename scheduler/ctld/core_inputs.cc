@@ -30,7 +30,7 @@ sched::PriorityJob priority_job_of(const protocol::JobRecord& job) {
 }
 
 sched::StepAllocation step_allocation_of(const protocol::JobRecord& job,
-        std::vector<uint32_t> held_by_steps) {
+                                         std::vector<uint32_t> held_by_steps) {
     const protocol::JobSpec spec = effective_spec(job.spec);  // with its GPU options applied
     sched::StepAllocation allocation;
     allocation.job_id = job.job_id;

@@ -4,8 +4,8 @@
 #pragma once
 
 #include "common/protocol/job_types.h"
-#include "scheduler/priority/priority_model.h"
 #include "common/protocol/messages.h"
+#include "scheduler/priority/priority_model.h"
 #include "scheduler/snapshot.h"
 #include "scheduler/step_layout.h"
 
@@ -19,7 +19,7 @@ sched::PriorityJob priority_job_of(const protocol::JobRecord& job);
 
 // The running job a step is laid out in, its open steps holding `held_by_steps`.
 sched::StepAllocation step_allocation_of(const protocol::JobRecord& job,
-        std::vector<uint32_t> held_by_steps);
+                                         std::vector<uint32_t> held_by_steps);
 sched::StepShapeRequest step_shape_of(const protocol::StepCreateRequest& request);
 
 }  // namespace cohort::ctld

@@ -1,11 +1,11 @@
 // Which GPUs (and the CPUs next to them) a starting job gets on each of its nodes, and how a
 // step's tasks share them. The core decided the nodes; the GPU set on each node is chosen
 // here from the layout the agent registered, by the same selector the core ranked them with.
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <set>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "scheduler/ctld/controller.h"
 
@@ -26,8 +26,9 @@ std::vector<int> all_cpus(const NodeEntry& node) {
     return {ids.begin(), ids.end()};
 }
 
-protocol::NodeGpuAlloc alloc_of(const NodeEntry& node, const std::vector<int>& gpus,
-        const std::vector<int>& cpus) {
+protocol::NodeGpuAlloc alloc_of(const NodeEntry& node,
+                                const std::vector<int>& gpus,
+                                const std::vector<int>& cpus) {
     protocol::NodeGpuAlloc alloc;
     alloc.gpus.assign(gpus.begin(), gpus.end());
     alloc.cpus.assign(cpus.begin(), cpus.end());
@@ -92,7 +93,7 @@ void Controller::assign_gpus(protocol::JobRecord& job, int32_t gpus_per_node) {
         // The job's CPUs on the node, spread over its GPUs and bound next to them.
         const int cpus_per_gpu = static_cast<int>(job.cpus_per_node.at(i)) / gpus_per_node;
         sched::GpuRequest request{gpus_per_node, cpus_per_gpu,
-                static_cast<int>(job.tasks_per_node.at(i))};
+                                  static_cast<int>(job.tasks_per_node.at(i))};
         // The same local GPUs as on the job's first node where they are as good: rails align.
         auto chosen = sched::select_gpus_aligned(*node->gpu_layout, free, request, rail_gpus);
         if (!chosen && chosen.status().code() == StatusCode::kUnavailable) {
@@ -110,16 +111,20 @@ void Controller::assign_gpus(protocol::JobRecord& job, int32_t gpus_per_node) {
         // No layout for these GPUs (an agent that counts GPUs it cannot describe): the
         // lowest free indexes, as the core counted them.
         spdlog::warn("job {}: no topology-chosen GPUs on {} ({}); taking the lowest free",
-                job.job_id, node->info.name, chosen.status().message());
-        std::vector<int> gpus(free.gpus.begin(),
-                free.gpus.begin() + std::min<ptrdiff_t>(gpus_per_node,
-                                            static_cast<ptrdiff_t>(free.gpus.size())));
+                     job.job_id, node->info.name, chosen.status().message());
+        std::vector<int> gpus(
+                free.gpus.begin(),
+                free.gpus.begin()
+                        + std::min<ptrdiff_t>(gpus_per_node,
+                                              static_cast<ptrdiff_t>(free.gpus.size())));
         job.gpu_alloc.push_back(alloc_of(*node, gpus, {}));
     }
 }
 
 Result<protocol::NodeGpuBinding> bind_step_gpus(const NodeEntry& node,
-        const protocol::NodeGpuAlloc& alloc, const GpuOptions& gpu, uint32_t tasks) {
+                                                const protocol::NodeGpuAlloc& alloc,
+                                                const GpuOptions& gpu,
+                                                uint32_t tasks) {
     protocol::NodeGpuBinding binding;
     binding.alloc = alloc;
     const std::vector<int> map = gpu_bind_map(gpu.bind);
@@ -130,16 +135,17 @@ Result<protocol::NodeGpuBinding> bind_step_gpus(const NodeEntry& node,
     }
     for (int id : map) {
         if (id >= k) {
-            return Status::invalid(fmt::format("--gpu-bind: map_gpu id {} is not among the {} "
-                                               "GPUs of the job on {} (accepted: 0-{})",
-                    id, k, node.info.name, k - 1));
+            return Status::invalid(
+                    fmt::format("--gpu-bind: map_gpu id {} is not among the {} "
+                                "GPUs of the job on {} (accepted: 0-{})",
+                                id, k, node.info.name, k - 1));
         }
     }
     // Split the job's GPUs and CPUs over the tasks the way the job was chosen: GPUs in order,
     // each task's CPUs from its GPUs' local CPUs first.
     const sched::NodeFree own{as_ints(alloc.gpus), as_ints(alloc.cpus)};
     const sched::GpuRequest request{k, static_cast<int>(alloc.cpus.size()) / k,
-            static_cast<int>(tasks)};
+                                    static_cast<int>(tasks)};
     auto split = sched::select_gpus(*node.gpu_layout, own, request);
     for (uint32_t t = 0; t < tasks; ++t) {
         protocol::TaskGpuBinding task;

@@ -22,6 +22,8 @@ sched::NodeFree free_gpus_and_cpus(const NodeEntry& node);
 // --gpu-bind=closest or --gpus-per-task, the GPUs map_gpu names, else all of them; CPUs
 // and NIC local to the task's GPUs either way. Fails on a map_gpu id outside the allocation.
 Result<protocol::NodeGpuBinding> bind_step_gpus(const NodeEntry& node,
-        const protocol::NodeGpuAlloc& alloc, const GpuOptions& gpu, uint32_t tasks);
+                                                const protocol::NodeGpuAlloc& alloc,
+                                                const GpuOptions& gpu,
+                                                uint32_t tasks);
 
 }  // namespace cohort::ctld

@@ -1,12 +1,12 @@
 // Client requests: submit, allocate, query, cancel/hold/release, steps, accounting.
-#include <pwd.h>
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 
-#include "common/hostlist.h"
+#include <fmt/format.h>
+#include <pwd.h>
+#include <spdlog/spdlog.h>
+
 #include "common/clock.h"
+#include "common/hostlist.h"
 #include "scheduler/ctld/controller.h"
 #include "scheduler/ctld/submit_validation.h"
 #include "scheduler/job_array.h"
@@ -34,8 +34,10 @@ bool wanted_state(const std::vector<JobState>& states, JobState state) {
 
 }  // namespace
 
-void Controller::handle_submit(const ConnectionPtr& conn, const protocol::Credential& cred,
-        protocol::JobSpec spec, bool interactive) {
+void Controller::handle_submit(const ConnectionPtr& conn,
+                               const protocol::Credential& cred,
+                               protocol::JobSpec spec,
+                               bool interactive) {
     if (!interactive && spec.script.empty()) {
         conn->send_error(Status::invalid("script: empty batch script"));
         return;
@@ -45,8 +47,8 @@ void Controller::handle_submit(const ConnectionPtr& conn, const protocol::Creden
         name = user_names_.emplace(cred.uid, user_name_of(cred.uid)).first;
     }
     const std::vector<sched::NodeCapacity> nodes = nodes_.capacities();
-    auto validated = validate_submission(spec,
-            SubmitContext{config_, nodes, partition_nodes_, reservations_.all(), name->second});
+    auto validated = validate_submission(spec, SubmitContext{config_, nodes, partition_nodes_,
+                                                             reservations_.all(), name->second});
     if (!validated) {
         conn->send_error(validated.status());
         return;
@@ -135,15 +137,15 @@ void Controller::handle_submit(const ConnectionPtr& conn, const protocol::Creden
 }
 
 void Controller::handle_query(const ConnectionPtr& conn,
-        const protocol::QueryJobsRequest& request) {
+                              const protocol::QueryJobsRequest& request) {
     protocol::JobListReply reply;
     for (const auto& [id, job] : jobs_) {
         if (!jobs_.is_committed(id)) {
             continue;
         }
         if (!request.job_ids.empty()
-                && std::find(request.job_ids.begin(), request.job_ids.end(), id)
-                        == request.job_ids.end()) {
+            && std::find(request.job_ids.begin(), request.job_ids.end(), id)
+                       == request.job_ids.end()) {
             continue;
         }
         if (!request.user.empty() && job.user_name != request.user) {
@@ -158,7 +160,7 @@ void Controller::handle_query(const ConnectionPtr& conn,
 }
 
 void Controller::handle_nodes(const ConnectionPtr& conn,
-        const protocol::QueryNodesRequest& request) {
+                              const protocol::QueryNodesRequest& request) {
     protocol::NodeListReply reply;
     for (const auto& node : nodes_) {
         if (!request.topology_of.empty() && node.info.name != request.topology_of) {
@@ -172,15 +174,16 @@ void Controller::handle_nodes(const ConnectionPtr& conn,
         reply.nodes.push_back(std::move(info));
     }
     if (!request.topology_of.empty() && reply.nodes.empty()) {
-        conn->send_error(Status::not_found("--topology: unknown node '" + request.topology_of
-                + "'"));
+        conn->send_error(
+                Status::not_found("--topology: unknown node '" + request.topology_of + "'"));
         return;
     }
     conn->send(reply);
 }
 
-void Controller::handle_control(const ConnectionPtr& conn, const protocol::Credential& cred,
-        const protocol::JobControlRequest& request) {
+void Controller::handle_control(const ConnectionPtr& conn,
+                                const protocol::Credential& cred,
+                                const protocol::JobControlRequest& request) {
     // Validate every id first: a rejected request changes nothing.
     // An array's id stands for all its unfinished tasks, as in scancel.
     std::vector<uint64_t> ids;
@@ -194,7 +197,7 @@ void Controller::handle_control(const ConnectionPtr& conn, const protocol::Crede
         const bool pending_only = request.action != protocol::JobAction::kCancel;
         for (const auto& [task_id, task] : jobs_) {
             if (task.array_job_id == id && !is_final(task.state)
-                    && (!pending_only || task.state == JobState::kPending)) {
+                && (!pending_only || task.state == JobState::kPending)) {
                 add(task_id);
                 is_array = true;
             }
@@ -215,10 +218,11 @@ void Controller::handle_control(const ConnectionPtr& conn, const protocol::Crede
             return;
         }
         if (request.action != protocol::JobAction::kCancel
-                && it->second.state != JobState::kPending) {
-            conn->send_error(Status::invalid(fmt::format("job {} is {} (accepted: only pending "
-                                                         "jobs can be held or released)",
-                    id, job_state_name(it->second.state))));
+            && it->second.state != JobState::kPending) {
+            conn->send_error(
+                    Status::invalid(fmt::format("job {} is {} (accepted: only pending "
+                                                "jobs can be held or released)",
+                                                id, job_state_name(it->second.state))));
             return;
         }
     }
@@ -259,13 +263,13 @@ void Controller::handle_control(const ConnectionPtr& conn, const protocol::Crede
 }
 
 Result<protocol::StepLayout> Controller::make_layout(protocol::JobRecord& job,
-        const protocol::StepCreateRequest& request) {
+                                                     const protocol::StepCreateRequest& request) {
     auto shape = sched::lay_out_step(step_allocation_of(job, steps_.cpus_held(job)),
-            step_shape_of(request));
+                                     step_shape_of(request));
     if (!shape) {
         if (shape.status().code() == StatusCode::kUnavailable) {
             return Status::unavailable(fmt::format("{}: {}", protocol::kStepCreationDisabled,
-                    shape.status().message()));
+                                                   shape.status().message()));
         }
         return shape.status();
     }
@@ -279,7 +283,7 @@ Result<protocol::StepLayout> Controller::make_layout(protocol::JobRecord& job,
         }
         if (at < job.gpu_alloc.size()) {
             auto gpus = bind_step_gpus(*node, job.gpu_alloc[at], job.spec.gpu,
-                    shape->tasks_per_node[i]);
+                                       shape->tasks_per_node[i]);
             if (!gpus) {
                 return gpus.status();
             }
@@ -304,8 +308,9 @@ Result<protocol::StepLayout> Controller::make_layout(protocol::JobRecord& job,
     return layout;
 }
 
-void Controller::handle_step_create(const ConnectionPtr& conn, const protocol::Credential& cred,
-        const protocol::StepCreateRequest& request) {
+void Controller::handle_step_create(const ConnectionPtr& conn,
+                                    const protocol::Credential& cred,
+                                    const protocol::StepCreateRequest& request) {
     auto it = jobs_.find(request.job_id);
     if (it == jobs_.end() || it->second.state != JobState::kRunning) {
         conn->send_error(Status::not_found(fmt::format(
@@ -326,8 +331,9 @@ void Controller::handle_step_create(const ConnectionPtr& conn, const protocol::C
     });
 }
 
-void Controller::open_step(protocol::JobRecord& job, const protocol::StepCreateRequest& request,
-        std::function<void(const Result<protocol::StepLayout>&)> done) {
+void Controller::open_step(protocol::JobRecord& job,
+                           const protocol::StepCreateRequest& request,
+                           std::function<void(const Result<protocol::StepLayout>&)> done) {
     auto layout = make_layout(job, request);
     if (!layout) {
         done(layout.status());
@@ -346,17 +352,19 @@ void Controller::open_step(protocol::JobRecord& job, const protocol::StepCreateR
     }
     steps_.open(step);
     writer_.write({job, step},
-            [done = std::move(done), layout = std::move(*layout)](const Status& status) {
-                if (status) {
-                    done(layout);
-                } else {
-                    done(status.with_context("storing the step"));
-                }
-            });
+                  [done = std::move(done), layout = std::move(*layout)](const Status& status) {
+                      if (status) {
+                          done(layout);
+                      } else {
+                          done(status.with_context("storing the step"));
+                      }
+                  });
 }
 
-void Controller::close_step(protocol::StepRecord& step, JobState state, int32_t exit_code,
-        int32_t exit_signal) {
+void Controller::close_step(protocol::StepRecord& step,
+                            JobState state,
+                            int32_t exit_code,
+                            int32_t exit_signal) {
     step.end_time = clock_.unix_seconds();
     step.state = state;
     step.exit_code = exit_code;
@@ -364,12 +372,13 @@ void Controller::close_step(protocol::StepRecord& step, JobState state, int32_t 
     writer_.write({step}, nullptr);
 }
 
-void Controller::handle_step_complete(const ConnectionPtr& conn, const protocol::Credential& cred,
-        const protocol::StepCompleteRequest& request) {
+void Controller::handle_step_complete(const ConnectionPtr& conn,
+                                      const protocol::Credential& cred,
+                                      const protocol::StepCompleteRequest& request) {
     auto job = jobs_.find(request.job_id);
     if (job == jobs_.end() || !steps_.is_open(request.job_id, request.step_id)) {
-        conn->send_error(Status::not_found(fmt::format("step {}.{}: no such running step",
-                request.job_id, request.step_id)));
+        conn->send_error(Status::not_found(
+                fmt::format("step {}.{}: no such running step", request.job_id, request.step_id)));
         return;
     }
     if (Status owner = check_owner(cred, job->second); !owner) {
@@ -377,15 +386,16 @@ void Controller::handle_step_complete(const ConnectionPtr& conn, const protocol:
         return;
     }
     JobState state = request.exit_signal != 0 ? JobState::kCancelled
-            : request.exit_code != 0          ? JobState::kFailed
+                     : request.exit_code != 0 ? JobState::kFailed
                                               : JobState::kCompleted;
     protocol::StepRecord step = *steps_.close(request.job_id, request.step_id);
     close_step(step, state, request.exit_code, request.exit_signal);
     after_durable([conn] { conn->send(protocol::AckReply{}); });
 }
 
-void Controller::handle_job_complete(const ConnectionPtr& conn, const protocol::Credential& cred,
-        const protocol::JobCompleteRequest& request) {
+void Controller::handle_job_complete(const ConnectionPtr& conn,
+                                     const protocol::Credential& cred,
+                                     const protocol::JobCompleteRequest& request) {
     auto it = jobs_.find(request.job_id);
     if (it == jobs_.end()) {
         conn->send(protocol::AckReply{"already finished"});
@@ -406,8 +416,7 @@ void Controller::handle_job_complete(const ConnectionPtr& conn, const protocol::
     after_durable([conn] { conn->send(protocol::AckReply{}); });
 }
 
-void Controller::handle_acct(const ConnectionPtr& conn,
-        const protocol::AcctQueryRequest& request) {
+void Controller::handle_acct(const ConnectionPtr& conn, const protocol::AcctQueryRequest& request) {
     writer_.read([conn, request](StateStore& store) {
         JobFilter filter{request.job_ids, request.user, request.since, request.states};
         auto jobs = store.query_jobs(filter);

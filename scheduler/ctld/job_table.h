@@ -23,22 +23,33 @@ public:
 
     // The unfinished jobs, by id.
     Map::iterator find(uint64_t id) { return jobs_.find(id); }
+
     Map::const_iterator find(uint64_t id) const { return jobs_.find(id); }
+
     protocol::JobRecord& at(uint64_t id) { return jobs_.at(id); }
+
     Map::iterator begin() { return jobs_.begin(); }
+
     Map::iterator end() { return jobs_.end(); }
+
     Map::const_iterator begin() const { return jobs_.begin(); }
+
     Map::const_iterator end() const { return jobs_.end(); }
+
     size_t size() const { return jobs_.size(); }
 
     // A job loaded from the state store: durable already.
     void load(protocol::JobRecord job);
     // A submitted job, not durable until committed() (queries and passes skip it till then).
     void add_submitted(protocol::JobRecord job);
+
     void committed(uint64_t id) { uncommitted_.erase(id); }
+
     bool is_committed(uint64_t id) const { return uncommitted_.count(id) == 0; }
+
     // A finished job leaves memory; its final state stays for dependencies.
     void forget(uint64_t id) { jobs_.erase(id); }
+
     void remember_final(const protocol::JobRecord& job);
 
     // What dependencies see of job (or array) `id`: an array's id stands for all its tasks,

@@ -1,14 +1,14 @@
 // cohortctld: the Cohort controller daemon.
-#include <CLI/CLI.hpp>
-#include "common/asio.h"
-#include <spdlog/spdlog.h>
-
 #include <thread>
 
-#include "scheduler/ctld/state/sqlite_state_store.h"
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include "common/asio.h"
 #include "common/config.h"
 #include "common/daemon.h"
 #include "scheduler/ctld/controller.h"
+#include "scheduler/ctld/state/sqlite_state_store.h"
 
 int main(int argc, char** argv) {
     CLI::App app{"cohortctld: the Cohort controller"};
@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
         return 1;
     }
     auto store = cohort::ctld::SqliteStateStore::open(config->state_dir + "/cohort.db",
-            config->sqlite_synchronous);
+                                                      config->sqlite_synchronous);
     if (!store) {
         spdlog::error("{}", store.status().message());
         return 1;

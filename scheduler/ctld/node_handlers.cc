@@ -1,8 +1,8 @@
 // Node agents: registration (and reconciliation after a restart), heartbeats, job reports.
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <csignal>
+
+#include <spdlog/spdlog.h>
 
 #include "common/clock.h"
 #include "scheduler/ctld/controller.h"
@@ -10,13 +10,13 @@
 namespace cohort::ctld {
 
 void Controller::handle_register(const ConnectionPtr& conn,
-        const protocol::RegisterNodeRequest& request) {
+                                 const protocol::RegisterNodeRequest& request) {
     NodeEntry* node = nodes_.find(request.name);
     if (node == nullptr) {
         spdlog::warn("refusing registration of unknown node '{}' from {}", request.name,
-                conn->peer());
+                     conn->peer());
         conn->send_error(Status::not_found("node '" + request.name
-                + "' is not in the cluster configuration"));
+                                           + "' is not in the cluster configuration"));
         conn->close_after_writes();
         return;
     }
@@ -35,10 +35,10 @@ void Controller::handle_register(const ConnectionPtr& conn,
     node->responding = true;
     node->connection = conn;
     node->info.reason.clear();
-    spdlog::info("node {} registered from {}:{} ({} CPUs, {} MiB, {} running jobs{})",
-            request.name, request.address, request.port, request.resources.cpus,
-            request.resources.memory_mib, request.running_jobs.size(),
-            rebooted ? ", agent restarted" : "");
+    spdlog::info("node {} registered from {}:{} ({} CPUs, {} MiB, {} running jobs{})", request.name,
+                 request.address, request.port, request.resources.cpus,
+                 request.resources.memory_mib, request.running_jobs.size(),
+                 rebooted ? ", agent restarted" : "");
 
     protocol::RegisterNodeReply reply;
     for (const auto& report : request.finished) {
@@ -47,12 +47,12 @@ void Controller::handle_register(const ConnectionPtr& conn,
     reply.terminate = unknown_jobs(request.running_jobs);
     // Batch jobs whose script ran here but is gone without a report were lost with the agent.
     for (auto& [id, job] : jobs_) {
-        bool batch_here = !job.interactive && job.state == JobState::kRunning
-                && !job.nodes.empty() && job.nodes.front() == request.name;
+        bool batch_here = !job.interactive && job.state == JobState::kRunning && !job.nodes.empty()
+                          && job.nodes.front() == request.name;
         bool reported = std::any_of(request.finished.begin(), request.finished.end(),
-                [id = id](const auto& r) { return r.job_id == id; });
+                                    [id = id](const auto& r) { return r.job_id == id; });
         bool running = std::find(request.running_jobs.begin(), request.running_jobs.end(), id)
-                != request.running_jobs.end();
+                       != request.running_jobs.end();
         if (batch_here && !reported && !running) {
             spdlog::warn("job {}: node {} no longer runs its batch script", id, request.name);
             end_job(job, JobState::kNodeFail, "");
@@ -94,7 +94,7 @@ std::vector<uint64_t> Controller::unknown_jobs(const std::vector<uint64_t>& runn
     for (uint64_t id : running) {
         auto it = jobs_.find(id);
         if (it == jobs_.end() || it->second.state == JobState::kPending
-                || is_final(it->second.state)) {
+            || is_final(it->second.state)) {
             unknown.push_back(id);
         }
     }
@@ -145,15 +145,16 @@ void Controller::handle_batch_done(const protocol::BatchDoneReport& report) {
     protocol::JobRecord& job = it->second;
     if (!report.error.empty()) {
         spdlog::warn("job {}: batch script failed to start on {}: {}", job.job_id, report.node,
-                report.error);
+                     report.error);
         job.reason = report.error;  // shown by cohort show job
     }
     if (job.state == JobState::kRunning) {
         job.exit_code = report.exit_code;
         job.exit_signal = report.exit_signal;
         JobState final_state = report.timed_out ? JobState::kTimeout
-                : (report.exit_code != 0 || report.exit_signal != 0) ? JobState::kFailed
-                                                                     : JobState::kCompleted;
+                               : (report.exit_code != 0 || report.exit_signal != 0)
+                                       ? JobState::kFailed
+                                       : JobState::kCompleted;
         end_job(job, final_state, report.node);
     } else if (job.state == JobState::kCompleting) {
         if (job.final_state == JobState::kCompleted || job.final_state == JobState::kFailed) {
@@ -185,7 +186,7 @@ void Controller::handle_timed_out(const protocol::JobTimedOutReport& report) {
     if (it->second.state == JobState::kRunning) {
         end_job(it->second, JobState::kTimeout, "");
     } else if (it->second.state == JobState::kCompleting
-            && it->second.final_state != JobState::kCancelled) {
+               && it->second.final_state != JobState::kCancelled) {
         it->second.final_state = JobState::kTimeout;
     }
 }

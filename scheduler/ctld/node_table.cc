@@ -27,7 +27,7 @@ NodeTable::NodeTable(const ClusterConfig& config) {
         node.info.name = name;
         for (const auto& partition : config.partitions) {
             if (std::find(partition.nodes.begin(), partition.nodes.end(), name)
-                    != partition.nodes.end()) {
+                != partition.nodes.end()) {
                 node.info.partitions.push_back(partition.name);
             }
         }
@@ -60,7 +60,7 @@ std::vector<NodeEntry*> NodeTable::silent_nodes(int64_t now_ms, int64_t timeout_
     std::vector<NodeEntry*> silent;
     for (auto& node : nodes_) {
         if ((node.registered || !node.jobs.empty()) && node.info.state != NodeState::kDown
-                && now_ms - node.last_heard_ms > timeout_ms) {
+            && now_ms - node.last_heard_ms > timeout_ms) {
             silent.push_back(&node);
         }
     }

@@ -46,11 +46,17 @@ public:
     const NodeEntry* find(const std::string& name) const;
     // Its position in config order, which the scheduling snapshot's node indexes follow.
     int index_of(const std::string& name) const;  // -1: unknown
+
     NodeEntry& operator[](size_t index) { return nodes_[index]; }
+
     size_t size() const { return nodes_.size(); }
+
     auto begin() { return nodes_.begin(); }
+
     auto end() { return nodes_.end(); }
+
     auto begin() const { return nodes_.begin(); }
+
     auto end() const { return nodes_.end(); }
 
     // The node's agent spoke: it is alive as of now.

@@ -1,8 +1,8 @@
 // Fair-share usage accounting and `cohort priority`: the factors of pending jobs.
+#include <numeric>
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-
-#include <numeric>
 
 #include "common/clock.h"
 #include "scheduler/ctld/controller.h"
@@ -21,7 +21,7 @@ int64_t allocated_cpus(const protocol::JobRecord& job) {
 
 void Controller::charge_job(const protocol::JobRecord& job, int64_t until) {
     usage_.charge(job.job_id, {job.user_name, priority_.charged_account(job.spec.account)},
-            allocated_cpus(job), job.start_time, until);
+                  allocated_cpus(job), job.start_time, until);
 }
 
 void Controller::charge_usage(int64_t now) {
@@ -61,7 +61,7 @@ void Controller::refresh_priorities(int64_t now) {
 }
 
 void Controller::handle_priority(const ConnectionPtr& conn,
-        const protocol::PriorityQueryRequest& request) {
+                                 const protocol::PriorityQueryRequest& request) {
     const int64_t now = clock_.unix_seconds();
     for (uint64_t id : request.job_ids) {
         auto it = jobs_.find(id);
@@ -70,9 +70,10 @@ void Controller::handle_priority(const ConnectionPtr& conn,
             return;
         }
         if (it->second.state != JobState::kPending) {
-            conn->send_error(Status::invalid(fmt::format("job {}: {}, not pending (priority only "
-                                                         "orders pending jobs)",
-                    id, job_state_name(it->second.state))));
+            conn->send_error(
+                    Status::invalid(fmt::format("job {}: {}, not pending (priority only "
+                                                "orders pending jobs)",
+                                                id, job_state_name(it->second.state))));
             return;
         }
     }
@@ -81,9 +82,9 @@ void Controller::handle_priority(const ConnectionPtr& conn,
     protocol::PriorityListReply reply;
     for (const auto& [id, job] : jobs_) {
         if (job.state != JobState::kPending || !jobs_.is_committed(id)
-                || (!request.job_ids.empty()
-                        && std::find(request.job_ids.begin(), request.job_ids.end(), id)
-                                == request.job_ids.end())) {
+            || (!request.job_ids.empty()
+                && std::find(request.job_ids.begin(), request.job_ids.end(), id)
+                           == request.job_ids.end())) {
             continue;
         }
         const sched::PriorityFactors f = priority_.factors(priority_job_of(job), now);

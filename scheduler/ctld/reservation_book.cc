@@ -2,6 +2,7 @@
 #include "scheduler/ctld/reservation_book.h"
 
 #include <algorithm>
+
 #include <fmt/format.h>
 
 namespace cohort::ctld {
@@ -21,12 +22,12 @@ void ReservationBook::erase(const std::string& name) {
 }
 
 std::string ReservationBook::overlap_on(const protocol::ReservationRecord& wanted,
-        const std::string& node) const {
+                                        const std::string& node) const {
     for (const auto& [name, other] : reservations_) {
         const bool overlaps =
                 wanted.start_time < other.end_time && other.start_time < wanted.end_time;
-        if (overlaps && std::find(other.nodes.begin(), other.nodes.end(), node)
-                        != other.nodes.end()) {
+        if (overlaps
+            && std::find(other.nodes.begin(), other.nodes.end(), node) != other.nodes.end()) {
             return fmt::format("node {} is in reservation '{}' at that time", node, name);
         }
     }

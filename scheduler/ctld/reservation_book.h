@@ -18,7 +18,9 @@ public:
     using Map = std::map<std::string, protocol::ReservationRecord>;
 
     const Map& all() const { return reservations_; }
+
     size_t size() const { return reservations_.size(); }
+
     const protocol::ReservationRecord* find(const std::string& name) const;
     void put(protocol::ReservationRecord reservation);
     void erase(const std::string& name);
@@ -26,7 +28,7 @@ public:
     // Why `node` cannot be in `wanted`: another reservation holds it in an overlapping
     // window. Empty when it can.
     std::string overlap_on(const protocol::ReservationRecord& wanted,
-            const std::string& node) const;
+                           const std::string& node) const;
     // The reservations whose window has ended by `now`.
     std::vector<std::string> ended_by(int64_t now) const;
     // Every reservation as the scheduling pass's window, nodes as `index_of` numbers them

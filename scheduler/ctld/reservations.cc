@@ -1,9 +1,9 @@
 // Advance reservations: create, list and delete them, and which jobs may use them.
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <set>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "common/clock.h"
 #include "scheduler/ctld/controller.h"
@@ -18,14 +18,15 @@ bool contains(const std::vector<std::string>& list, const std::string& value) {
 }  // namespace
 
 bool may_use_reservation(const protocol::ReservationRecord& reservation,
-        const std::string& user, const std::string& account) {
+                         const std::string& user,
+                         const std::string& account) {
     return contains(reservation.users, user) || contains(reservation.accounts, account);
 }
 
 // Why `node` cannot be reserved for `wanted`: another reservation overlaps on it, or (unless
 // ignore_jobs) a job runs there past the reservation's start. Empty when it can.
 std::string Controller::reservation_conflict(const protocol::ReservationRecord& wanted,
-        const std::string& node) const {
+                                             const std::string& node) const {
     if (std::string overlap = reservations_.overlap_on(wanted, node); !overlap.empty()) {
         return overlap;
     }
@@ -34,13 +35,15 @@ std::string Controller::reservation_conflict(const protocol::ReservationRecord& 
     }
     for (const auto& [id, job] : jobs_) {
         if ((job.state != JobState::kRunning && job.state != JobState::kCompleting)
-                || !contains(job.nodes, node)) {
+            || !contains(job.nodes, node)) {
             continue;
         }
-        const int64_t end = job.time_limit_s < 0 ? sched::kForever : job.start_time + job.time_limit_s;
+        const int64_t end =
+                job.time_limit_s < 0 ? sched::kForever : job.start_time + job.time_limit_s;
         if (end > wanted.start_time) {
-            return fmt::format("node {} runs job {} past the reservation's start "
-                               "(flags=ignore_jobs reserves it anyway)",
+            return fmt::format(
+                    "node {} runs job {} past the reservation's start "
+                    "(flags=ignore_jobs reserves it anyway)",
                     node, id);
         }
     }
@@ -48,16 +51,19 @@ std::string Controller::reservation_conflict(const protocol::ReservationRecord& 
 }
 
 void Controller::handle_reservation_create(const ConnectionPtr& conn,
-        const protocol::Credential& cred, protocol::ReservationCreateRequest request) {
+                                           const protocol::Credential& cred,
+                                           protocol::ReservationCreateRequest request) {
     protocol::ReservationRecord& r = request.reservation;
     if (cred.uid != 0 && cred.uid != self_.uid) {
-        conn->send_error(Status::denied("reservation: only root or the cluster's owner may "
-                "create reservations"));
+        conn->send_error(
+                Status::denied("reservation: only root or the cluster's owner may "
+                               "create reservations"));
         return;
     }
     if (r.name.empty() || r.name.find_first_of(" \t,") != std::string::npos) {
-        conn->send_error(Status::invalid("reservation name: invalid value '" + r.name
-                + "' (accepted: a non-empty name without spaces or commas)"));
+        conn->send_error(
+                Status::invalid("reservation name: invalid value '" + r.name
+                                + "' (accepted: a non-empty name without spaces or commas)"));
         return;
     }
     if (reservations_.find(r.name) != nullptr) {
@@ -67,44 +73,50 @@ void Controller::handle_reservation_create(const ConnectionPtr& conn,
     const int64_t now = clock_.unix_seconds();
     if (r.end_time <= r.start_time || r.end_time <= now) {
         conn->send_error(Status::invalid("reservation " + r.name
-                + ": end must be after the start and in the future"));
+                                         + ": end must be after the start and in the future"));
         return;
     }
     if (r.users.empty() && r.accounts.empty()) {
-        conn->send_error(Status::invalid("reservation " + r.name
+        conn->send_error(Status::invalid(
+                "reservation " + r.name
                 + ": users/accounts: none given (accepted: at least one user or account)"));
         return;
     }
     for (const auto& account : r.accounts) {
         if (!config_.policy.accounts.empty() && config_.policy.find_account(account) == nullptr) {
-            conn->send_error(Status::invalid("reservation " + r.name + ": accounts: unknown "
-                    "account '" + account + "'"));
+            conn->send_error(Status::invalid("reservation " + r.name
+                                             + ": accounts: unknown "
+                                               "account '"
+                                             + account + "'"));
             return;
         }
     }
     if (r.nodes.empty()) {
         if (request.node_count == 0) {
             conn->send_error(Status::invalid("reservation " + r.name
-                    + ": nodes: give a node list or a node count"));
+                                             + ": nodes: give a node list or a node count"));
             return;
         }
         for (const auto& node : nodes_) {
             if (r.nodes.size() < request.node_count
-                    && reservation_conflict(r, node.info.name).empty()) {
+                && reservation_conflict(r, node.info.name).empty()) {
                 r.nodes.push_back(node.info.name);
             }
         }
         if (r.nodes.size() < request.node_count) {
-            conn->send_error(Status::invalid(fmt::format("reservation {}: node count {}: only {} "
-                                                         "nodes are free for that window",
-                    r.name, request.node_count, r.nodes.size())));
+            conn->send_error(
+                    Status::invalid(fmt::format("reservation {}: node count {}: only {} "
+                                                "nodes are free for that window",
+                                                r.name, request.node_count, r.nodes.size())));
             return;
         }
     } else {
         for (const auto& name : r.nodes) {
             if (nodes_.find(name) == nullptr) {
-                conn->send_error(Status::invalid("reservation " + r.name + ": nodes: unknown "
-                        "node '" + name + "'"));
+                conn->send_error(Status::invalid("reservation " + r.name
+                                                 + ": nodes: unknown "
+                                                   "node '"
+                                                 + name + "'"));
                 return;
             }
             if (std::string conflict = reservation_conflict(r, name); !conflict.empty()) {
@@ -129,10 +141,12 @@ void Controller::handle_reservation_create(const ConnectionPtr& conn,
 }
 
 void Controller::handle_reservation_delete(const ConnectionPtr& conn,
-        const protocol::Credential& cred, const std::string& name) {
+                                           const protocol::Credential& cred,
+                                           const std::string& name) {
     if (cred.uid != 0 && cred.uid != self_.uid) {
-        conn->send_error(Status::denied("reservation: only root or the cluster's owner may "
-                "delete reservations"));
+        conn->send_error(
+                Status::denied("reservation: only root or the cluster's owner may "
+                               "delete reservations"));
         return;
     }
     if (reservations_.find(name) == nullptr) {
@@ -149,23 +163,23 @@ void Controller::handle_reservation_delete(const ConnectionPtr& conn,
 }
 
 void Controller::delete_reservation(const std::string& name,
-        std::function<void(const Status&)> done) {
+                                    std::function<void(const Status&)> done) {
     protocol::ReservationRecord removed = *reservations_.find(name);
     reservations_.erase(name);
     writer_.write({StateChange{ReservationDeleted{name}}},
-            [this, removed, done = std::move(done)](const Status& status) {
-                on_strand([this, removed, done, status] {
-                    if (!status) {
-                        reservations_.put(removed);
-                    } else {
-                        spdlog::info("reservation {} removed", removed.name);
-                        request_schedule();
-                    }
-                    if (done) {
-                        done(status);
-                    }
-                });
-            });
+                  [this, removed, done = std::move(done)](const Status& status) {
+                      on_strand([this, removed, done, status] {
+                          if (!status) {
+                              reservations_.put(removed);
+                          } else {
+                              spdlog::info("reservation {} removed", removed.name);
+                              request_schedule();
+                          }
+                          if (done) {
+                              done(status);
+                          }
+                      });
+                  });
 }
 
 void Controller::handle_reservation_query(const ConnectionPtr& conn) {

@@ -1,12 +1,12 @@
 // The scheduling loop around the pure core, and the job life cycle it drives.
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 
+#include <spdlog/spdlog.h>
+
 #include "common/clock.h"
+#include "scheduler/backfill/plan.h"
 #include "scheduler/ctld/controller.h"
 #include "scheduler/ctld/submit_validation.h"
-#include "scheduler/backfill/plan.h"
 #include "scheduler/job_rules.h"
 
 namespace cohort::ctld {
@@ -17,7 +17,7 @@ using LimitKey = std::pair<std::string, std::string>;  // qos, user
 
 int64_t allocated_gpus(const protocol::JobRecord& job) {
     return static_cast<int64_t>(gpus_per_node_of(job.spec))
-            * static_cast<int64_t>(job.nodes.size());
+           * static_cast<int64_t>(job.nodes.size());
 }
 
 int64_t allocated_cpus(const protocol::JobRecord& job) {
@@ -100,11 +100,10 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
         if (fresh && qos != nullptr) {
             const std::tuple<int64_t, sched::LimitedResource, const char*> caps[] = {
                     {qos->max_jobs_per_user, sched::LimitedResource::kJobs,
-                            "QOSMaxJobsPerUserLimit"},
+                     "QOSMaxJobsPerUserLimit"},
                     {qos->max_cpus_per_user, sched::LimitedResource::kCpus,
-                            "QOSMaxCpuPerUserLimit"},
-                    {qos->max_gpus_per_user, sched::LimitedResource::kGpus,
-                            "QOSMaxGRESPerUser"}};
+                     "QOSMaxCpuPerUserLimit"},
+                    {qos->max_gpus_per_user, sched::LimitedResource::kGpus, "QOSMaxGRESPerUser"}};
             for (const auto& [max, resource, reason] : caps) {
                 if (max >= 0) {
                     it->second.push_back(static_cast<int>(snapshot.limits.size()));
@@ -131,13 +130,13 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
         snapshot.running.push_back(std::move(running));
         for (int limit : limits_for(job)) {
             sched::UsageLimit& l = snapshot.limits[static_cast<size_t>(limit)];
-            l.used += l.resource == sched::LimitedResource::kJobs ? 1
-                    : l.resource == sched::LimitedResource::kCpus ? allocated_cpus(job)
-                                                                  : allocated_gpus(job);
+            l.used += l.resource == sched::LimitedResource::kJobs   ? 1
+                      : l.resource == sched::LimitedResource::kCpus ? allocated_cpus(job)
+                                                                    : allocated_gpus(job);
         }
     }
-    snapshot.windows =
-            reservations_.windows([this](const std::string& node) { return nodes_.index_of(node); });
+    snapshot.windows = reservations_.windows(
+            [this](const std::string& node) { return nodes_.index_of(node); });
     std::map<std::string, int> window_index;
     for (size_t i = 0; i < snapshot.windows.size(); ++i) {
         window_index[snapshot.windows[i].name] = static_cast<int>(i);
@@ -150,7 +149,7 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
     for (const auto& [id, job] : jobs_) {
         if (job.is_array_task()) {
             throttle.count(job.array_job_id, job.array_max_running,
-                    job.state == JobState::kRunning || job.state == JobState::kCompleting);
+                           job.state == JobState::kRunning || job.state == JobState::kCompleting);
         }
     }
     for (auto& [id, job] : jobs_) {
@@ -194,7 +193,7 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
     }
     for (uint64_t id : never) {
         spdlog::info("job {}: dependency '{}' can never be satisfied; cancelling", id,
-                jobs_.at(id).spec.dependency);
+                     jobs_.at(id).spec.dependency);
         cancel_pending(jobs_.at(id), "DependencyNeverSatisfied");
     }
     return snapshot;
@@ -208,7 +207,9 @@ void Controller::continue_pass() {
     }
     if (limits.max_ms > 0) {
         const int64_t deadline = clock_.steady_ms() + limits.max_ms;
-        budget.out_of_time = [this, deadline] { return clock_.steady_ms() >= deadline; };
+        budget.out_of_time = [this, deadline] {
+            return clock_.steady_ms() >= deadline;
+        };
     }
     sched::Decisions decisions = pass_->step(budget);
     apply(decisions, pass_->snapshot());
@@ -228,8 +229,8 @@ void Controller::apply(const sched::Decisions& decisions, const sched::Snapshot&
     auto still_pending = [this](uint64_t id) -> protocol::JobRecord* {
         auto it = jobs_.find(id);
         return it != jobs_.end() && it->second.state == JobState::kPending && !it->second.held
-                ? &it->second
-                : nullptr;
+                       ? &it->second
+                       : nullptr;
     };
     for (const auto& wait : decisions.waits) {
         if (protocol::JobRecord* job = still_pending(wait.job_id)) {
@@ -244,9 +245,9 @@ void Controller::apply(const sched::Decisions& decisions, const sched::Snapshot&
     const std::vector<sched::NodeCapacity> now_up = nodes_.capacities();
     for (const auto& start : decisions.starts) {
         protocol::JobRecord* pending = still_pending(start.job_id);
-        const bool nodes_up = std::all_of(start.placement.nodes.begin(),
-                start.placement.nodes.end(),
-                [&](int index) { return now_up[static_cast<size_t>(index)].up; });
+        const bool nodes_up =
+                std::all_of(start.placement.nodes.begin(), start.placement.nodes.end(),
+                            [&](int index) { return now_up[static_cast<size_t>(index)].up; });
         if (pending == nullptr || !nodes_up) {
             pass_again_ = true;
             continue;
@@ -261,7 +262,7 @@ void Controller::apply(const sched::Decisions& decisions, const sched::Snapshot&
         }
         job.tasks_per_node = start.placement.tasks_per_node;
         job.cpus_per_node.assign(start.placement.cpus_per_node.begin(),
-                start.placement.cpus_per_node.end());
+                                 start.placement.cpus_per_node.end());
         job.mem_per_node_mib = start.placement.memory_mib_per_node;
         assign_gpus(job, start.placement.gpus_per_node);
         nodes_.claim(job);
@@ -287,23 +288,22 @@ void Controller::launch(uint64_t job_id) {
         protocol::StepCreateRequest whole_job;  // the step of `cohort run` without a job
         whole_job.job_id = job_id;
         whole_job.name = job.spec.name;
-        open_step(job, whole_job,
-                [this, conn, job_id](const Result<protocol::StepLayout>& layout) {
-                    if (!layout) {
-                        conn->send_error(layout.status());
-                        on_strand([this, job_id] {
-                            if (auto found = jobs_.find(job_id); found != jobs_.end()) {
-                                end_job(found->second, JobState::kFailed, "");
-                            }
-                        });
-                        return;
+        open_step(job, whole_job, [this, conn, job_id](const Result<protocol::StepLayout>& layout) {
+            if (!layout) {
+                conn->send_error(layout.status());
+                on_strand([this, job_id] {
+                    if (auto found = jobs_.find(job_id); found != jobs_.end()) {
+                        end_job(found->second, JobState::kFailed, "");
                     }
-                    protocol::AllocationReply reply;
-                    reply.job_id = job_id;
-                    reply.started = true;
-                    reply.layout = *layout;
-                    conn->send(reply);
                 });
+                return;
+            }
+            protocol::AllocationReply reply;
+            reply.job_id = job_id;
+            reply.started = true;
+            reply.layout = *layout;
+            conn->send(reply);
+        });
         return;
     }
     // The script and environment are read from the state store only now.
@@ -334,8 +334,9 @@ void Controller::launch(uint64_t job_id) {
     });
 }
 
-void Controller::end_job(protocol::JobRecord& job, JobState final_state,
-        const std::string& clean_node) {
+void Controller::end_job(protocol::JobRecord& job,
+                         JobState final_state,
+                         const std::string& clean_node) {
     if (job.state != JobState::kRunning) {
         return;
     }
@@ -369,11 +370,11 @@ void Controller::finish_if_clean(protocol::JobRecord& job) {
     // Steps whose client never reported (it died, or the job was cancelled) end with the job.
     for (protocol::StepRecord& step : steps_.close_all_of(job.job_id)) {
         close_step(step, job.state == JobState::kCompleted ? JobState::kCancelled : job.state, 0,
-                0);
+                   0);
     }
     job_clients_.erase(job.job_id);
     spdlog::info("job {} {} (exit {}:{})", job.job_id, job_state_name(job.state), job.exit_code,
-            job.exit_signal);
+                 job.exit_signal);
     persist(job);
     request_schedule();
 }

@@ -23,7 +23,7 @@ std::optional<protocol::StepRecord> StepTable::close(uint64_t job_id, uint32_t s
 std::vector<protocol::StepRecord> StepTable::close_all_of(uint64_t job_id) {
     std::vector<protocol::StepRecord> closed;
     for (auto it = steps_.lower_bound({job_id, 0});
-            it != steps_.end() && it->first.first == job_id;) {
+         it != steps_.end() && it->first.first == job_id;) {
         closed.push_back(std::move(it->second));
         it = steps_.erase(it);
     }
@@ -33,10 +33,10 @@ std::vector<protocol::StepRecord> StepTable::close_all_of(uint64_t job_id) {
 std::vector<uint32_t> StepTable::cpus_held(const protocol::JobRecord& job) const {
     std::vector<uint32_t> held(job.nodes.size(), 0);
     for (auto it = steps_.lower_bound({job.job_id, 0});
-            it != steps_.end() && it->first.first == job.job_id; ++it) {
+         it != steps_.end() && it->first.first == job.job_id; ++it) {
         const protocol::StepRecord& step = it->second;
         for (size_t i = 0; !step.overlap && i < step.nodes.size() && i < step.cpus_per_node.size();
-                ++i) {
+             ++i) {
             auto at = std::find(job.nodes.begin(), job.nodes.end(), step.nodes[i]);
             if (at != job.nodes.end()) {
                 held[static_cast<size_t>(at - job.nodes.begin())] += step.cpus_per_node[i];

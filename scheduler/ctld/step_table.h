@@ -20,9 +20,11 @@ public:
     std::optional<protocol::StepRecord> close(uint64_t job_id, uint32_t step_id);
     // Removes and returns every open step of the job (they end with it).
     std::vector<protocol::StepRecord> close_all_of(uint64_t job_id);
+
     bool is_open(uint64_t job_id, uint32_t step_id) const {
         return steps_.count({job_id, step_id}) != 0;
     }
+
     // CPUs the job's open steps hold on each of its nodes; --overlap steps hold none.
     std::vector<uint32_t> cpus_held(const protocol::JobRecord& job) const;
 

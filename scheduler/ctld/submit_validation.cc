@@ -2,6 +2,7 @@
 #include "scheduler/ctld/submit_validation.h"
 
 #include <algorithm>
+
 #include <fmt/format.h>
 
 #include "common/time_spec.h"
@@ -11,8 +12,9 @@ namespace cohort::ctld {
 
 protocol::JobSpec effective_spec(const protocol::JobSpec& given) {
     protocol::JobSpec spec = given;
-    const GpuShape shape = gpu_shape(spec.gpu, {spec.nodes_min, spec.nodes_max, spec.ntasks,
-            spec.ntasks_per_node, spec.cpus_per_task, spec.cpus_per_task_set, spec.mem_mib});
+    const GpuShape shape =
+            gpu_shape(spec.gpu, {spec.nodes_min, spec.nodes_max, spec.ntasks, spec.ntasks_per_node,
+                                 spec.cpus_per_task, spec.cpus_per_task_set, spec.mem_mib});
     const TaskGeometry& g = shape.geometry;
     spec.nodes_min = g.nodes_min;
     spec.nodes_max = g.nodes_max;
@@ -24,8 +26,8 @@ protocol::JobSpec effective_spec(const protocol::JobSpec& given) {
 }
 
 int32_t gpus_per_node_of(const protocol::JobSpec& spec) {
-    return gpu_shape(spec.gpu, {spec.nodes_min, spec.nodes_max, spec.ntasks,
-            spec.ntasks_per_node, spec.cpus_per_task, spec.cpus_per_task_set, spec.mem_mib})
+    return gpu_shape(spec.gpu, {spec.nodes_min, spec.nodes_max, spec.ntasks, spec.ntasks_per_node,
+                                spec.cpus_per_task, spec.cpus_per_task_set, spec.mem_mib})
             .gpus_per_node;
 }
 
@@ -41,8 +43,8 @@ sched::ResourceRequest request_of(const protocol::JobSpec& given) {
     request.gpus_per_node = gpus_per_node_of(given);
     request.gpu_type = given.gpu.type;
     auto distribution = parse_distribution("--distribution", given.distribution);
-    if (distribution && distribution->kind == TaskDistribution::Kind::kPlane
-            && spec.nodes_min > 0 && spec.ntasks > 0) {
+    if (distribution && distribution->kind == TaskDistribution::Kind::kPlane && spec.nodes_min > 0
+        && spec.ntasks > 0) {
         // Planes load the first nodes most: every node is allocated the fullest one's share.
         const std::vector<uint32_t> counts =
                 distribution_counts(spec.ntasks, spec.nodes_min, *distribution);
@@ -66,8 +68,10 @@ std::string joined(const std::vector<std::string>& names) {
 
 // The account a job is charged to: as given (and allowed), else the user's first account.
 // Without configured accounts any name is accepted and fair-share counts the user alone.
-Result<std::string> resolve_account(const protocol::JobSpec& spec, const std::string& user,
-        const ClusterConfig& config, const PartitionConfig& partition) {
+Result<std::string> resolve_account(const protocol::JobSpec& spec,
+                                    const std::string& user,
+                                    const ClusterConfig& config,
+                                    const PartitionConfig& partition) {
     const PolicyConfig& policy = config.policy;
     std::string account = spec.account;
     if (policy.accounts.empty()) {
@@ -77,7 +81,8 @@ Result<std::string> resolve_account(const protocol::JobSpec& spec, const std::st
     } else if (account.empty()) {
         const AccountConfig* fallback = policy.default_account(user);
         if (fallback == nullptr) {
-            return Status::invalid("--account: user '" + user
+            return Status::invalid(
+                    "--account: user '" + user
                     + "' belongs to no account (accepted: an account that lists the user)");
         }
         account = fallback->name;
@@ -92,14 +97,14 @@ Result<std::string> resolve_account(const protocol::JobSpec& spec, const std::st
             }
         }
         if (found == nullptr || std::find(own.begin(), own.end(), account) == own.end()) {
-            return Status::invalid("--account: invalid account '" + account + "' for user '"
-                    + user + "' (accepted: " + (own.empty() ? "none" : joined(own)) + ")");
+            return Status::invalid("--account: invalid account '" + account + "' for user '" + user
+                                   + "' (accepted: " + (own.empty() ? "none" : joined(own)) + ")");
         }
     }
     const auto& allowed = partition.allowed_accounts;
     if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), account) == allowed.end()) {
         return Status::invalid("--partition: account '" + account + "' may not use partition '"
-                + partition.name + "' (allowed accounts: " + joined(allowed) + ")");
+                               + partition.name + "' (allowed accounts: " + joined(allowed) + ")");
     }
     return account;
 }
@@ -113,7 +118,7 @@ Result<const QosConfig*> resolve_qos(const protocol::JobSpec& spec, const Cluste
             names.push_back(q.name);
         }
         return Status::invalid("--qos: invalid value '" + name + "' (accepted: " + joined(names)
-                + ")");
+                               + ")");
     }
     return qos;
 }
@@ -137,9 +142,10 @@ Result<int64_t> resolve_memory(const protocol::JobSpec& spec, const PartitionCon
         return partition.def_mem_per_cpu_mib * cpus;
     }
     if (partition.max_mem_per_cpu_mib > 0 && spec.mem_mib > partition.max_mem_per_cpu_mib * cpus) {
-        return Status::invalid(fmt::format("--mem: {} MiB for {} CPUs per node exceeds "
-                                           "MaxMemPerCPU {} MiB of partition '{}'",
-                spec.mem_mib, cpus, partition.max_mem_per_cpu_mib, partition.name));
+        return Status::invalid(
+                fmt::format("--mem: {} MiB for {} CPUs per node exceeds "
+                            "MaxMemPerCPU {} MiB of partition '{}'",
+                            spec.mem_mib, cpus, partition.max_mem_per_cpu_mib, partition.name));
     }
     return spec.mem_mib;
 }
@@ -147,16 +153,16 @@ Result<int64_t> resolve_memory(const protocol::JobSpec& spec, const PartitionCon
 // A job bigger than a per-user cap could never start; it is refused instead of waiting.
 Status check_qos_caps(const protocol::JobSpec& spec, const QosConfig& qos) {
     const int64_t cpus = static_cast<int64_t>(std::max(spec.ntasks, 1u))
-            * std::max<uint32_t>(spec.cpus_per_task, 1);
+                         * std::max<uint32_t>(spec.cpus_per_task, 1);
     if (qos.max_cpus_per_user != -1 && cpus > qos.max_cpus_per_user) {
         return Status::invalid(fmt::format("--ntasks: {} CPUs exceed MaxCpuPerUser {} of QoS '{}'",
-                cpus, qos.max_cpus_per_user, qos.name));
+                                           cpus, qos.max_cpus_per_user, qos.name));
     }
-    const int64_t gpus = static_cast<int64_t>(gpus_per_node_of(spec))
-            * std::max(spec.nodes_min, 1u);
+    const int64_t gpus =
+            static_cast<int64_t>(gpus_per_node_of(spec)) * std::max(spec.nodes_min, 1u);
     if (qos.max_gpus_per_user != -1 && gpus > qos.max_gpus_per_user) {
         return Status::invalid(fmt::format("--gpus: {} GPUs exceed MaxGRESPerUser {} of QoS '{}'",
-                gpus, qos.max_gpus_per_user, qos.name));
+                                           gpus, qos.max_gpus_per_user, qos.name));
     }
     if (qos.max_jobs_per_user == 0) {
         return Status::invalid("--qos: QoS '" + qos.name + "' allows no running jobs");
@@ -164,8 +170,9 @@ Status check_qos_caps(const protocol::JobSpec& spec, const QosConfig& qos) {
     return Status::ok();
 }
 
-Status check_reservation(const protocol::JobSpec& spec, const SubmitContext& context,
-        const std::string& account) {
+Status check_reservation(const protocol::JobSpec& spec,
+                         const SubmitContext& context,
+                         const std::string& account) {
     if (spec.reservation.empty()) {
         return Status::ok();
     }
@@ -176,11 +183,12 @@ Status check_reservation(const protocol::JobSpec& spec, const SubmitContext& con
             names.push_back(name);
         }
         return Status::invalid("--reservation: invalid reservation '" + spec.reservation
-                + "' (accepted: " + (names.empty() ? "none exists" : joined(names)) + ")");
+                               + "' (accepted: " + (names.empty() ? "none exists" : joined(names))
+                               + ")");
     }
     if (!may_use_reservation(found->second, context.user, account)) {
         return Status::denied("--reservation: user '" + context.user + "' (account '" + account
-                + "') may not use reservation '" + spec.reservation + "'");
+                              + "') may not use reservation '" + spec.reservation + "'");
     }
     return Status::ok();
 }
@@ -202,11 +210,11 @@ PartitionNodes index_partitions(const ClusterConfig& config) {
 }
 
 Result<ValidatedJob> validate_submission(const protocol::JobSpec& given,
-        const SubmitContext& context) {
-    if (Status gpus = check_gpus(given.gpu, {given.nodes_min, given.nodes_max, given.ntasks,
-                given.ntasks_per_node, given.cpus_per_task, given.cpus_per_task_set,
-                given.mem_mib});
-            !gpus) {
+                                         const SubmitContext& context) {
+    if (Status gpus = check_gpus(
+                given.gpu, {given.nodes_min, given.nodes_max, given.ntasks, given.ntasks_per_node,
+                            given.cpus_per_task, given.cpus_per_task_set, given.mem_mib});
+        !gpus) {
         return gpus;
     }
     // From here on the geometry the GPU options imply (tasks per node, CPUs, memory).
@@ -226,7 +234,7 @@ Result<ValidatedJob> validate_submission(const protocol::JobSpec& given,
                 names += (names.empty() ? "" : ", ") + p.name;
             }
             return Status::invalid("--partition: invalid partition '" + spec.partition
-                    + "' (accepted: " + names + ")");
+                                   + "' (accepted: " + names + ")");
         }
     }
     const PartitionConfig& partition = *job.partition;
@@ -242,50 +250,51 @@ Result<ValidatedJob> validate_submission(const protocol::JobSpec& given,
     job.qos = (*qos)->name;
     job.time_limit_s = spec.time_limit_s;
     if (job.time_limit_s == -2) {
-        job.time_limit_s = partition.default_time_s != -1 ? partition.default_time_s
-                                                          : partition.max_time_s;
+        job.time_limit_s =
+                partition.default_time_s != -1 ? partition.default_time_s : partition.max_time_s;
         const int64_t max_wall = (*qos)->max_wall_s;
         if (max_wall != -1 && (job.time_limit_s == -1 || job.time_limit_s > max_wall)) {
             job.time_limit_s = max_wall;  // the default never exceeds what the QoS allows
         }
     } else if ((*qos)->max_wall_s != -1
-            && (job.time_limit_s == -1 || job.time_limit_s > (*qos)->max_wall_s)) {
-        return Status::invalid("--time: requested time limit "
-                + format_duration(job.time_limit_s) + " exceeds MaxWall "
-                + format_duration((*qos)->max_wall_s) + " of QoS '" + job.qos + "'");
+               && (job.time_limit_s == -1 || job.time_limit_s > (*qos)->max_wall_s)) {
+        return Status::invalid("--time: requested time limit " + format_duration(job.time_limit_s)
+                               + " exceeds MaxWall " + format_duration((*qos)->max_wall_s)
+                               + " of QoS '" + job.qos + "'");
     }
     if (partition.max_time_s != -1
-            && (job.time_limit_s == -1 || job.time_limit_s > partition.max_time_s)) {
-        return Status::invalid("--time: requested time limit "
-                + format_duration(job.time_limit_s) + " exceeds the limit of "
-                + format_duration(partition.max_time_s) + " of partition '" + partition.name
-                + "'");
+        && (job.time_limit_s == -1 || job.time_limit_s > partition.max_time_s)) {
+        return Status::invalid("--time: requested time limit " + format_duration(job.time_limit_s)
+                               + " exceeds the limit of " + format_duration(partition.max_time_s)
+                               + " of partition '" + partition.name + "'");
     }
     if (job.time_limit_s > sched::kForever) {
-        return Status::invalid("--time: requested time limit " + format_duration(job.time_limit_s)
+        return Status::invalid(
+                "--time: requested time limit " + format_duration(job.time_limit_s)
                 + " is beyond 100 years (accepted: up to 36500-00:00:00, or UNLIMITED)");
     }
     if (spec.nodes_max != 0 && spec.nodes_max < spec.nodes_min) {
-        return Status::invalid(fmt::format(
-                "--nodes: maximum {} is below minimum {}", spec.nodes_max, spec.nodes_min));
+        return Status::invalid(fmt::format("--nodes: maximum {} is below minimum {}",
+                                           spec.nodes_max, spec.nodes_min));
     }
     if (spec.ntasks != 0 && spec.nodes_min > spec.ntasks) {
-        return Status::invalid(fmt::format(
-                "--nodes: {} nodes for {} tasks (accepted: at most one node per task)",
-                spec.nodes_min, spec.ntasks));
+        return Status::invalid(
+                fmt::format("--nodes: {} nodes for {} tasks (accepted: at most one node per task)",
+                            spec.nodes_min, spec.ntasks));
     }
     if (partition.max_nodes != -1 && spec.nodes_min > partition.max_nodes) {
         return Status::invalid(fmt::format("--nodes: {} nodes exceed MaxNodes {} of partition '{}'",
-                spec.nodes_min, partition.max_nodes, partition.name));
+                                           spec.nodes_min, partition.max_nodes, partition.name));
     }
     if (auto distribution = parse_distribution("--distribution", spec.distribution);
-            !distribution) {
+        !distribution) {
         return distribution.status();
     }
     if (spec.segment > 0 && (spec.nodes_min == 0 || spec.nodes_min % spec.segment != 0)) {
-        return Status::invalid(fmt::format("--segment: {} nodes per segment must divide the node "
-                                           "count (-N {})",
-                spec.segment, spec.nodes_min));
+        return Status::invalid(
+                fmt::format("--segment: {} nodes per segment must divide the node "
+                            "count (-N {})",
+                            spec.segment, spec.nodes_min));
     }
     auto mem = resolve_memory(spec, partition);
     if (!mem) {
@@ -303,10 +312,11 @@ Result<ValidatedJob> validate_submission(const protocol::JobSpec& given,
 
     const std::vector<sched::NodeCapacity>& nodes = context.nodes;
     auto found = context.partition_nodes.find(partition.name);
-    const std::vector<int> eligible = found != context.partition_nodes.end() ? found->second
-                                                                     : std::vector<int>{};
-    const bool all_known = std::all_of(eligible.begin(), eligible.end(),
-            [&](int index) { return index < static_cast<int>(nodes.size()) && nodes[index].cpus > 0; });
+    const std::vector<int> eligible =
+            found != context.partition_nodes.end() ? found->second : std::vector<int>{};
+    const bool all_known = std::all_of(eligible.begin(), eligible.end(), [&](int index) {
+        return index < static_cast<int>(nodes.size()) && nodes[index].cpus > 0;
+    });
     // "Never" can only be judged once every node of the partition has told its size.
     if (!eligible.empty() && all_known) {
         if (Status feasible = sched::check_feasible(job.request, nodes, eligible); !feasible) {

@@ -24,7 +24,8 @@ using Reservations = std::map<std::string, protocol::ReservationRecord>;
 
 // Whether `user` (charged to `account`) may run in the reservation.
 bool may_use_reservation(const protocol::ReservationRecord& reservation,
-        const std::string& user, const std::string& account);
+                         const std::string& user,
+                         const std::string& account);
 
 // The spec with the geometry its GPU options imply (see gpu_shape).
 protocol::JobSpec effective_spec(const protocol::JobSpec& spec);
@@ -48,6 +49,6 @@ struct SubmitContext {
 // Every error names the field, the value and what is accepted. Feasibility on the nodes is
 // judged once every node of the partition has registered.
 Result<ValidatedJob> validate_submission(const protocol::JobSpec& spec,
-        const SubmitContext& context);
+                                         const SubmitContext& context);
 
 }  // namespace cohort::ctld

@@ -56,7 +56,7 @@ public:
     // The groups, most room first, until the job fits; nullopt past `max_groups`.
     std::optional<Groups> fewest(Groups groups, size_t max_groups) const {
         std::stable_sort(groups.begin(), groups.end(),
-                [](const Group* a, const Group* b) { return a->room > b->room; });
+                         [](const Group* a, const Group* b) { return a->room > b->room; });
         Groups taken;
         for (const Group* g : groups) {
             if (taken.size() == max_groups) {
@@ -74,12 +74,12 @@ public:
     // with the least room that still fits, so the roomier groups stay whole.
     std::optional<Placement> tightest_tail(Groups taken, Groups candidates) const {
         std::stable_sort(candidates.begin(), candidates.end(),
-                [](const Group* a, const Group* b) { return a->room < b->room; });
+                         [](const Group* a, const Group* b) { return a->room < b->room; });
         taken.pop_back();
         const size_t head = taken.size();
         for (const Group* g : candidates) {
             if (std::find(taken.begin(), taken.begin() + static_cast<std::ptrdiff_t>(head), g)
-                    != taken.begin() + static_cast<std::ptrdiff_t>(head)) {
+                != taken.begin() + static_cast<std::ptrdiff_t>(head)) {
                 continue;
             }
             taken.resize(head);
@@ -97,8 +97,11 @@ private:
 };
 
 // Eligible nodes with room, grouped by `key_of` (a node with key -1 is a group alone).
-std::vector<Group> group_nodes(const std::vector<int>& eligible, const std::vector<int>& key_of,
-        const std::vector<uint32_t>& room, uint32_t share, std::vector<int>& group_of_key) {
+std::vector<Group> group_nodes(const std::vector<int>& eligible,
+                               const std::vector<int>& key_of,
+                               const std::vector<uint32_t>& room,
+                               uint32_t share,
+                               std::vector<int>& group_of_key) {
     std::vector<Group> groups;
     for (int node : eligible) {
         const uint32_t r = room[static_cast<size_t>(node)];
@@ -135,8 +138,9 @@ Groups pointers(const std::vector<Group>& groups) {
 }
 
 // The fewest groups, inside the lowest and least free domain that allows that few.
-std::optional<Placement> fewest_groups(const Fitter& fitter, const std::vector<Group>& groups,
-        std::vector<Domain> domains) {
+std::optional<Placement> fewest_groups(const Fitter& fitter,
+                                       const std::vector<Group>& groups,
+                                       std::vector<Domain> domains) {
     const Groups all = pointers(groups);
     auto overall = fitter.fewest(all, all.size());
     if (!overall) {
@@ -154,15 +158,16 @@ std::optional<Placement> fewest_groups(const Fitter& fitter, const std::vector<G
 }
 
 std::vector<Domain> switch_domains(const NetworkTopology& network,
-        const std::vector<Group>& groups, const std::vector<int>& group_of_leaf) {
+                                   const std::vector<Group>& groups,
+                                   const std::vector<int>& group_of_leaf) {
     std::vector<Domain> domains;
     for (size_t s = 0; s < network.switch_leaves.size(); ++s) {
         Domain domain;
         domain.level = network.switch_level[s];
         for (int leaf : network.switch_leaves[s]) {
             const int g = static_cast<size_t>(leaf) < group_of_leaf.size()
-                    ? group_of_leaf[static_cast<size_t>(leaf)]
-                    : -1;
+                                  ? group_of_leaf[static_cast<size_t>(leaf)]
+                                  : -1;
             if (g >= 0) {
                 domain.groups.push_back(&groups[static_cast<size_t>(g)]);
                 domain.room += groups[static_cast<size_t>(g)].room;
@@ -178,8 +183,10 @@ std::vector<Domain> switch_domains(const NetworkTopology& network,
 // A one-node CPU job: the node whose leaf switch has the least room left, ties in the
 // preferred order.
 std::optional<Placement> on_fullest_leaf(const ResourceRequest& request,
-        const std::vector<int>& eligible, const std::vector<uint32_t>& room,
-        const NetworkTopology& network, const TaskCapacity& capacity) {
+                                         const std::vector<int>& eligible,
+                                         const std::vector<uint32_t>& room,
+                                         const NetworkTopology& network,
+                                         const TaskCapacity& capacity) {
     std::map<int, uint64_t> leaf_room;
     for (int node : eligible) {
         const int leaf = network.node_leaf[static_cast<size_t>(node)];
@@ -208,8 +215,10 @@ std::optional<Placement> on_fullest_leaf(const ResourceRequest& request,
 // Segments of `request.segment_nodes` nodes, each inside one block; blocks with the fewest
 // usable nodes first, so that whole blocks stay whole.
 std::optional<Placement> in_segments(const ResourceRequest& request,
-        const std::vector<int>& eligible, const std::vector<uint32_t>& room,
-        const NetworkTopology& network, const TaskCapacity& capacity) {
+                                     const std::vector<int>& eligible,
+                                     const std::vector<uint32_t>& room,
+                                     const NetworkTopology& network,
+                                     const TaskCapacity& capacity) {
     const uint32_t segment = request.segment_nodes;
     const uint32_t share = share_per_node(request);
     std::vector<std::vector<int>> usable(network.block_nodes.size());
@@ -224,14 +233,14 @@ std::optional<Placement> in_segments(const ResourceRequest& request,
         order[b] = b;
     }
     std::stable_sort(order.begin(), order.end(),
-            [&](size_t a, size_t b) { return usable[a].size() < usable[b].size(); });
+                     [&](size_t a, size_t b) { return usable[a].size() < usable[b].size(); });
     uint32_t segments_left = request.nodes_min / segment;
     std::vector<int> chosen;
     for (size_t b : order) {
         for (size_t taken = 0; segments_left > 0 && taken + segment <= usable[b].size();
-                taken += segment) {
+             taken += segment) {
             chosen.insert(chosen.end(), usable[b].begin() + static_cast<std::ptrdiff_t>(taken),
-                    usable[b].begin() + static_cast<std::ptrdiff_t>(taken + segment));
+                          usable[b].begin() + static_cast<std::ptrdiff_t>(taken + segment));
             --segments_left;
         }
     }
@@ -244,24 +253,29 @@ std::optional<Placement> in_segments(const ResourceRequest& request,
 }  // namespace
 
 std::optional<int> fewest_leaf_switches(const ResourceRequest& request,
-        const std::vector<int>& eligible, const TaskCapacity& capacity,
-        const NetworkTopology& network) {
+                                        const std::vector<int>& eligible,
+                                        const TaskCapacity& capacity,
+                                        const NetworkTopology& network) {
     std::vector<uint32_t> room(network.node_leaf.size(), 0);
     for (int node : eligible) {
         room[static_cast<size_t>(node)] = capacity(node);
     }
-    const TaskCapacity cached = [&](int node) { return room[static_cast<size_t>(node)]; };
+    const TaskCapacity cached = [&](int node) {
+        return room[static_cast<size_t>(node)];
+    };
     std::vector<int> group_of_leaf;
-    const std::vector<Group> groups = group_nodes(eligible, network.node_leaf, room,
-            share_per_node(request), group_of_leaf);
+    const std::vector<Group> groups =
+            group_nodes(eligible, network.node_leaf, room, share_per_node(request), group_of_leaf);
     const Groups all = pointers(groups);
     auto taken = Fitter(request, cached).fewest(all, all.size());
     return taken ? std::optional<int>(static_cast<int>(taken->size())) : std::nullopt;
 }
 
 std::optional<Placement> place_on_network(const ResourceRequest& request,
-        const std::vector<int>& eligible, const TaskCapacity& capacity,
-        const NetworkTopology& network, bool enforce_switch_limit) {
+                                          const std::vector<int>& eligible,
+                                          const TaskCapacity& capacity,
+                                          const NetworkTopology& network,
+                                          bool enforce_switch_limit) {
     if (network.empty()) {
         return place_tasks(request, eligible, capacity);
     }
@@ -270,7 +284,9 @@ std::optional<Placement> place_on_network(const ResourceRequest& request,
     for (int node : eligible) {
         room[static_cast<size_t>(node)] = capacity(node);
     }
-    const TaskCapacity cached = [&](int node) { return room[static_cast<size_t>(node)]; };
+    const TaskCapacity cached = [&](int node) {
+        return room[static_cast<size_t>(node)];
+    };
     auto anywhere = place_tasks(request, eligible, cached);
     if (!anywhere) {
         return std::nullopt;
@@ -283,7 +299,7 @@ std::optional<Placement> place_on_network(const ResourceRequest& request,
     }
     const uint32_t segment = request.segment_nodes;
     if (network.has_blocks() && segment > 0 && request.nodes_min > 0
-            && request.nodes_min % segment == 0) {
+        && request.nodes_min % segment == 0) {
         return in_segments(request, eligible, room, network, cached);
     }
     const Fitter fitter(request, cached);
@@ -292,11 +308,11 @@ std::optional<Placement> place_on_network(const ResourceRequest& request,
         std::vector<int> group_of_leaf;
         const std::vector<Group> groups =
                 group_nodes(eligible, network.node_leaf, room, share, group_of_leaf);
-        auto placement = fewest_groups(fitter, groups,
-                switch_domains(network, groups, group_of_leaf));
+        auto placement =
+                fewest_groups(fitter, groups, switch_domains(network, groups, group_of_leaf));
         if (placement && enforce_switch_limit && request.max_leaf_switches > 0
-                && leaf_switches_spanned(network, placement->nodes)
-                        > static_cast<int>(request.max_leaf_switches)) {
+            && leaf_switches_spanned(network, placement->nodes)
+                       > static_cast<int>(request.max_leaf_switches)) {
             return std::nullopt;
         }
         return placement;

@@ -5,8 +5,8 @@
 #include <optional>
 #include <vector>
 
-#include "scheduler/placement/node_fit.h"
 #include "scheduler/placement/network_topology.h"
+#include "scheduler/placement/node_fit.h"
 #include "scheduler/snapshot.h"
 
 namespace cohort::sched {
@@ -14,8 +14,9 @@ namespace cohort::sched {
 // The fewest leaf switches that hold enough nodes for `request` on the eligible nodes, or
 // nullopt when even all of them do not.
 std::optional<int> fewest_leaf_switches(const ResourceRequest& request,
-        const std::vector<int>& eligible, const TaskCapacity& capacity,
-        const NetworkTopology& network);
+                                        const std::vector<int>& eligible,
+                                        const TaskCapacity& capacity,
+                                        const NetworkTopology& network);
 
 // Places `request` like place_tasks(), and on a network:
 // - A job of one node goes where place_tasks() puts it; a CPU job without GPUs prefers a node
@@ -29,7 +30,9 @@ std::optional<int> fewest_leaf_switches(const ResourceRequest& request,
 //   block gets the fullest block that holds it, else the fewest blocks.
 // `eligible` gives the preferred order of nodes, e.g. best fit by GPUs.
 std::optional<Placement> place_on_network(const ResourceRequest& request,
-        const std::vector<int>& eligible, const TaskCapacity& capacity,
-        const NetworkTopology& network, bool enforce_switch_limit);
+                                          const std::vector<int>& eligible,
+                                          const TaskCapacity& capacity,
+                                          const NetworkTopology& network,
+                                          bool enforce_switch_limit);
 
 }  // namespace cohort::sched

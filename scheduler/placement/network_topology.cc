@@ -25,7 +25,7 @@ int level_of(int sw, const std::vector<std::vector<int>>& children, std::vector<
 }  // namespace
 
 NetworkTopology build_network(const NetworkConfig& config,
-        const std::vector<std::string>& node_names) {
+                              const std::vector<std::string>& node_names) {
     NetworkTopology network;
     std::map<std::string, int> node_index;
     for (size_t i = 0; i < node_names.size(); ++i) {

@@ -2,8 +2,9 @@
 #include "scheduler/placement/node_fit.h"
 
 #include <algorithm>
-#include <fmt/format.h>
 #include <string>
+
+#include <fmt/format.h>
 
 namespace cohort::sched {
 namespace {
@@ -20,8 +21,10 @@ std::optional<Placement> finish(const ResourceRequest& req, Placement placement)
     return placement;
 }
 
-std::optional<Placement> fill_in_order(const ResourceRequest& req, uint32_t ntasks,
-        const std::vector<int>& eligible, const TaskCapacity& capacity) {
+std::optional<Placement> fill_in_order(const ResourceRequest& req,
+                                       uint32_t ntasks,
+                                       const std::vector<int>& eligible,
+                                       const TaskCapacity& capacity) {
     Placement placement;
     uint32_t remaining = ntasks;
     for (int index : eligible) {
@@ -40,8 +43,11 @@ std::optional<Placement> fill_in_order(const ResourceRequest& req, uint32_t ntas
     return finish(req, std::move(placement));
 }
 
-std::optional<Placement> spread_evenly(const ResourceRequest& req, uint32_t ntasks,
-        uint32_t count, const std::vector<int>& eligible, const TaskCapacity& capacity) {
+std::optional<Placement> spread_evenly(const ResourceRequest& req,
+                                       uint32_t ntasks,
+                                       uint32_t count,
+                                       const std::vector<int>& eligible,
+                                       const TaskCapacity& capacity) {
     Placement placement;
     const uint32_t base = ntasks / count;
     const uint32_t extra = ntasks % count;
@@ -64,8 +70,9 @@ std::optional<Placement> spread_evenly(const ResourceRequest& req, uint32_t ntas
 
 // With a node count fixed (-N), tasks spread evenly over the first nodes that take their
 // share; without one, they fill nodes in order (block distribution over the fewest nodes).
-std::optional<Placement> place_tasks(const ResourceRequest& req, const std::vector<int>& eligible,
-        const TaskCapacity& capacity) {
+std::optional<Placement> place_tasks(const ResourceRequest& req,
+                                     const std::vector<int>& eligible,
+                                     const TaskCapacity& capacity) {
     const uint32_t nodes_min = std::max<uint32_t>(req.nodes_min, 1);
     uint32_t ntasks = req.ntasks;
     if (ntasks == 0) {
@@ -91,15 +98,15 @@ bool has_gpu_type(const ResourceRequest& request, const NodeCapacity& node) {
 }
 
 std::vector<int> gpu_fit_order(const std::vector<int>& eligible,
-        const std::function<int64_t(int node)>& free_gpus,
-        const std::function<GpuSetLocality(int node)>& reachable) {
+                               const std::function<int64_t(int node)>& free_gpus,
+                               const std::function<GpuSetLocality(int node)>& reachable) {
     std::vector<std::pair<GpuNodeRank, int>> ranked;
     ranked.reserve(eligible.size());
     for (int index : eligible) {
         ranked.emplace_back(gpu_node_rank(reachable(index), free_gpus(index)), index);
     }
     std::stable_sort(ranked.begin(), ranked.end(),
-            [](const auto& a, const auto& b) { return a.first > b.first; });
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
     std::vector<int> out;
     out.reserve(ranked.size());
     for (const auto& entry : ranked) {
@@ -108,10 +115,12 @@ std::vector<int> gpu_fit_order(const std::vector<int>& eligible,
     return out;
 }
 
-uint32_t tasks_that_fit(const ResourceRequest& req, int64_t free_cpus, int64_t free_memory_mib,
-        int64_t free_gpus) {
+uint32_t tasks_that_fit(const ResourceRequest& req,
+                        int64_t free_cpus,
+                        int64_t free_memory_mib,
+                        int64_t free_gpus) {
     if (req.memory_mib_per_node > free_memory_mib || req.gpus_per_node > free_gpus
-            || free_cpus <= 0) {
+        || free_cpus <= 0) {
         return 0;
     }
     uint64_t cap = static_cast<uint64_t>(free_cpus) / req.cpus_per_task;
@@ -121,8 +130,9 @@ uint32_t tasks_that_fit(const ResourceRequest& req, int64_t free_cpus, int64_t f
     return static_cast<uint32_t>(std::min<uint64_t>(cap, UINT32_MAX));
 }
 
-Status check_feasible(const ResourceRequest& request, const std::vector<NodeCapacity>& nodes,
-        const std::vector<int>& eligible) {
+Status check_feasible(const ResourceRequest& request,
+                      const std::vector<NodeCapacity>& nodes,
+                      const std::vector<int>& eligible) {
     auto empty = [&](int index) -> uint32_t {
         const NodeCapacity& node = nodes[static_cast<size_t>(index)];
         if (!has_gpu_type(request, node)) {
@@ -142,15 +152,15 @@ Status check_feasible(const ResourceRequest& request, const std::vector<NodeCapa
         max_mem = std::max(max_mem, node.memory_mib);
         max_gpus = std::max(max_gpus, node.gpus);
     }
-    uint32_t ntasks = request.ntasks > 0 ? request.ntasks : std::max<uint32_t>(request.nodes_min, 1);
+    uint32_t ntasks =
+            request.ntasks > 0 ? request.ntasks : std::max<uint32_t>(request.nodes_min, 1);
     return Status::infeasible(fmt::format(
             "Requested node configuration is not available: {} node(s), {} task(s) x {} CPU(s), "
             "{} MiB and {}{}{} GPU(s) per node requested; the partition has {} node(s) of at "
             "most {} CPUs, {} MiB and {} GPUs",
             std::max<uint32_t>(request.nodes_min, 1), ntasks, request.cpus_per_task,
-            request.memory_mib_per_node, request.gpus_per_node,
-            request.gpu_type.empty() ? "" : " ", request.gpu_type, eligible.size(), max_cpus,
-            max_mem, max_gpus));
+            request.memory_mib_per_node, request.gpus_per_node, request.gpu_type.empty() ? "" : " ",
+            request.gpu_type, eligible.size(), max_cpus, max_mem, max_gpus));
 }
 
 }  // namespace cohort::sched

@@ -17,11 +17,14 @@ using TaskCapacity = std::function<uint32_t(int node)>;
 // Places `request` on the first eligible nodes (in the given order) by Slurm's distribution
 // rules: with -N the tasks spread evenly, without it they fill nodes in order.
 std::optional<Placement> place_tasks(const ResourceRequest& request,
-        const std::vector<int>& eligible, const TaskCapacity& capacity);
+                                     const std::vector<int>& eligible,
+                                     const TaskCapacity& capacity);
 
 // Tasks a node could take given what it has free (0 when memory or GPUs are short).
-uint32_t tasks_that_fit(const ResourceRequest& request, int64_t free_cpus,
-        int64_t free_memory_mib, int64_t free_gpus);
+uint32_t tasks_that_fit(const ResourceRequest& request,
+                        int64_t free_cpus,
+                        int64_t free_memory_mib,
+                        int64_t free_gpus);
 
 // Does the node have the GPU type the request names (any node when it names none)?
 bool has_gpu_type(const ResourceRequest& request, const NodeCapacity& node);
@@ -31,12 +34,13 @@ bool has_gpu_type(const ResourceRequest& request, const NodeCapacity& node);
 // on, so whole nodes stay whole for whole-node jobs. `reachable` is the best locality the
 // job's GPUs can reach on a node; all false where it is unknown, as for a later start.
 std::vector<int> gpu_fit_order(const std::vector<int>& eligible,
-        const std::function<int64_t(int node)>& free_gpus,
-        const std::function<GpuSetLocality(int node)>& reachable);
+                               const std::function<int64_t(int node)>& free_gpus,
+                               const std::function<GpuSetLocality(int node)>& reachable);
 
 // "Never": could the request fit if every eligible node were empty and up? The error names
 // what was asked and the largest thing the partition offers.
-Status check_feasible(const ResourceRequest& request, const std::vector<NodeCapacity>& nodes,
-        const std::vector<int>& eligible);
+Status check_feasible(const ResourceRequest& request,
+                      const std::vector<NodeCapacity>& nodes,
+                      const std::vector<int>& eligible);
 
 }  // namespace cohort::sched

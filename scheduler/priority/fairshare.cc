@@ -3,9 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 #include <functional>
 #include <limits>
+
+#include <fmt/format.h>
 
 namespace cohort::sched {
 namespace {
@@ -51,14 +52,16 @@ Status check_tree(const std::vector<Association>& associations) {
     for (size_t i = 1; i < associations.size(); ++i) {
         const Association& node = associations[i];
         if (node.parent < 0 || static_cast<size_t>(node.parent) >= i) {
-            return Status::invalid(fmt::format("fair-share tree: association '{}' has parent "
-                                               "index {} (accepted: an account listed before it)",
-                    node.name, node.parent));
+            return Status::invalid(
+                    fmt::format("fair-share tree: association '{}' has parent "
+                                "index {} (accepted: an account listed before it)",
+                                node.name, node.parent));
         }
         if (node.shares <= 0) {
-            return Status::invalid(fmt::format("fair-share tree: association '{}' has shares {} "
-                                               "(accepted: a whole number >= 1)",
-                    node.name, node.shares));
+            return Status::invalid(
+                    fmt::format("fair-share tree: association '{}' has shares {} "
+                                "(accepted: a whole number >= 1)",
+                                node.name, node.shares));
         }
     }
     return Status::ok();
@@ -73,7 +76,7 @@ std::vector<UserFactor> classic_fairshare(const std::vector<Association>& a) {
     for (size_t i = 1; i < a.size(); ++i) {
         const size_t parent = static_cast<size_t>(a[i].parent);
         const double fraction = static_cast<double>(a[i].shares)
-                / static_cast<double>(sibling_shares(a, tree, static_cast<int>(i)));
+                                / static_cast<double>(sibling_shares(a, tree, static_cast<int>(i)));
         shares[i] = shares[parent] * fraction;
         const double usage = total_usage > 0 ? tree.usage[i] / total_usage : 0.0;
         effective[i] = parent == 0 ? usage : usage + (effective[parent] - usage) * fraction;
@@ -95,7 +98,7 @@ std::vector<UserFactor> fair_tree(const std::vector<Association>& a) {
             sibling_usage += tree.usage[static_cast<size_t>(s)];
         }
         const double s = static_cast<double>(a[i].shares)
-                / static_cast<double>(sibling_shares(a, tree, static_cast<int>(i)));
+                         / static_cast<double>(sibling_shares(a, tree, static_cast<int>(i)));
         const double u = sibling_usage > 0 ? tree.usage[i] / sibling_usage : 0.0;
         level[i] = u > 0 ? s / u : std::numeric_limits<double>::infinity();
     }
@@ -120,8 +123,8 @@ std::vector<UserFactor> fair_tree(const std::vector<Association>& a) {
     size_t rank = order.size();
     for (size_t i = 0; i < order.size(); ++i) {
         const bool tie = i > 0 && order[i].second == order[i - 1].second
-                && a[static_cast<size_t>(order[i].first)].parent
-                        == a[static_cast<size_t>(order[i - 1].first)].parent;
+                         && a[static_cast<size_t>(order[i].first)].parent
+                                    == a[static_cast<size_t>(order[i - 1].first)].parent;
         if (!tie) {
             rank = order.size() - i;
         }

@@ -5,8 +5,8 @@
 
 namespace cohort::sched {
 
-void FairShareUsage::charge(uint64_t id, const UsageLedger::Key& owner, int64_t cpus,
-        int64_t start, int64_t until) {
+void FairShareUsage::charge(
+        uint64_t id, const UsageLedger::Key& owner, int64_t cpus, int64_t start, int64_t until) {
     int64_t& from = charged_until_[id];
     from = std::max(from, start);
     if (until > from) {

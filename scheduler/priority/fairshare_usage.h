@@ -18,14 +18,17 @@ public:
 
     // Decays all usage to `now`; the first call only sets the time.
     void decay_to(int64_t now) { ledger_.decay_to(now, half_life_s_); }
+
     // Charges job `id` (started at `start`) `cpus` per second from where it was last charged
     // up to `until`, and never twice for the same second.
-    void charge(uint64_t id, const UsageLedger::Key& owner, int64_t cpus, int64_t start,
-            int64_t until);
+    void charge(
+            uint64_t id, const UsageLedger::Key& owner, int64_t cpus, int64_t start, int64_t until);
+
     // The job has ended and was charged in full.
     void forget(uint64_t id) { charged_until_.erase(id); }
 
     const UsageLedger& ledger() const { return ledger_; }
+
     void restore(int64_t as_of, std::map<UsageLedger::Key, double> usage) {
         ledger_.restore(as_of, std::move(usage));
     }

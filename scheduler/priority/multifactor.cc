@@ -24,8 +24,8 @@ PriorityFactors multifactor_priority(const PriorityInputs& in, const PriorityWei
     f.job_size = w.favor_small ? 1.0 - size : size;
     f.partition = ratio(in.partition_tier, in.max_partition_tier);
     f.qos = ratio(in.qos_priority, in.max_qos_priority);
-    const double sum = static_cast<double>(w.age) * f.age
-            + static_cast<double>(w.fairshare) * f.fairshare
+    const double sum =
+            static_cast<double>(w.age) * f.age + static_cast<double>(w.fairshare) * f.fairshare
             + static_cast<double>(w.job_size) * f.job_size
             + static_cast<double>(w.partition) * f.partition + static_cast<double>(w.qos) * f.qos;
     const int64_t priority = static_cast<int64_t>(std::llround(sum)) - in.nice;

@@ -26,12 +26,13 @@ PriorityModel::PriorityModel(const ClusterConfig& config) : config_(config) {
 }
 
 void PriorityModel::refresh(const UsageLedger& ledger,
-        const std::set<UsageLedger::Key>& users, int64_t cluster_cpus) {
+                            const std::set<UsageLedger::Key>& users,
+                            int64_t cluster_cpus) {
     cluster_cpus_ = std::max<int64_t>(cluster_cpus, 1);
     std::vector<Association> tree = {{kRootAccount, -1, 1, 0, false}};
     std::map<int, UsageLedger::Key> leaf_of;  // tree index of a user -> its key
     auto add_user = [&](const std::string& user, const std::string& account, int parent,
-                            int64_t shares) {
+                        int64_t shares) {
         leaf_of[static_cast<int>(tree.size())] = {user, account};
         tree.push_back({user, parent, shares, ledger.usage(user, account), true});
     };
@@ -50,8 +51,8 @@ void PriorityModel::refresh(const UsageLedger& ledger,
         std::map<std::string, int> account_index = {{kRootAccount, 0}};
         for (const auto& account : config_.policy.accounts) {
             account_index[account.name] = static_cast<int>(tree.size());
-            tree.push_back({account.name, account_index.at(account.parent), account.shares, 0,
-                    false});
+            tree.push_back(
+                    {account.name, account_index.at(account.parent), account.shares, 0, false});
         }
         // Users after every account keeps parents before children.
         for (const auto& account : config_.policy.accounts) {
@@ -61,8 +62,8 @@ void PriorityModel::refresh(const UsageLedger& ledger,
         }
     }
     const std::vector<UserFactor> factors = config_.policy.priority.fairshare == "fair_tree"
-            ? fair_tree(tree)
-            : classic_fairshare(tree);
+                                                    ? fair_tree(tree)
+                                                    : classic_fairshare(tree);
     fairshare_.clear();
     for (const auto& factor : factors) {
         fairshare_[leaf_of.at(factor.association)] = factor.factor;

@@ -35,13 +35,15 @@ public:
 
     // Recomputes every user's fair-share factor from `ledger`; `users` are the (user,
     // account) pairs with jobs, which get a leaf even before they have usage.
-    void refresh(const UsageLedger& ledger, const std::set<UsageLedger::Key>& users,
-            int64_t cluster_cpus);
+    void refresh(const UsageLedger& ledger,
+                 const std::set<UsageLedger::Key>& users,
+                 int64_t cluster_cpus);
 
     PriorityFactors factors(const PriorityJob& job, int64_t now) const;
     double fairshare(const std::string& user, const std::string& account) const;
     // The account usage is charged to: the job's, or root when no accounts are configured.
     std::string charged_account(std::string_view account) const;
+
     const PriorityWeights& weights() const { return weights_; }
 
 private:

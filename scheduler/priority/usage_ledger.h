@@ -20,7 +20,9 @@ public:
     double usage(const std::string& user, const std::string& account) const;
 
     int64_t as_of() const { return as_of_; }
+
     const std::map<Key, double>& entries() const { return usage_; }
+
     void restore(int64_t as_of, std::map<Key, double> usage);
 
 private:

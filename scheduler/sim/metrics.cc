@@ -33,13 +33,15 @@ Metrics compute_metrics(const SimResult& result, int64_t procs) {
     const double n = static_cast<double>(result.jobs.size());
     m.mean_wait_s = wait_sum / n;
     m.mean_bsld = bsld_sum / n;
-    m.mean_response_s = (wait_sum + [&] {
-        double runs = 0;
-        for (const JobOutcome& job : result.jobs) {
-            runs += static_cast<double>(job.run);
-        }
-        return runs;
-    }()) / n;
+    m.mean_response_s = (wait_sum +
+                         [&] {
+                             double runs = 0;
+                             for (const JobOutcome& job : result.jobs) {
+                                 runs += static_cast<double>(job.run);
+                             }
+                             return runs;
+                         }())
+                        / n;
     std::nth_element(waits.begin(), waits.begin() + waits.size() / 2, waits.end());
     m.median_wait_s = static_cast<double>(waits[waits.size() / 2]);
     m.makespan_s = last_end - first_submit;

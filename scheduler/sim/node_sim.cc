@@ -5,10 +5,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fmt/format.h>
 #include <functional>
 #include <map>
 #include <queue>
+
+#include <fmt/format.h>
 
 #include "scheduler/backfill/plan.h"
 #include "scheduler/job_rules.h"
@@ -25,6 +26,7 @@ constexpr double kAgingS = 14400.0;
 struct Completion {
     int64_t time;
     size_t job;
+
     bool operator>(const Completion& other) const {
         return time != other.time ? time > other.time : job > other.job;
     }
@@ -113,13 +115,17 @@ private:
         const double estimate = static_cast<double>(estimate_[index]);
         const double wait = static_cast<double>(now - job.submit);
         switch (options_.order) {
-            case NodeOrder::kFcfs: return 0;  // ties go to the earlier submit
-            case NodeOrder::kSjf: return -estimate_[index];
+            case NodeOrder::kFcfs:
+                return 0;  // ties go to the earlier submit
+            case NodeOrder::kSjf:
+                return -estimate_[index];
             case NodeOrder::kF1:
-                return -static_cast<int64_t>(std::llround(1000.0
-                        * (std::log10(estimate) * static_cast<double>(job.procs)
-                                + 870.0 * std::log10(std::max<double>(
-                                        static_cast<double>(job.submit), 1.0)))));
+                return -static_cast<int64_t>(
+                        std::llround(1000.0
+                                     * (std::log10(estimate) * static_cast<double>(job.procs)
+                                        + 870.0
+                                                  * std::log10(std::max<double>(
+                                                          static_cast<double>(job.submit), 1.0)))));
             case NodeOrder::kPriority: {
                 sched::PriorityWeights weights;
                 weights.fairshare = 0;
@@ -132,8 +138,8 @@ private:
                 return sched::multifactor_priority(inputs, weights).priority;
             }
             case NodeOrder::kCohort:
-                return static_cast<int64_t>(std::llround(1000.0
-                        * ((wait + estimate) / std::max(estimate, kTau) + wait / kAgingS)));
+                return static_cast<int64_t>(std::llround(
+                        1000.0 * ((wait + estimate) / std::max(estimate, kTau) + wait / kAgingS)));
         }
         return 0;
     }
@@ -184,9 +190,9 @@ private:
             snapshot.pending.push_back(std::move(job));
         }
         sched::Decisions decisions = sched::plan(snapshot, options_.backfill);
-        result_.pass_ms.push_back(std::chrono::duration<double, std::milli>(
-                std::chrono::steady_clock::now() - begin)
-                                          .count());
+        result_.pass_ms.push_back(
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin)
+                        .count());
         if (decisions.starts.empty()) {
             return;
         }
@@ -225,21 +231,23 @@ private:
 
 Result<NamedPolicy> policy_by_name(const std::string& name) {
     if (name == "cohort") {
-        return NamedPolicy{"cohort", NodeOrder::kCohort,
-                {sched::BackfillPolicy::kEasy, 1, sched::CandidateOrder::kShortestFirst},
-                Estimates::kPredicted};
+        return NamedPolicy{"cohort",
+                           NodeOrder::kCohort,
+                           {sched::BackfillPolicy::kEasy, 1, sched::CandidateOrder::kShortestFirst},
+                           Estimates::kPredicted};
     }
     if (name == "easy") {
-        return NamedPolicy{"easy", NodeOrder::kFcfs, {sched::BackfillPolicy::kEasy},
-                Estimates::kRequested};
+        return NamedPolicy{
+                "easy", NodeOrder::kFcfs, {sched::BackfillPolicy::kEasy}, Estimates::kRequested};
     }
     if (name == "easy++") {
-        return NamedPolicy{"easy++", NodeOrder::kFcfs,
-                {sched::BackfillPolicy::kEasy, 1, sched::CandidateOrder::kShortestFirst},
-                Estimates::kPredicted};
+        return NamedPolicy{"easy++",
+                           NodeOrder::kFcfs,
+                           {sched::BackfillPolicy::kEasy, 1, sched::CandidateOrder::kShortestFirst},
+                           Estimates::kPredicted};
     }
-    return Status::invalid(
-            "--policy: invalid value '" + name + "' (accepted: cohort, easy, easy++)");
+    return Status::invalid("--policy: invalid value '" + name
+                           + "' (accepted: cohort, easy, easy++)");
 }
 
 Result<NodeMachine> node_machine(const SwfTrace& trace, int64_t nodes, int64_t procs) {
@@ -266,9 +274,10 @@ Result<NodeMachine> node_machine(const SwfTrace& trace, int64_t nodes, int64_t p
         machine.nodes = nodes;
     } else if (procs > 0) {
         if (procs % per_node != 0) {
-            return Status::invalid(fmt::format("--procs: invalid value '{}' (accepted: a multiple "
-                                               "of the trace's {} CPUs per node)",
-                    procs, per_node));
+            return Status::invalid(
+                    fmt::format("--procs: invalid value '{}' (accepted: a multiple "
+                                "of the trace's {} CPUs per node)",
+                                procs, per_node));
         }
         machine.nodes = procs / per_node;
     } else if (max_nodes > 0) {

@@ -35,6 +35,7 @@ enum class Estimates {
 struct NodeMachine {
     int64_t nodes = 0;
     int64_t cpus_per_node = 1;
+
     int64_t procs() const { return nodes * cpus_per_node; }
 };
 

@@ -24,11 +24,11 @@ FilteredTrace pyss_filter(const SwfTrace& trace, int64_t max_procs) {
             out.skipped["submit time < 0"]++;
         } else {
             out.jobs.push_back({job.id, job.submit, std::min(job.run, job.requested_time), size,
-                    job.requested_time, job.user});
+                                job.requested_time, job.user});
         }
     }
     std::stable_sort(out.jobs.begin(), out.jobs.end(),
-            [](const SimJob& a, const SimJob& b) { return a.submit < b.submit; });
+                     [](const SimJob& a, const SimJob& b) { return a.submit < b.submit; });
     return out;
 }
 
@@ -38,6 +38,7 @@ struct Termination {
     int64_t time;
     uint64_t sequence;  // equal times: in the order the jobs started
     size_t job;
+
     bool operator>(const Termination& other) const {
         return time != other.time ? time > other.time : sequence > other.sequence;
     }
@@ -45,7 +46,9 @@ struct Termination {
 
 class PyssRun {
 public:
-    PyssRun(const std::vector<SimJob>& jobs, int64_t procs, sched::BackfillOptions backfill,
+    PyssRun(const std::vector<SimJob>& jobs,
+            int64_t procs,
+            sched::BackfillOptions backfill,
             QueueOrder order)
         : jobs_(jobs),
           backfill_(backfill),
@@ -58,7 +61,8 @@ public:
         size_t next_submit = 0;
         while (next_submit < jobs_.size() || !terminations_.empty()) {
             const bool submit_first = next_submit < jobs_.size()
-                    && (terminations_.empty() || jobs_[next_submit].submit <= terminations_.top().time);
+                                      && (terminations_.empty()
+                                          || jobs_[next_submit].submit <= terminations_.top().time);
             if (submit_first) {
                 submit(next_submit++);
             } else {
@@ -76,7 +80,8 @@ private:
         profile_.advance_origin(job.submit);
         if (order_ == QueueOrder::kSjf) {
             // Stable: after every job with an equal or shorter estimate (submit order).
-            auto at = std::upper_bound(waiting_.begin(), waiting_.end(), index,
+            auto at = std::upper_bound(
+                    waiting_.begin(), waiting_.end(), index,
                     [this](size_t a, size_t b) { return jobs_[a].estimate < jobs_[b].estimate; });
             waiting_.insert(at, index);
         } else {
@@ -100,8 +105,8 @@ private:
         std::vector<sched::QueuedJob> queue;
         queue.reserve(waiting_.size());
         for (size_t index : waiting_) {
-            queue.push_back({static_cast<uint64_t>(index), jobs_[index].procs,
-                    jobs_[index].estimate});
+            queue.push_back(
+                    {static_cast<uint64_t>(index), jobs_[index].procs, jobs_[index].estimate});
         }
         std::vector<size_t> started =
                 sched::backfill_pass(profile_, queue, now, backfill_).start_now;
@@ -123,9 +128,9 @@ private:
             }
             waiting_.swap(still);
         }
-        result_.pass_ms.push_back(std::chrono::duration<double, std::milli>(
-                std::chrono::steady_clock::now() - begin)
-                                          .count());
+        result_.pass_ms.push_back(
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin)
+                        .count());
     }
 
     const std::vector<SimJob>& jobs_;
@@ -140,8 +145,10 @@ private:
 
 }  // namespace
 
-SimResult simulate_pyss(const std::vector<SimJob>& jobs, int64_t procs,
-        const sched::BackfillOptions& backfill, QueueOrder order) {
+SimResult simulate_pyss(const std::vector<SimJob>& jobs,
+                        int64_t procs,
+                        const sched::BackfillOptions& backfill,
+                        QueueOrder order) {
     return PyssRun(jobs, procs, backfill, order).run();
 }
 

@@ -25,7 +25,10 @@ struct FilteredTrace {
 FilteredTrace pyss_filter(const SwfTrace& trace, int64_t max_procs);
 
 // The waiting queue's order: submit time, or shortest estimate first (ties by submit).
-enum class QueueOrder { kFcfs, kSjf };
+enum class QueueOrder {
+    kFcfs,
+    kSjf
+};
 
 struct JobOutcome {
     int64_t id = 0;
@@ -43,7 +46,9 @@ struct SimResult {
 // Replays `jobs` (in submit order) on `procs` processors: submissions before terminations at
 // equal times; a submission triggers a pass only if the new job fits now; every
 // termination triggers one.
-SimResult simulate_pyss(const std::vector<SimJob>& jobs, int64_t procs,
-        const sched::BackfillOptions& backfill, QueueOrder order = QueueOrder::kFcfs);
+SimResult simulate_pyss(const std::vector<SimJob>& jobs,
+                        int64_t procs,
+                        const sched::BackfillOptions& backfill,
+                        QueueOrder order = QueueOrder::kFcfs);
 
 }  // namespace cohort::sim

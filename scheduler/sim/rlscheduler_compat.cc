@@ -22,7 +22,7 @@ std::vector<SimJob> rlscheduler_filter(const SwfTrace& trace) {
         }
     }
     std::stable_sort(out.begin(), out.end(),
-            [](const SimJob& a, const SimJob& b) { return a.id < b.id; });
+                     [](const SimJob& a, const SimJob& b) { return a.id < b.id; });
     return out;
 }
 
@@ -32,8 +32,8 @@ RlMachine rlscheduler_machine(const SwfTrace& trace) {
 }
 
 const std::vector<size_t>& rlscheduler_windows() {
-    static const std::vector<size_t> kWindows = {1981, 2756, 4299, 8850, 3316, 2714, 5228, 7762,
-            4022, 7085};
+    static const std::vector<size_t> kWindows = {1981, 2756, 4299, 8850, 3316,
+                                                 2714, 5228, 7762, 4022, 7085};
     return kWindows;
 }
 
@@ -47,8 +47,12 @@ struct Slot {
 
 class Window {
 public:
-    Window(const std::vector<SimJob>& jobs, const RlMachine& machine, size_t first, size_t length,
-            RlOrder order, bool backfill)
+    Window(const std::vector<SimJob>& jobs,
+           const RlMachine& machine,
+           size_t first,
+           size_t length,
+           RlOrder order,
+           bool backfill)
         : jobs_(jobs),
           machine_(machine),
           order_(order),
@@ -85,8 +89,8 @@ public:
 
 private:
     int64_t nodes_of(size_t job) const {
-        return static_cast<int64_t>(std::ceil(static_cast<double>(jobs_[job].procs)
-                / machine_.procs_per_node));
+        return static_cast<int64_t>(
+                std::ceil(static_cast<double>(jobs_[job].procs) / machine_.procs_per_node));
     }
 
     bool fits(size_t job) const { return nodes_of(job) <= free_nodes_; }
@@ -100,8 +104,8 @@ private:
                 return static_cast<double>(j.estimate);  // ties by submit, below
             case RlOrder::kF1:
                 return std::log10(j.estimate > 0 ? static_cast<double>(j.estimate) : 0.1)
-                        * static_cast<double>(j.procs)
-                        + 870 * std::log10(j.submit > 0 ? static_cast<double>(j.submit) : 0.1);
+                               * static_cast<double>(j.procs)
+                       + 870 * std::log10(j.submit > 0 ? static_cast<double>(j.submit) : 0.1);
         }
         return 0;
     }
@@ -229,8 +233,12 @@ private:
 
 }  // namespace
 
-double rlscheduler_window_bsld(const std::vector<SimJob>& jobs, const RlMachine& machine,
-        size_t first, size_t length, RlOrder order, bool backfill) {
+double rlscheduler_window_bsld(const std::vector<SimJob>& jobs,
+                               const RlMachine& machine,
+                               size_t first,
+                               size_t length,
+                               RlOrder order,
+                               bool backfill) {
     return Window(jobs, machine, first, length, order, backfill).run();
 }
 

@@ -17,7 +17,11 @@ namespace cohort::sim {
 // is -1.
 std::vector<SimJob> rlscheduler_filter(const SwfTrace& trace);
 
-enum class RlOrder { kFcfs, kSjf, kF1 };
+enum class RlOrder {
+    kFcfs,
+    kSjf,
+    kF1
+};
 
 struct RlMachine {
     int64_t nodes = 0;
@@ -27,8 +31,12 @@ struct RlMachine {
 RlMachine rlscheduler_machine(const SwfTrace& trace);
 
 // Mean bounded slowdown (tau 10 s) of the `length` jobs from `first` on.
-double rlscheduler_window_bsld(const std::vector<SimJob>& jobs, const RlMachine& machine,
-        size_t first, size_t length, RlOrder order, bool backfill);
+double rlscheduler_window_bsld(const std::vector<SimJob>& jobs,
+                               const RlMachine& machine,
+                               size_t first,
+                               size_t length,
+                               RlOrder order,
+                               bool backfill);
 
 // The windows of the published tables (filtered-job indexes; numpy seed 1).
 const std::vector<size_t>& rlscheduler_windows();

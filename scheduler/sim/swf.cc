@@ -1,12 +1,12 @@
 // SWF parsing through zlib, which reads plain and gzip files alike.
 #include "scheduler/sim/swf.h"
 
-#include <fmt/format.h>
-#include <zlib.h>
-
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
+
+#include <fmt/format.h>
+#include <zlib.h>
 
 namespace cohort::sim {
 namespace {
@@ -59,9 +59,10 @@ Result<SwfTrace> read_swf(const std::string& path) {
             fields[count] = static_cast<int64_t>(value);
         }
         if (count != 18) {
-            status = Status::invalid(fmt::format("--trace: '{}' line {} has {} numeric fields "
-                                                 "(accepted: the 18 of SWF)",
-                    path, line_number, count));
+            status =
+                    Status::invalid(fmt::format("--trace: '{}' line {} has {} numeric fields "
+                                                "(accepted: the 18 of SWF)",
+                                                path, line_number, count));
             break;
         }
         SwfJob job;

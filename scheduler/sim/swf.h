@@ -11,14 +11,14 @@
 namespace cohort::sim {
 
 struct SwfJob {
-    int64_t id = 0;              // field 1
-    int64_t submit = 0;          // field 2, seconds
-    int64_t wait = 0;            // field 3
-    int64_t run = 0;             // field 4
-    int64_t allocated_procs = 0; // field 5
-    int64_t requested_procs = 0; // field 8
-    int64_t requested_time = 0;  // field 9
-    int64_t user = 0;            // field 12
+    int64_t id = 0;               // field 1
+    int64_t submit = 0;           // field 2, seconds
+    int64_t wait = 0;             // field 3
+    int64_t run = 0;              // field 4
+    int64_t allocated_procs = 0;  // field 5
+    int64_t requested_procs = 0;  // field 8
+    int64_t requested_time = 0;   // field 9
+    int64_t user = 0;             // field 12
 };
 
 struct SwfTrace {

@@ -1,8 +1,8 @@
 // Every rejected submission: one line on stderr naming the field, the value and what is
 // accepted; a non-zero exit; nothing queued.
-#include <gtest/gtest.h>
-
 #include <fstream>
+
+#include <gtest/gtest.h>
 
 #include "tests/fixtures/local_cluster.h"
 
@@ -12,7 +12,7 @@ namespace {
 struct BadInput {
     const char* name;
     std::vector<std::string> args;
-    std::string script;            // written to bad.sh when not empty
+    std::string script;  // written to bad.sh when not empty
     std::vector<std::string> must_mention;
 };
 
@@ -23,10 +23,12 @@ void PrintTo(const BadInput& input, std::ostream* os) {
 class BadInputTest : public ::testing::TestWithParam<BadInput> {
 protected:
     static void SetUpTestSuite() { cluster_ = new LocalCluster(2); }
+
     static void TearDownTestSuite() {
         delete cluster_;
         cluster_ = nullptr;
     }
+
     static LocalCluster* cluster_;
 };
 
@@ -37,7 +39,7 @@ size_t count_jobs(const LocalCluster& cluster) {
     EXPECT_EQ(acct.exit_code, 0) << acct.err;
     size_t count = 0;
     for (size_t at = acct.out.find("\"job_id\""); at != std::string::npos;
-            at = acct.out.find("\"job_id\"", at + 1)) {
+         at = acct.out.find("\"job_id\"", at + 1)) {
         ++count;
     }
     return count;
@@ -63,40 +65,69 @@ TEST_P(BadInputTest, IsRejectedWithOneClearLineAndQueuesNothing) {
 
 const std::string kGood = "#!/bin/sh\ntrue\n";
 
-INSTANTIATE_TEST_SUITE_P(Submissions, BadInputTest,
+INSTANTIATE_TEST_SUITE_P(
+        Submissions,
+        BadInputTest,
         ::testing::Values(
-                BadInput{"UnknownOption", {"batch", "--frobnicate", "--wrap", "true"}, "",
-                        {"--frobnicate"}},
-                BadInput{"BadTime", {"batch", "-t", "1:2:3:4", "--wrap", "true"}, "",
-                        {"--time", "1:2:3:4", "accepted"}},
-                BadInput{"BadSize", {"batch", "--mem", "12X", "--wrap", "true"}, "",
-                        {"--mem", "12X", "accepted"}},
-                BadInput{"BadCount", {"batch", "-n", "zero", "--wrap", "true"}, "",
-                        {"--ntasks", "zero", "accepted"}},
-                BadInput{"UnknownPartition", {"batch", "-p", "nope", "--wrap", "true"}, "",
-                        {"--partition", "nope", "debug"}},
-                BadInput{"TooManyNodes", {"batch", "-N", "9", "--wrap", "true"}, "",
-                        {"9 node(s)", "2 node(s)"}},
-                BadInput{"TooManyCpus", {"batch", "-c", "4096", "--wrap", "true"}, "",
-                        {"4096 CPU(s)"}},
-                BadInput{"MissingScript", {"batch", "no-such-script.sh"}, "",
-                        {"no-such-script.sh"}},
-                BadInput{"BadDirective", {"batch", "bad.sh"},
-                        "#!/bin/sh\n#SBATCH --time=bogus\ntrue\n", {"line 2", "bogus"}},
-                BadInput{"UnknownDirectiveOption", {"batch", "bad.sh"},
-                        "#!/bin/sh\n#SBATCH --frobnicate\ntrue\n", {"line 2", "--frobnicate"}},
+                BadInput{"UnknownOption",
+                         {"batch", "--frobnicate", "--wrap", "true"},
+                         "",
+                         {"--frobnicate"}},
+                BadInput{"BadTime",
+                         {"batch", "-t", "1:2:3:4", "--wrap", "true"},
+                         "",
+                         {"--time", "1:2:3:4", "accepted"}},
+                BadInput{"BadSize",
+                         {"batch", "--mem", "12X", "--wrap", "true"},
+                         "",
+                         {"--mem", "12X", "accepted"}},
+                BadInput{"BadCount",
+                         {"batch", "-n", "zero", "--wrap", "true"},
+                         "",
+                         {"--ntasks", "zero", "accepted"}},
+                BadInput{"UnknownPartition",
+                         {"batch", "-p", "nope", "--wrap", "true"},
+                         "",
+                         {"--partition", "nope", "debug"}},
+                BadInput{"TooManyNodes",
+                         {"batch", "-N", "9", "--wrap", "true"},
+                         "",
+                         {"9 node(s)", "2 node(s)"}},
+                BadInput{"TooManyCpus",
+                         {"batch", "-c", "4096", "--wrap", "true"},
+                         "",
+                         {"4096 CPU(s)"}},
+                BadInput{
+                        "MissingScript", {"batch", "no-such-script.sh"}, "", {"no-such-script.sh"}},
+                BadInput{"BadDirective",
+                         {"batch", "bad.sh"},
+                         "#!/bin/sh\n#SBATCH --time=bogus\ntrue\n",
+                         {"line 2", "bogus"}},
+                BadInput{"UnknownDirectiveOption",
+                         {"batch", "bad.sh"},
+                         "#!/bin/sh\n#SBATCH --frobnicate\ntrue\n",
+                         {"line 2", "--frobnicate"}},
                 BadInput{"NoShebang", {"batch", "bad.sh"}, "echo hi\n", {"#!"}},
-                BadInput{"BadDependency", {"batch", "-d", "afterfoo:1", "--wrap", "true"}, "",
-                        {"--dependency", "afterfoo", "accepted"}},
+                BadInput{"BadDependency",
+                         {"batch", "-d", "afterfoo:1", "--wrap", "true"},
+                         "",
+                         {"--dependency", "afterfoo", "accepted"}},
                 BadInput{"DependencyOnUnknownJob",
-                        {"batch", "-d", "afterok:999999", "--wrap", "true"}, "",
-                        {"--dependency", "999999", "does not exist"}},
-                BadInput{"BadArray", {"batch", "--array=5-2", "--wrap", "true"}, "",
-                        {"--array", "5-2", "accepted"}},
-                BadInput{"BadBegin", {"batch", "--begin", "someday", "--wrap", "true"}, "",
-                        {"--begin", "someday", "accepted"}},
-                BadInput{"AbsurdTime", {"batch", "-t", "99999999-0", "--wrap", "true"}, "",
-                        {"--time", "100 years"}},
+                         {"batch", "-d", "afterok:999999", "--wrap", "true"},
+                         "",
+                         {"--dependency", "999999", "does not exist"}},
+                BadInput{"BadArray",
+                         {"batch", "--array=5-2", "--wrap", "true"},
+                         "",
+                         {"--array", "5-2", "accepted"}},
+                BadInput{"BadBegin",
+                         {"batch", "--begin", "someday", "--wrap", "true"},
+                         "",
+                         {"--begin", "someday", "accepted"}},
+                BadInput{"AbsurdTime",
+                         {"batch", "-t", "99999999-0", "--wrap", "true"},
+                         "",
+                         {"--time", "100 years"}},
                 BadInput{"RunUnknownOption", {"run", "--bogus", "true"}, "", {"--bogus"}},
                 BadInput{"RunBadTime", {"run", "-t", "soon", "true"}, "", {"--time", "soon"}}),
         [](const ::testing::TestParamInfo<BadInput>& p) { return p.param.name; });

@@ -1,14 +1,14 @@
 // End to end through the CLI on a real 2-node local instance: batch jobs, steps, cancel,
 // time limits.
-#include <gtest/gtest.h>
-#include <signal.h>
-
 #include <algorithm>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <signal.h>
 
 #include "tests/fixtures/local_cluster.h"
 
@@ -29,16 +29,20 @@ std::string read_file(const std::string& path) {
 class ClusterTest : public ::testing::Test {
 protected:
     static void SetUpTestSuite() { cluster_ = new LocalCluster(2); }
+
     static void TearDownTestSuite() {
         delete cluster_;
         cluster_ = nullptr;
     }
+
     void SetUp() override { ASSERT_TRUE(cluster_->up()) << "the local instance did not start"; }
+
     void TearDown() override {
         if (HasFailure()) {
             cluster_->dump_logs();
         }
     }
+
     static LocalCluster* cluster_;
 };
 
@@ -54,8 +58,8 @@ TEST_F(ClusterTest, BatchJobWritesItsOutputFileAndExitCode) {
     uint64_t id = submitted_id(submitted);
     ASSERT_GT(id, 0u);
     EXPECT_EQ(cluster_->wait_final_state(id, std::chrono::seconds(30)), "FAILED");
-    std::string output = read_file(cluster_->work_dir() + "/out-" + std::to_string(id)
-            + "-exit3.txt");
+    std::string output =
+            read_file(cluster_->work_dir() + "/out-" + std::to_string(id) + "-exit3.txt");
     EXPECT_EQ(output, "job " + std::to_string(id) + " on node1\noops\n");
     CommandResult acct = cluster_->cohort({"acct", "-j", std::to_string(id)});
     EXPECT_NE(acct.out.find("3:0"), std::string::npos) << acct.out;
@@ -67,14 +71,14 @@ TEST_F(ClusterTest, SuccessfulBatchJobIsCompleted) {
     ASSERT_EQ(submitted.out.rfind("Submitted batch job ", 0), 0u) << submitted.out;
     uint64_t id = std::strtoull(submitted.out.c_str() + 20, nullptr, 10);
     EXPECT_EQ(cluster_->wait_final_state(id, std::chrono::seconds(30)), "COMPLETED");
-    EXPECT_EQ(read_file(cluster_->work_dir() + "/slurm-" + std::to_string(id) + ".out"),
-            "done\n");
+    EXPECT_EQ(read_file(cluster_->work_dir() + "/slurm-" + std::to_string(id) + ".out"), "done\n");
 }
 
 TEST_F(ClusterTest, TwoNodeStepSeesDistinctRanksAndTheRightVariables) {
-    CommandResult run = cluster_->cohort({"run", "-N2", "-n4", "-l", "sh", "-c",
-            "echo $RANK $WORLD_SIZE $LOCAL_RANK $MASTER_ADDR $MASTER_PORT $SLURM_PROCID "
-            "$SLURM_NODEID $SLURM_NTASKS"});
+    CommandResult run = cluster_->cohort(
+            {"run", "-N2", "-n4", "-l", "sh", "-c",
+             "echo $RANK $WORLD_SIZE $LOCAL_RANK $MASTER_ADDR $MASTER_PORT $SLURM_PROCID "
+             "$SLURM_NODEID $SLURM_NTASKS"});
     ASSERT_EQ(run.exit_code, 0) << run.err;
     std::set<std::string> ranks;
     std::set<std::string> ports;
@@ -104,17 +108,16 @@ TEST_F(ClusterTest, StepReturnsTheHighestExitCode) {
 }
 
 TEST_F(ClusterTest, StepInsideABatchJobUsesItsAllocation) {
-    CommandResult submitted = cluster_->cohort({"batch", "--parsable", "-N2", "-n4", "-o",
-            "inner-%j.out", "--wrap",
-            std::string(cohort_binary()) + " run -l sh -c 'echo $SLURM_JOB_ID.$SLURM_STEP_ID'"});
+    CommandResult submitted = cluster_->cohort(
+            {"batch", "--parsable", "-N2", "-n4", "-o", "inner-%j.out", "--wrap",
+             std::string(cohort_binary()) + " run -l sh -c 'echo $SLURM_JOB_ID.$SLURM_STEP_ID'"});
     ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
     uint64_t id = submitted_id(submitted);
     EXPECT_EQ(cluster_->wait_final_state(id, std::chrono::seconds(30)), "COMPLETED");
-    std::string output = read_file(cluster_->work_dir() + "/inner-" + std::to_string(id)
-            + ".out");
+    std::string output = read_file(cluster_->work_dir() + "/inner-" + std::to_string(id) + ".out");
     for (int rank = 0; rank < 4; ++rank) {
         EXPECT_NE(output.find(std::to_string(rank) + ": " + std::to_string(id) + ".0"),
-                std::string::npos)
+                  std::string::npos)
                 << output;
     }
 }
@@ -127,13 +130,13 @@ TEST_F(ClusterTest, AStepWaitsForTheCpusOfRunningStepsUnlessItOverlaps) {
             + run + " -n1 --overlap echo overlapping\n"
             + run + " -n1 echo waited\n"
             "wait\n";
-    CommandResult submitted = cluster_->cohort({"batch", "--parsable", "-N1", "-n2", "-o",
-            "steps-%j.out", "--wrap", script});
+    CommandResult submitted = cluster_->cohort(
+            {"batch", "--parsable", "-N1", "-n2", "-o", "steps-%j.out", "--wrap", script});
     ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
     uint64_t id = submitted_id(submitted);
     EXPECT_EQ(cluster_->wait_final_state(id, std::chrono::seconds(60)), "COMPLETED");
-    const std::string output = read_file(cluster_->work_dir() + "/steps-" + std::to_string(id)
-            + ".out");
+    const std::string output =
+            read_file(cluster_->work_dir() + "/steps-" + std::to_string(id) + ".out");
     const size_t overlapping = output.find("overlapping");
     const size_t first = output.find("first done");
     const size_t waited = output.find("waited");
@@ -154,8 +157,8 @@ TEST_F(ClusterTest, MissingProgramFailsTheStepWithAClearError) {
 
 TEST_F(ClusterTest, CancelKillsTheRunningJobsProcesses) {
     const std::string pid_file = cluster_->work_dir() + "/sleeper.pid";
-    CommandResult submitted = cluster_->cohort({"batch", "--parsable", "--wrap",
-            "sleep 300 & echo $! > " + pid_file + "; wait"});
+    CommandResult submitted = cluster_->cohort(
+            {"batch", "--parsable", "--wrap", "sleep 300 & echo $! > " + pid_file + "; wait"});
     ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
     uint64_t id = submitted_id(submitted);
     pid_t pid = 0;
@@ -177,11 +180,11 @@ TEST_F(ClusterTest, CancelKillsTheRunningJobsProcesses) {
 }
 
 TEST_F(ClusterTest, TimeLimitEndsTheJobAsTimeout) {
-    CommandResult submitted = cluster_->cohort({"batch", "--parsable", "-t", "0:02", "--wrap",
-            "sleep 120"});
+    CommandResult submitted =
+            cluster_->cohort({"batch", "--parsable", "-t", "0:02", "--wrap", "sleep 120"});
     ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
     EXPECT_EQ(cluster_->wait_final_state(submitted_id(submitted), std::chrono::seconds(30)),
-            "TIMEOUT");
+              "TIMEOUT");
 }
 
 TEST_F(ClusterTest, HeldJobWaitsUntilReleased) {
@@ -212,14 +215,14 @@ TEST_F(ClusterTest, RepeatedIdsInOneCancelAreHarmless) {
     CommandResult cancelled = cluster_->cohort({"cancel", id, id});
     EXPECT_EQ(cancelled.exit_code, 0) << cancelled.err;
     EXPECT_EQ(cluster_->wait_final_state(submitted_id(submitted), std::chrono::seconds(30)),
-            "CANCELLED");
+              "CANCELLED");
     EXPECT_EQ(cluster_->cohort({"queue"}).exit_code, 0);  // the controller is still there
 }
 
 TEST_F(ClusterTest, CancellingAWaitingRunEndsTheClient) {
     // Fill both nodes, then a `cohort run` must wait; cancelling it ends the client.
-    CommandResult filler = cluster_->cohort({"batch", "--parsable", "-N2", "-n4", "-t", "1:00",
-            "--wrap", "sleep 60"});
+    CommandResult filler = cluster_->cohort(
+            {"batch", "--parsable", "-N2", "-n4", "-t", "1:00", "--wrap", "sleep 60"});
     ASSERT_EQ(filler.exit_code, 0) << filler.err;
     CommandResult waiting;
     std::thread client([&] {
@@ -245,14 +248,16 @@ TEST_F(ClusterTest, CancellingAWaitingRunEndsTheClient) {
     EXPECT_NE(waiting.err.find("cancelled while pending"), std::string::npos) << waiting.err;
     cluster_->cohort({"cancel", std::to_string(submitted_id(filler))});
     EXPECT_EQ(cluster_->wait_final_state(submitted_id(filler), std::chrono::seconds(30)),
-            "CANCELLED");
+              "CANCELLED");
 }
 
 TEST_F(ClusterTest, CtrlCIsForwardedToTheTasks) {
     // A non-interactive sh ignores SIGINT in background jobs; cohort run installs its own.
-    CommandResult result = run_command({"sh", "-c",
-            cohort_binary() + " run -n2 sleep 60 & pid=$!; sleep 1; kill -INT $pid; wait $pid; "
-            "echo rc=$?"},
+    CommandResult result = run_command(
+            {"sh", "-c",
+             cohort_binary()
+                     + " run -n2 sleep 60 & pid=$!; sleep 1; kill -INT $pid; wait $pid; "
+                       "echo rc=$?"},
             cluster_->conf(), std::chrono::seconds(30), cluster_->work_dir());
     EXPECT_NE(result.out.find("rc=130"), std::string::npos) << result.out << result.err;
     EXPECT_NE(result.err.find("interrupt"), std::string::npos) << result.err;
@@ -270,14 +275,14 @@ TEST_F(ClusterTest, DependencyChainRunsInOrderAndImpossibleOnesAreCancelled) {
     std::string b = submit({"-d", "afterok:" + a, "--wrap", "echo B >> " + order});
     std::string c = submit({"--dependency=afterok:" + b, "--wrap", "echo C >> " + order});
     std::string never = submit({"-d", "afternotok:" + a, "--wrap", "true"});
-    std::string kept = submit({"-d", "afternotok:" + a, "--kill-on-invalid-dep", "no", "--wrap",
-            "true"});
+    std::string kept =
+            submit({"-d", "afternotok:" + a, "--kill-on-invalid-dep", "no", "--wrap", "true"});
     CommandResult queue = cluster_->cohort({"queue"});
     EXPECT_NE(queue.out.find("(Dependency)"), std::string::npos) << queue.out;
     EXPECT_EQ(cluster_->wait_final_state(std::stoull(c), std::chrono::seconds(30)), "COMPLETED");
     EXPECT_EQ(read_file(order), "A\nB\nC\n");
     EXPECT_EQ(cluster_->wait_final_state(std::stoull(never), std::chrono::seconds(30)),
-            "CANCELLED");
+              "CANCELLED");
     CommandResult shown = cluster_->cohort({"show", "job", never});
     EXPECT_NE(shown.out.find("Reason=DependencyNeverSatisfied"), std::string::npos) << shown.out;
     CommandResult kept_job = cluster_->cohort({"queue", "--json"});
@@ -288,19 +293,20 @@ TEST_F(ClusterTest, DependencyChainRunsInOrderAndImpossibleOnesAreCancelled) {
 TEST_F(ClusterTest, ArrayTasksRunWithTheirIndexAndTheThrottleHolds) {
     // Six tasks, at most two at once; each logs when it ran. The cluster has room for four.
     const std::string log = cluster_->work_dir() + "/array-times.txt";
-    CommandResult submitted = cluster_->cohort({"batch", "--parsable", "--array=0-5%2", "-o",
-            "arr-%A_%a.out", "--wrap",
-            "s=$(date +%s.%N); echo $SLURM_ARRAY_JOB_ID $SLURM_ARRAY_TASK_ID "
-            "$SLURM_ARRAY_TASK_COUNT; sleep 0.5; echo $s $(date +%s.%N) >> " + log});
+    CommandResult submitted = cluster_->cohort(
+            {"batch", "--parsable", "--array=0-5%2", "-o", "arr-%A_%a.out", "--wrap",
+             "s=$(date +%s.%N); echo $SLURM_ARRAY_JOB_ID $SLURM_ARRAY_TASK_ID "
+             "$SLURM_ARRAY_TASK_COUNT; sleep 0.5; echo $s $(date +%s.%N) >> "
+                     + log});
     ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
     const uint64_t array_id = submitted_id(submitted);
     CommandResult queue = cluster_->cohort({"queue"});
     EXPECT_NE(queue.out.find(std::to_string(array_id) + "_5"), std::string::npos) << queue.out;
     for (uint64_t task = 0; task < 6; ++task) {
         EXPECT_EQ(cluster_->wait_final_state(array_id + task, std::chrono::seconds(60)),
-                "COMPLETED");
+                  "COMPLETED");
         std::string output = read_file(cluster_->work_dir() + "/arr-" + std::to_string(array_id)
-                + "_" + std::to_string(task) + ".out");
+                                       + "_" + std::to_string(task) + ".out");
         EXPECT_EQ(output, std::to_string(array_id) + " " + std::to_string(task) + " 6\n");
     }
     // At no instant did three tasks overlap.
@@ -323,44 +329,46 @@ TEST_F(ClusterTest, ArrayTasksRunWithTheirIndexAndTheThrottleHolds) {
 }
 
 TEST_F(ClusterTest, CancellingAnArrayIdCancelsEveryTask) {
-    CommandResult submitted = cluster_->cohort({"batch", "--parsable", "-H", "--array=1-3",
-            "--wrap", "true"});
+    CommandResult submitted =
+            cluster_->cohort({"batch", "--parsable", "-H", "--array=1-3", "--wrap", "true"});
     ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
     const uint64_t array_id = submitted_id(submitted);
     ASSERT_EQ(cluster_->cohort({"cancel", std::to_string(array_id)}).exit_code, 0);
     for (uint64_t task = 0; task < 3; ++task) {
         EXPECT_EQ(cluster_->wait_final_state(array_id + task, std::chrono::seconds(30)),
-                "CANCELLED");
+                  "CANCELLED");
     }
 }
 
 TEST_F(ClusterTest, BeginTimeHoldsAJobBack) {
-    CommandResult submitted = cluster_->cohort({"batch", "--parsable", "--begin", "now+2",
-            "--wrap", "true"});
+    CommandResult submitted =
+            cluster_->cohort({"batch", "--parsable", "--begin", "now+2", "--wrap", "true"});
     ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
     const uint64_t id = submitted_id(submitted);
     CommandResult queue = cluster_->cohort({"queue"});
     EXPECT_NE(queue.out.find("(BeginTime)"), std::string::npos) << queue.out;
     EXPECT_EQ(cluster_->wait_final_state(id, std::chrono::seconds(30)), "COMPLETED");
-    auto doc = nlohmann::json::parse(cluster_->cohort({"acct", "-j", std::to_string(id),
-            "--json"}).out);
+    auto doc = nlohmann::json::parse(
+            cluster_->cohort({"acct", "-j", std::to_string(id), "--json"}).out);
     const auto& job = doc["jobs"][0];
     EXPECT_GE(job["start_time"]["number"].get<int64_t>(),
-            job["eligible_time"]["number"].get<int64_t>());
-    EXPECT_GE(job["eligible_time"]["number"].get<int64_t>() - job["submit_time"]["number"].get<int64_t>(), 1);
+              job["eligible_time"]["number"].get<int64_t>());
+    EXPECT_GE(job["eligible_time"]["number"].get<int64_t>()
+                      - job["submit_time"]["number"].get<int64_t>(),
+              1);
 }
 
 TEST_F(ClusterTest, QueueStartShowsTheBackfillPlan) {
     // Both nodes busy for at most 60 s; the next whole-cluster job is planned at that end.
-    CommandResult filler = cluster_->cohort({"batch", "--parsable", "-N2", "-n4", "-t", "1:00",
-            "--wrap", "sleep 60"});
+    CommandResult filler = cluster_->cohort(
+            {"batch", "--parsable", "-N2", "-n4", "-t", "1:00", "--wrap", "sleep 60"});
     ASSERT_EQ(filler.exit_code, 0) << filler.err;
     const uint64_t filler_id = submitted_id(filler);
     for (int i = 0; i < 100 && cluster_->job_state(filler_id) != "RUNNING"; ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    CommandResult next = cluster_->cohort({"batch", "--parsable", "-N2", "-n4", "-t", "0:30",
-            "--wrap", "true"});
+    CommandResult next =
+            cluster_->cohort({"batch", "--parsable", "-N2", "-n4", "-t", "0:30", "--wrap", "true"});
     ASSERT_EQ(next.exit_code, 0) << next.err;
     const uint64_t next_id = submitted_id(next);
     nlohmann::json planned;
@@ -377,8 +385,8 @@ TEST_F(ClusterTest, QueueStartShowsTheBackfillPlan) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     ASSERT_FALSE(planned.is_null()) << "no planned start for the waiting job";
-    auto acct = nlohmann::json::parse(cluster_->cohort({"acct", "-j", std::to_string(filler_id),
-            "--json"}).out);
+    auto acct = nlohmann::json::parse(
+            cluster_->cohort({"acct", "-j", std::to_string(filler_id), "--json"}).out);
     const int64_t filler_start = acct["jobs"][0]["start_time"]["number"].get<int64_t>();
     EXPECT_EQ(planned["start_time"]["number"].get<int64_t>(), filler_start + 60);
     EXPECT_EQ(planned["state_reason"], "Resources");
@@ -392,14 +400,14 @@ TEST_F(ClusterTest, QueueStartShowsTheBackfillPlan) {
 TEST_F(ClusterTest, ADependencyOnAnArrayWaitsForEveryTask) {
     const std::string log = cluster_->work_dir() + "/array-dep.txt";
     CommandResult array = cluster_->cohort({"batch", "--parsable", "--array=0-2", "--wrap",
-            "sleep $((SLURM_ARRAY_TASK_ID)); echo task >> " + log});
+                                            "sleep $((SLURM_ARRAY_TASK_ID)); echo task >> " + log});
     ASSERT_EQ(array.exit_code, 0) << array.err;
     const std::string array_id = std::to_string(submitted_id(array));
-    CommandResult after = cluster_->cohort({"batch", "--parsable", "-d", "afterok:" + array_id,
-            "--wrap", "echo after >> " + log});
+    CommandResult after = cluster_->cohort(
+            {"batch", "--parsable", "-d", "afterok:" + array_id, "--wrap", "echo after >> " + log});
     ASSERT_EQ(after.exit_code, 0) << after.err;
     EXPECT_EQ(cluster_->wait_final_state(submitted_id(after), std::chrono::seconds(30)),
-            "COMPLETED");
+              "COMPLETED");
     EXPECT_EQ(read_file(log), "task\ntask\ntask\nafter\n");
 }
 

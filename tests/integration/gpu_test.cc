@@ -1,16 +1,16 @@
 // GPU jobs end to end on a local instance whose agent registers a recorded DGX-2 topology:
 // the chosen GPU sets, what tasks see (CUDA_VISIBLE_DEVICES, bus ids, NIC) and CPU binding.
-#include <gtest/gtest.h>
-#include <sched.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sched.h>
 
 #include "tests/fixtures/local_cluster.h"
 
@@ -76,10 +76,12 @@ protected:
             cluster_ = new LocalCluster(1, {"--topology", fs::absolute(kDgx2).string()});
         }
     }
+
     static void TearDownTestSuite() {
         delete cluster_;
         cluster_ = nullptr;
     }
+
     void SetUp() override {
         ASSERT_NE(cluster_, nullptr) << kDgx2 << " not found (run from the repository root)";
         ASSERT_TRUE(cluster_->up()) << "the local instance did not start";
@@ -87,11 +89,13 @@ protected:
         ASSERT_EQ(topo.exit_code, 0) << topo.err;
         topology_ = nlohmann::json::parse(topo.out);
     }
+
     void TearDown() override {
         if (HasFailure()) {
             cluster_->dump_logs();
         }
     }
+
     const nlohmann::json& gpu(int index) const { return topology_["gpus"][index]; }
 
     static LocalCluster* cluster_;
@@ -116,9 +120,10 @@ TEST_F(GpuTest, NodesTopologyShowsTheRegisteredLayout) {
 // each task's variables name exactly its GPUs' bus ids and the NIC closest to them.
 TEST_F(GpuTest, SecondPairJobGetsAnotherPairUnderOneSwitch) {
     const std::string marker = cluster_->work_dir() + "/first.txt";
-    CommandResult first = cluster_->cohort({"batch", "--parsable", "--gpus-per-node=2", "--wrap",
-            "echo $CUDA_VISIBLE_DEVICES $COHORT_GPU_PCI_BUS_IDS > first.tmp; mv first.tmp "
-            "first.txt; sleep 60"});
+    CommandResult first = cluster_->cohort(
+            {"batch", "--parsable", "--gpus-per-node=2", "--wrap",
+             "echo $CUDA_VISIBLE_DEVICES $COHORT_GPU_PCI_BUS_IDS > first.tmp; mv first.tmp "
+             "first.txt; sleep 60"});
     ASSERT_EQ(first.exit_code, 0) << first.err;
     const std::string first_id = words(first.out).at(0);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -130,9 +135,10 @@ TEST_F(GpuTest, SecondPairJobGetsAnotherPairUnderOneSwitch) {
     std::string line;
     std::getline(in, line);
 
-    CommandResult second = cluster_->cohort({"run", "-N1", "--gpus-per-node=2", "sh", "-c",
-            "echo $CUDA_VISIBLE_DEVICES $COHORT_GPU_PCI_BUS_IDS ${UCX_NET_DEVICES:-none}"
-            " $CUDA_DEVICE_ORDER"});
+    CommandResult second = cluster_->cohort(
+            {"run", "-N1", "--gpus-per-node=2", "sh", "-c",
+             "echo $CUDA_VISIBLE_DEVICES $COHORT_GPU_PCI_BUS_IDS ${UCX_NET_DEVICES:-none}"
+             " $CUDA_DEVICE_ORDER"});
     cluster_->cohort({"cancel", first_id});
     ASSERT_EQ(second.exit_code, 0) << second.err;
 
@@ -169,8 +175,9 @@ TEST_F(GpuTest, SecondPairJobGetsAnotherPairUnderOneSwitch) {
 // The task is bound to CPUs local to its GPU where this machine has them; where it has none
 // of them (the recorded node is bigger than this one) the task runs unbound, not failed.
 TEST_F(GpuTest, TaskIsBoundToCpusLocalToItsGpu) {
-    CommandResult run = cluster_->cohort({"run", "-N1", "--gpus-per-node=1", "--cpus-per-gpu=1",
-            "sh", "-c", "echo $CUDA_VISIBLE_DEVICES; grep Cpus_allowed_list /proc/self/status"});
+    CommandResult run = cluster_->cohort(
+            {"run", "-N1", "--gpus-per-node=1", "--cpus-per-gpu=1", "sh", "-c",
+             "echo $CUDA_VISIBLE_DEVICES; grep Cpus_allowed_list /proc/self/status"});
     ASSERT_EQ(run.exit_code, 0) << run.err;
     const auto got = words(run.out);
     ASSERT_EQ(got.size(), 3u) << run.out;
@@ -183,7 +190,7 @@ TEST_F(GpuTest, TaskIsBoundToCpusLocalToItsGpu) {
     const std::set<int> here = cpus_here();
     std::set<int> usable;
     std::set_intersection(local.begin(), local.end(), here.begin(), here.end(),
-            std::inserter(usable, usable.begin()));
+                          std::inserter(usable, usable.begin()));
     if (usable.empty()) {
         EXPECT_EQ(allowed, here) << "no CPU local to GPU " << g << " exists here: unbound";
     } else {
@@ -198,8 +205,8 @@ TEST_F(GpuTest, GpuTypeMustExistOnSomeNode) {
     CommandResult bad = cluster_->cohort({"run", "-N1", "--gpus-per-node=h100:1", "true"});
     EXPECT_NE(bad.exit_code, 0);
     EXPECT_NE(bad.err.find("h100"), std::string::npos) << bad.err;
-    CommandResult good = cluster_->cohort({"run", "-N1", "--gres=gpu:v100:1", "sh", "-c",
-            "echo $SLURM_GPUS_ON_NODE"});
+    CommandResult good = cluster_->cohort(
+            {"run", "-N1", "--gres=gpu:v100:1", "sh", "-c", "echo $SLURM_GPUS_ON_NODE"});
     ASSERT_EQ(good.exit_code, 0) << good.err;
     EXPECT_EQ(good.out, "1\n");
 }
@@ -213,6 +220,7 @@ protected:
                 2, std::vector<std::string>{"--topology", fs::absolute(kMinsky).string()});
         ASSERT_TRUE(cluster_->up()) << "the local instance did not start";
     }
+
     void TearDown() override {
         if (HasFailure()) {
             cluster_->dump_logs();
@@ -222,9 +230,10 @@ protected:
     // Starts a 1-GPU batch job that sleeps; returns its id and "NODE GPUS" as it saw them.
     std::pair<std::string, std::string> start_one_gpu_job(const std::string& name) {
         const std::string marker = cluster_->work_dir() + "/" + name + ".txt";
-        CommandResult submitted = cluster_->cohort({"batch", "--parsable", "--gpus-per-node=1",
-                "--wrap", "echo $SLURMD_NODENAME $CUDA_VISIBLE_DEVICES > " + name + ".tmp; mv "
-                        + name + ".tmp " + name + ".txt; sleep 120"});
+        CommandResult submitted = cluster_->cohort(
+                {"batch", "--parsable", "--gpus-per-node=1", "--wrap",
+                 "echo $SLURMD_NODENAME $CUDA_VISIBLE_DEVICES > " + name + ".tmp; mv " + name
+                         + ".tmp " + name + ".txt; sleep 120"});
         EXPECT_EQ(submitted.exit_code, 0) << submitted.err;
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
         while (!fs::exists(marker) && std::chrono::steady_clock::now() < deadline) {
@@ -253,12 +262,12 @@ TEST_F(GpuNodeChoiceTest, TwoGpuJobGoesWhereAWholeNvLinkPairIsFree) {
     ASSERT_EQ(jobs[4].second, "node2 0");  // node1 is full
     for (size_t done : {1u, 3u}) {
         cluster_->cohort({"cancel", jobs[done].first});
-        EXPECT_NE(cluster_->wait_final_state(std::stoull(jobs[done].first),
-                          std::chrono::seconds(30)),
+        EXPECT_NE(
+                cluster_->wait_final_state(std::stoull(jobs[done].first), std::chrono::seconds(30)),
                 "");
     }
     CommandResult pair = cluster_->cohort({"run", "-N1", "--gpus-per-node=2", "sh", "-c",
-            "echo $SLURMD_NODENAME $CUDA_VISIBLE_DEVICES"});
+                                           "echo $SLURMD_NODENAME $CUDA_VISIBLE_DEVICES"});
     for (size_t running : {0u, 2u, 4u}) {
         cluster_->cohort({"cancel", jobs[running].first});
     }

@@ -1,12 +1,11 @@
 // A step launch travels down a tree of agents: the client contacts node 0 only, each agent
 // passes the launch on to a few children, and every agent calls the client back.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
+#include <gtest/gtest.h>
 #include <signal.h>
 
 #include "tests/fixtures/local_cluster.h"
@@ -25,7 +24,7 @@ TEST(LaunchTree, FiveNodesWithFanoutTwoLaunchThroughTwoLevels) {
     LocalCluster cluster(5, {"--launch-fanout", "2"});
     ASSERT_TRUE(cluster.up());
     CommandResult result = cluster.cohort({"run", "-N5", "-n10", "-l", "--mpi=none", "sh", "-c",
-            "echo $SLURMD_NODENAME $SLURM_PROCID of $SLURM_NTASKS"});
+                                           "echo $SLURMD_NODENAME $SLURM_PROCID of $SLURM_NTASKS"});
     ASSERT_EQ(result.exit_code, 0) << result.err;
     std::istringstream lines(result.out);
     std::vector<std::string> seen;
@@ -41,9 +40,9 @@ TEST(LaunchTree, FiveNodesWithFanoutTwoLaunchThroughTwoLevels) {
     EXPECT_NE(root.find("launch passed on to node2 (1 nodes below it)"), std::string::npos);
     EXPECT_NE(root.find("launch passed on to node4 (1 nodes below it)"), std::string::npos);
     EXPECT_NE(log_of(cluster, "node2").find("launch passed on to node3 (0 nodes below it)"),
-            std::string::npos);
+              std::string::npos);
     EXPECT_NE(log_of(cluster, "node4").find("launch passed on to node5 (0 nodes below it)"),
-            std::string::npos);
+              std::string::npos);
     // An MPI step over the same tree: every step manager gets the peer table.
     result = cluster.cohort({"run", "-N5", "-n5", COHORT_MPI_PROGRAMS "/allreduce_ompi"});
     ASSERT_EQ(result.exit_code, 0) << result.err;
@@ -68,13 +67,13 @@ TEST(LaunchTree, AnAgentThatCannotBeReachedIsNamed) {
     pid_file >> pid;
     ASSERT_GT(pid, 0);
     kill(pid, SIGSTOP);
-    CommandResult result = run_command({"/bin/sh", "-c", "SLURM_JOB_ID=" + id
-            + " COHORT_LAUNCH_TIMEOUT=3 " + cohort_binary() + " run -N3 true"},
-            cluster.conf(), std::chrono::seconds(60));
+    CommandResult result = run_command({"/bin/sh", "-c",
+                                        "SLURM_JOB_ID=" + id + " COHORT_LAUNCH_TIMEOUT=3 "
+                                                + cohort_binary() + " run -N3 true"},
+                                       cluster.conf(), std::chrono::seconds(60));
     kill(pid, SIGCONT);
     EXPECT_NE(result.exit_code, 0);
-    EXPECT_NE(result.err.find("no answer to the launch within 3 s from node3"),
-            std::string::npos)
+    EXPECT_NE(result.err.find("no answer to the launch within 3 s from node3"), std::string::npos)
             << result.err;
 }
 

@@ -1,22 +1,22 @@
 // Real ranks through the PMIx-native launch path on a 2-node local instance: Open MPI,
 // mpi4py and PyTorch (gloo) bootstrap with no wrapper, MPI_Abort ends the step with its
 // status, and a rank that never joins the PMIx wire-up fails the step in bounded time.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include <gtest/gtest.h>
+
 #include "tests/fixtures/local_cluster.h"
 
 namespace cohort::testing {
 namespace {
 
-const std::string kPrograms = COHORT_MPI_PROGRAMS;      // built by tests/mpi
-const std::string kScripts = COHORT_MPI_SOURCES;        // the Python programs
-const std::string kPython = "/usr/bin/python3";         // Debian's, with mpi4py and torch
+const std::string kPrograms = COHORT_MPI_PROGRAMS;  // built by tests/mpi
+const std::string kScripts = COHORT_MPI_SOURCES;    // the Python programs
+const std::string kPython = "/usr/bin/python3";     // Debian's, with mpi4py and torch
 
 std::vector<std::string> sorted_lines(const std::string& text) {
     std::vector<std::string> lines;
@@ -31,16 +31,20 @@ std::vector<std::string> sorted_lines(const std::string& text) {
 class MpiLaunchTest : public ::testing::Test {
 protected:
     static void SetUpTestSuite() { cluster_ = new LocalCluster(2); }
+
     static void TearDownTestSuite() {
         delete cluster_;
         cluster_ = nullptr;
     }
+
     void SetUp() override { ASSERT_TRUE(cluster_->up()) << "the local instance did not start"; }
+
     void TearDown() override {
         if (HasFailure()) {
             cluster_->dump_logs();
         }
     }
+
     static CommandResult run(const std::vector<std::string>& args) {
         return cluster_->cohort(args, std::chrono::seconds(120));
     }
@@ -54,34 +58,35 @@ TEST_F(MpiLaunchTest, OpenMpiRanksOnOneNodeAllreduce) {
     CommandResult result = run({"run", "-N1", "-n2", kPrograms + "/allreduce_ompi"});
     ASSERT_EQ(result.exit_code, 0) << result.err;
     EXPECT_EQ(sorted_lines(result.out),
-            (std::vector<std::string>{"rank 0 of 2 sum 1", "rank 1 of 2 sum 1"}));
+              (std::vector<std::string>{"rank 0 of 2 sum 1", "rank 1 of 2 sum 1"}));
 }
 
 TEST_F(MpiLaunchTest, OpenMpiRanksOverTwoNodesAllreduce) {
     CommandResult result = run({"run", "-N2", "-n4", kPrograms + "/allreduce_ompi"});
     ASSERT_EQ(result.exit_code, 0) << result.err;
     EXPECT_EQ(sorted_lines(result.out),
-            (std::vector<std::string>{"rank 0 of 4 sum 6", "rank 1 of 4 sum 6",
-                    "rank 2 of 4 sum 6", "rank 3 of 4 sum 6"}));
+              (std::vector<std::string>{"rank 0 of 4 sum 6", "rank 1 of 4 sum 6",
+                                        "rank 2 of 4 sum 6", "rank 3 of 4 sum 6"}));
 }
 
 TEST_F(MpiLaunchTest, OpenMpiRanksFenceOverUcx) {
     // The step managers exchange the modex over UCX (its TCP and shared-memory transports).
-    CommandResult result = run({"run", "-N2", "-n4", "--pmix-transport=ucx",
-            kPrograms + "/allreduce_ompi"});
+    CommandResult result =
+            run({"run", "-N2", "-n4", "--pmix-transport=ucx", kPrograms + "/allreduce_ompi"});
     ASSERT_EQ(result.exit_code, 0) << result.err;
     EXPECT_EQ(sorted_lines(result.out),
-            (std::vector<std::string>{"rank 0 of 4 sum 6", "rank 1 of 4 sum 6",
-                    "rank 2 of 4 sum 6", "rank 3 of 4 sum 6"}));
+              (std::vector<std::string>{"rank 0 of 4 sum 6", "rank 1 of 4 sum 6",
+                                        "rank 2 of 4 sum 6", "rank 3 of 4 sum 6"}));
 }
 
 TEST_F(MpiLaunchTest, AsyncModexFetchesRemoteRanksThroughDirectModex) {
     // No data in the wire-up fence: each rank's first touch of a remote rank asks its node's
     // step manager, which fetches the blob from the remote one (direct modex).
     for (const char* transport : {"tcp", "ucx"}) {
-        CommandResult result = run({"run", "-N2", "-n4", std::string("--pmix-transport=") + transport,
-                "--export=ALL,OMPI_MCA_pmix_base_async_modex=1,OMPI_MCA_pmix_base_collect_data=0",
-                kPrograms + "/allreduce_ompi"});
+        CommandResult result = run(
+                {"run", "-N2", "-n4", std::string("--pmix-transport=") + transport,
+                 "--export=ALL,OMPI_MCA_pmix_base_async_modex=1,OMPI_MCA_pmix_base_collect_data=0",
+                 kPrograms + "/allreduce_ompi"});
         ASSERT_EQ(result.exit_code, 0) << transport << ": " << result.err;
         EXPECT_EQ(sorted_lines(result.out).back(), "rank 3 of 4 sum 6") << transport;
     }
@@ -91,126 +96,120 @@ TEST_F(MpiLaunchTest, MpiAbortEndsTheStepWithItsStatusOnEveryNode) {
     // Rank 1 aborts with 7 once every rank has passed the barrier.
     CommandResult result = run({"run", "-N2", "-n4", kPrograms + "/allreduce_ompi", "1"});
     EXPECT_EQ(result.exit_code, 7) << result.err;
-    EXPECT_NE(result.err.find("aborted by rank 1 with status 7"), std::string::npos)
-            << result.err;
+    EXPECT_NE(result.err.find("aborted by rank 1 with status 7"), std::string::npos) << result.err;
     // Open MPI's own explanation arrives through the PMIx log call.
-    EXPECT_NE(result.err.find("MPI_ABORT was invoked on rank 1"), std::string::npos)
-            << result.err;
+    EXPECT_NE(result.err.find("MPI_ABORT was invoked on rank 1"), std::string::npos) << result.err;
 }
 
 TEST_F(MpiLaunchTest, Mpi4pyAllreduce) {
     CommandResult result = run({"run", "-N2", "-n4", kPython, kScripts + "/mpi4py_allreduce.py"});
     ASSERT_EQ(result.exit_code, 0) << result.err;
     EXPECT_EQ(sorted_lines(result.out),
-            (std::vector<std::string>{"mpi4py rank 0 of 4 sum 6", "mpi4py rank 1 of 4 sum 6",
-                    "mpi4py rank 2 of 4 sum 6", "mpi4py rank 3 of 4 sum 6"}));
+              (std::vector<std::string>{"mpi4py rank 0 of 4 sum 6", "mpi4py rank 1 of 4 sum 6",
+                                        "mpi4py rank 2 of 4 sum 6", "mpi4py rank 3 of 4 sum 6"}));
 }
 
 TEST_F(MpiLaunchTest, PyTorchDistributedDataParallelOverGloo) {
     CommandResult result = run({"run", "-N2", "-n4", kPython, kScripts + "/torch_ddp.py"});
     ASSERT_EQ(result.exit_code, 0) << result.err;
     EXPECT_EQ(sorted_lines(result.out),
-            (std::vector<std::string>{"torch rank 0 of 4 local 0 sum 6",
-                    "torch rank 1 of 4 local 1 sum 6", "torch rank 2 of 4 local 0 sum 6",
-                    "torch rank 3 of 4 local 1 sum 6"}));
+              (std::vector<std::string>{
+                      "torch rank 0 of 4 local 0 sum 6", "torch rank 1 of 4 local 1 sum 6",
+                      "torch rank 2 of 4 local 0 sum 6", "torch rank 3 of 4 local 1 sum 6"}));
 }
 
 TEST_F(MpiLaunchTest, MpichRanksOverPmi1) {
-    CommandResult result = run({"run", "-N2", "-n4", "--mpi=pmi1",
-            kPrograms + "/allreduce_mpich"});
+    CommandResult result = run({"run", "-N2", "-n4", "--mpi=pmi1", kPrograms + "/allreduce_mpich"});
     ASSERT_EQ(result.exit_code, 0) << result.err;
     EXPECT_EQ(sorted_lines(result.out),
-            (std::vector<std::string>{"rank 0 of 4 sum 6", "rank 1 of 4 sum 6",
-                    "rank 2 of 4 sum 6", "rank 3 of 4 sum 6"}));
+              (std::vector<std::string>{"rank 0 of 4 sum 6", "rank 1 of 4 sum 6",
+                                        "rank 2 of 4 sum 6", "rank 3 of 4 sum 6"}));
 }
 
 TEST_F(MpiLaunchTest, MpichRanksTalkOverTheSocketTheyInheritAsPmiFd) {
     // Without PMI_PORT and PMI_ID, MPICH can only use PMI_FD: a socket only its rank holds.
     CommandResult fd = run({"run", "-N2", "-n2", "--mpi=pmi1", "sh", "-c",
-            "readlink /proc/self/fd/$PMI_FD | cut -d: -f1"});
+                            "readlink /proc/self/fd/$PMI_FD | cut -d: -f1"});
     ASSERT_EQ(fd.exit_code, 0) << fd.err;
     EXPECT_EQ(fd.out, "socket\nsocket\n");
     CommandResult result = run({"run", "-N2", "-n4", "--mpi=pmi1", "sh", "-c",
-            "unset PMI_PORT PMI_ID; exec " + kPrograms + "/allreduce_mpich"});
+                                "unset PMI_PORT PMI_ID; exec " + kPrograms + "/allreduce_mpich"});
     ASSERT_EQ(result.exit_code, 0) << result.err;
     EXPECT_EQ(sorted_lines(result.out),
-            (std::vector<std::string>{"rank 0 of 4 sum 6", "rank 1 of 4 sum 6",
-                    "rank 2 of 4 sum 6", "rank 3 of 4 sum 6"}));
+              (std::vector<std::string>{"rank 0 of 4 sum 6", "rank 1 of 4 sum 6",
+                                        "rank 2 of 4 sum 6", "rank 3 of 4 sum 6"}));
 }
 
 TEST_F(MpiLaunchTest, MpichRanksOverPmi1WithUcxBarriers) {
     CommandResult result = run({"run", "-N2", "-n4", "--mpi=pmi1", "--pmix-transport=ucx",
-            kPrograms + "/allreduce_mpich"});
+                                kPrograms + "/allreduce_mpich"});
     ASSERT_EQ(result.exit_code, 0) << result.err;
     EXPECT_EQ(sorted_lines(result.out).size(), 4u);
 }
 
 TEST_F(MpiLaunchTest, MpichAbortOverPmi1EndsTheStepWithItsStatus) {
-    CommandResult result = run({"run", "-N2", "-n4", "--mpi=pmi1",
-            kPrograms + "/allreduce_mpich", "2"});
+    CommandResult result =
+            run({"run", "-N2", "-n4", "--mpi=pmi1", kPrograms + "/allreduce_mpich", "2"});
     EXPECT_EQ(result.exit_code, 7) << result.err;
-    EXPECT_NE(result.err.find("aborted by rank 2 with status 7"), std::string::npos)
-            << result.err;
+    EXPECT_NE(result.err.find("aborted by rank 2 with status 7"), std::string::npos) << result.err;
 }
 
 TEST_F(MpiLaunchTest, Pmi2ClientsPutFenceAndGetAcrossNodes) {
     // A PMI-2 client written from the wire format (Debian's MPICH has only the PMI-1 one).
-    CommandResult result = run({"run", "-N2", "-n4", "--mpi=pmi2", kPython,
-            kScripts + "/pmi_client.py", "pmi2"});
+    CommandResult result =
+            run({"run", "-N2", "-n4", "--mpi=pmi2", kPython, kScripts + "/pmi_client.py", "pmi2"});
     ASSERT_EQ(result.exit_code, 0) << result.err;
     EXPECT_EQ(sorted_lines(result.out),
-            (std::vector<std::string>{
-                    "pmi2 rank 0 of 4 got hello;from=1 map (vector,(0,2,2))",
-                    "pmi2 rank 1 of 4 got hello;from=2 map (vector,(0,2,2))",
-                    "pmi2 rank 2 of 4 got hello;from=3 map (vector,(0,2,2))",
-                    "pmi2 rank 3 of 4 got hello;from=0 map (vector,(0,2,2))"}));
+              (std::vector<std::string>{"pmi2 rank 0 of 4 got hello;from=1 map (vector,(0,2,2))",
+                                        "pmi2 rank 1 of 4 got hello;from=2 map (vector,(0,2,2))",
+                                        "pmi2 rank 2 of 4 got hello;from=3 map (vector,(0,2,2))",
+                                        "pmi2 rank 3 of 4 got hello;from=0 map (vector,(0,2,2))"}));
 }
 
 TEST_F(MpiLaunchTest, Pmi2AbortEndsTheStep) {
     CommandResult result = run({"run", "-N2", "-n2", "--mpi=pmi2", kPython,
-            kScripts + "/pmi_client.py", "pmi2-abort"});
+                                kScripts + "/pmi_client.py", "pmi2-abort"});
     EXPECT_NE(result.exit_code, 0);
     EXPECT_NE(result.err.find("aborted by rank 1 with status 1: rank 1 gives up"),
-            std::string::npos)
+              std::string::npos)
             << result.err;
 }
 
 TEST_F(MpiLaunchTest, MpichRanksUnderPmi2SpeakPmi1OnTheSamePort) {
     // Debian's MPICH 4.0.2 has only the PMI-1 client: --mpi=pmi2 serves it too, as Slurm's
     // pmi2 plugin does.
-    CommandResult result = run({"run", "-N2", "-n4", "--mpi=pmi2",
-            kPrograms + "/allreduce_mpich"});
+    CommandResult result = run({"run", "-N2", "-n4", "--mpi=pmi2", kPrograms + "/allreduce_mpich"});
     ASSERT_EQ(result.exit_code, 0) << result.err;
     EXPECT_EQ(sorted_lines(result.out),
-            (std::vector<std::string>{"rank 0 of 4 sum 6", "rank 1 of 4 sum 6",
-                    "rank 2 of 4 sum 6", "rank 3 of 4 sum 6"}));
+              (std::vector<std::string>{"rank 0 of 4 sum 6", "rank 1 of 4 sum 6",
+                                        "rank 2 of 4 sum 6", "rank 3 of 4 sum 6"}));
 }
 
 TEST_F(MpiLaunchTest, APmiConnectionWithAWrongIdIsRefusedAndTheStepCarriesOn) {
     // Before MPICH starts, rank 0 connects to its PMI port with a wrong PMI_ID.
     CommandResult result = run({"run", "-N2", "-n2", "--mpi=pmi1", "sh", "-c",
-            "if [ \"$SLURM_PROCID\" = 0 ]; then " + kPython + " " + kScripts
-                    + "/pmi_client.py pmi1-wrong-id; fi; exec " + kPrograms
-                    + "/allreduce_mpich"});
+                                "if [ \"$SLURM_PROCID\" = 0 ]; then " + kPython + " " + kScripts
+                                        + "/pmi_client.py pmi1-wrong-id; fi; exec " + kPrograms
+                                        + "/allreduce_mpich"});
     ASSERT_EQ(result.exit_code, 0) << result.err;
     EXPECT_EQ(sorted_lines(result.out),
-            (std::vector<std::string>{"intruder got 'cmd=initack rc=-1 "
-                                      "msg=refused:_PMI_ID_is_not_one_of_this_step's_ranks_on_"
-                                      "this_node' closed=True",
-                    "rank 0 of 2 sum 1", "rank 1 of 2 sum 1"}));
+              (std::vector<std::string>{"intruder got 'cmd=initack rc=-1 "
+                                        "msg=refused:_PMI_ID_is_not_one_of_this_step's_ranks_on_"
+                                        "this_node' closed=True",
+                                        "rank 0 of 2 sum 1", "rank 1 of 2 sum 1"}));
 }
 
 TEST_F(MpiLaunchTest, ARankThatNeverJoinsFailsTheStepInBoundedTime) {
     // Rank 1 is no PMIx client at all: rank 0 waits in the wire-up fence for node 2.
     const auto started = std::chrono::steady_clock::now();
-    CommandResult result = run({"run", "-N2", "-n2", "--export=ALL,COHORT_PMIX_TIMEOUT=3", "sh",
-            "-c", "if [ \"$SLURM_PROCID\" = 1 ]; then sleep 60; else exec " + kPrograms
-                    + "/allreduce_ompi; fi"});
+    CommandResult result =
+            run({"run", "-N2", "-n2", "--export=ALL,COHORT_PMIX_TIMEOUT=3", "sh", "-c",
+                 "if [ \"$SLURM_PROCID\" = 1 ]; then sleep 60; else exec " + kPrograms
+                         + "/allreduce_ompi; fi"});
     const auto took = std::chrono::steady_clock::now() - started;
     EXPECT_NE(result.exit_code, 0);
     EXPECT_LT(took, std::chrono::seconds(30));
-    EXPECT_NE(result.err.find("timed out after 3 s: no contribution from node2"),
-            std::string::npos)
+    EXPECT_NE(result.err.find("timed out after 3 s: no contribution from node2"), std::string::npos)
             << result.err;
     EXPECT_NE(result.err.find("try --mpi=pmi1 for MPICH, or --mpi=none"), std::string::npos)
             << result.err;
@@ -220,15 +219,15 @@ TEST_F(MpiLaunchTest, AHungMpiStepIsEndedByItsTimeLimit) {
     // Rank 0 waits in MPI_Init's fence for rank 1, which hangs: the time limit ends both.
     const auto started = std::chrono::steady_clock::now();
     CommandResult result = run({"run", "-N2", "-n2", "-t", "0:03", "sh", "-c",
-            "if [ \"$SLURM_PROCID\" = 1 ]; then sleep 120; else exec " + kPrograms
-                    + "/allreduce_ompi; fi"});
+                                "if [ \"$SLURM_PROCID\" = 1 ]; then sleep 120; else exec "
+                                        + kPrograms + "/allreduce_ompi; fi"});
     EXPECT_NE(result.exit_code, 0);
     EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(40));
 }
 
 TEST_F(MpiLaunchTest, MpirunCommandLinesRunAsSteps) {
-    CommandResult result = run({"mpirun", "--oversubscribe", "-np", "4", "--map-by",
-            "ppr:2:node", kPrograms + "/allreduce_ompi"});
+    CommandResult result = run({"mpirun", "--oversubscribe", "-np", "4", "--map-by", "ppr:2:node",
+                                kPrograms + "/allreduce_ompi"});
     ASSERT_EQ(result.exit_code, 0) << result.err;
     EXPECT_EQ(sorted_lines(result.out).size(), 4u);
     EXPECT_EQ(sorted_lines(result.out).front(), "rank 0 of 4 sum 6");
@@ -237,16 +236,15 @@ TEST_F(MpiLaunchTest, MpirunCommandLinesRunAsSteps) {
             + " mpirun -np 2 -H node2:2 -x GREETING=hi sh -c "
               "'echo $SLURMD_NODENAME $GREETING $SLURM_NTASKS'\n";
     std::ofstream(cluster_->work_dir() + "/mpirun.sh") << script;
-    CommandResult batch = run({"batch", "--parsable", "-N2", "--ntasks-per-node=2", "-o",
-            "mpirun.out", "mpirun.sh"});
+    CommandResult batch = run(
+            {"batch", "--parsable", "-N2", "--ntasks-per-node=2", "-o", "mpirun.out", "mpirun.sh"});
     ASSERT_EQ(batch.exit_code, 0) << batch.err;
     const uint64_t id = std::strtoull(batch.out.c_str(), nullptr, 10);
     ASSERT_EQ(cluster_->wait_final_state(id, std::chrono::seconds(60)), "COMPLETED");
     std::ifstream out(cluster_->work_dir() + "/mpirun.out");
     std::stringstream text;
     text << out.rdbuf();
-    EXPECT_EQ(sorted_lines(text.str()),
-            (std::vector<std::string>{"node2 hi 2", "node2 hi 2"}));
+    EXPECT_EQ(sorted_lines(text.str()), (std::vector<std::string>{"node2 hi 2", "node2 hi 2"}));
     result = run({"mpirun", "--bind-to", "core", "true"});
     EXPECT_EQ(result.exit_code, 1);
     EXPECT_NE(result.err.find("mpirun option '--bind-to' is not supported"), std::string::npos)
@@ -256,7 +254,7 @@ TEST_F(MpiLaunchTest, MpirunCommandLinesRunAsSteps) {
 TEST_F(MpiLaunchTest, KillOnBadExitEndsTheOtherTasks) {
     const auto started = std::chrono::steady_clock::now();
     CommandResult result = run({"run", "-N2", "-n2", "-K", "--mpi=none", "sh", "-c",
-            "if [ \"$SLURM_PROCID\" = 1 ]; then exit 3; else sleep 60; fi"});
+                                "if [ \"$SLURM_PROCID\" = 1 ]; then exit 3; else sleep 60; fi"});
     EXPECT_NE(result.exit_code, 0);
     EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(30));
     EXPECT_NE(result.err.find("task 1 exited with 3"), std::string::npos) << result.err;
@@ -266,19 +264,21 @@ TEST_F(MpiLaunchTest, TorchVariablesCanBeSwitchedOff) {
     CommandResult on = run({"run", "-n1", "sh", "-c", "echo ${RANK:-unset} ${MASTER_PORT:+set}"});
     EXPECT_EQ(on.out, "0 set\n") << on.err;
     CommandResult off = run({"run", "-n1", "--export-torch-env=no", "sh", "-c",
-            "echo ${RANK:-unset} ${MASTER_ADDR:-unset} $SLURM_PROCID"});
+                             "echo ${RANK:-unset} ${MASTER_ADDR:-unset} $SLURM_PROCID"});
     EXPECT_EQ(off.out, "unset unset 0\n") << off.err;
 }
 
 TEST_F(MpiLaunchTest, StdinGoesToRankZeroAndOutputFilesArePerTask) {
-    CommandResult piped = run_command({"/bin/sh", "-c", "printf 'one\\ntwo\\n' | "
-            + cohort_binary() + " run -N2 -n2 -l sh -c 'cat; echo done'"},
-            cluster_->conf(), std::chrono::seconds(60), cluster_->work_dir());
+    CommandResult piped =
+            run_command({"/bin/sh", "-c",
+                         "printf 'one\\ntwo\\n' | " + cohort_binary()
+                                 + " run -N2 -n2 -l sh -c 'cat; echo done'"},
+                        cluster_->conf(), std::chrono::seconds(60), cluster_->work_dir());
     ASSERT_EQ(piped.exit_code, 0) << piped.err;
     EXPECT_EQ(sorted_lines(piped.out),
-            (std::vector<std::string>{"0: done", "0: one", "0: two", "1: done"}));
+              (std::vector<std::string>{"0: done", "0: one", "0: two", "1: done"}));
     CommandResult files = run({"run", "-N2", "-n3", "-o", "task-%t-of-%j.out", "sh", "-c",
-            "echo out $SLURM_PROCID; echo err $SLURM_PROCID >&2"});
+                               "echo out $SLURM_PROCID; echo err $SLURM_PROCID >&2"});
     ASSERT_EQ(files.exit_code, 0) << files.err;
     EXPECT_EQ(files.out, "");
     for (int rank = 0; rank < 3; ++rank) {
@@ -297,13 +297,14 @@ TEST_F(MpiLaunchTest, StdinGoesToRankZeroAndOutputFilesArePerTask) {
 }
 
 TEST_F(MpiLaunchTest, CyclicDistributionDealsRanksRoundRobinOverTheNodes) {
-    CommandResult result = run({"run", "-N2", "-n4", "-l", "--distribution=cyclic", "sh", "-c",
-            "echo $SLURM_PROCID $SLURM_NODEID $SLURM_LOCALID $SLURM_DISTRIBUTION"});
+    CommandResult result =
+            run({"run", "-N2", "-n4", "-l", "--distribution=cyclic", "sh", "-c",
+                 "echo $SLURM_PROCID $SLURM_NODEID $SLURM_LOCALID $SLURM_DISTRIBUTION"});
     ASSERT_EQ(result.exit_code, 0) << result.err;
     // -l labels each line with the task's global rank.
     EXPECT_EQ(sorted_lines(result.out),
-            (std::vector<std::string>{"0: 0 0 0 cyclic", "1: 1 1 0 cyclic", "2: 2 0 1 cyclic",
-                    "3: 3 1 1 cyclic"}));
+              (std::vector<std::string>{"0: 0 0 0 cyclic", "1: 1 1 0 cyclic", "2: 2 0 1 cyclic",
+                                        "3: 3 1 1 cyclic"}));
 }
 
 TEST_F(MpiLaunchTest, OpenMpiAndMpichRanksAgreeWithACyclicLayout) {
@@ -312,10 +313,10 @@ TEST_F(MpiLaunchTest, OpenMpiAndMpichRanksAgreeWithACyclicLayout) {
     CommandResult ompi = run({"run", "-N2", "-n4", "-m", "cyclic", kPrograms + "/allreduce_ompi"});
     ASSERT_EQ(ompi.exit_code, 0) << ompi.err;
     EXPECT_EQ(sorted_lines(ompi.out),
-            (std::vector<std::string>{"rank 0 of 4 sum 6", "rank 1 of 4 sum 6",
-                    "rank 2 of 4 sum 6", "rank 3 of 4 sum 6"}));
-    CommandResult mpich = run({"run", "-N2", "-n4", "-m", "cyclic", "--mpi=pmi1",
-            kPrograms + "/allreduce_mpich"});
+              (std::vector<std::string>{"rank 0 of 4 sum 6", "rank 1 of 4 sum 6",
+                                        "rank 2 of 4 sum 6", "rank 3 of 4 sum 6"}));
+    CommandResult mpich = run(
+            {"run", "-N2", "-n4", "-m", "cyclic", "--mpi=pmi1", kPrograms + "/allreduce_mpich"});
     ASSERT_EQ(mpich.exit_code, 0) << mpich.err;
     EXPECT_EQ(sorted_lines(mpich.out).size(), 4u) << mpich.out;
     EXPECT_EQ(sorted_lines(mpich.out).back(), "rank 3 of 4 sum 6") << mpich.out;
@@ -326,7 +327,7 @@ TEST_F(MpiLaunchTest, AnUnknownDistributionIsRefusedWithTheValue) {
     EXPECT_NE(result.exit_code, 0);
     EXPECT_NE(result.err.find("--distribution: invalid value 'arbitrary' (accepted: block, "
                               "cyclic, plane=N with N >= 1)"),
-            std::string::npos)
+              std::string::npos)
             << result.err;
 }
 
@@ -335,12 +336,12 @@ TEST_F(MpiLaunchTest, UnknownMpiTypeOrTransportIsRejected) {
     EXPECT_EQ(result.exit_code, 1);
     EXPECT_NE(result.err.find("--mpi: invalid value 'lam' (accepted: pmix, pmix_v4, pmi1, pmi2, "
                               "none)"),
-            std::string::npos)
+              std::string::npos)
             << result.err;
     result = run({"run", "--pmix-transport=ib", "true"});
     EXPECT_EQ(result.exit_code, 1);
     EXPECT_NE(result.err.find("--pmix-transport: invalid value 'ib' (accepted: tcp, ucx)"),
-            std::string::npos)
+              std::string::npos)
             << result.err;
 }
 

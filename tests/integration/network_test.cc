@@ -1,9 +1,6 @@
 // Network-aware placement end to end: four node agents under two leaf switches of a
 // two-level tree (leaf1: node1-2, leaf2: node3-4, spine above both), from `cohort start
 // --network FILE`.
-#include <gtest/gtest.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -11,6 +8,9 @@
 #include <set>
 #include <sstream>
 #include <thread>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "tests/fixtures/local_cluster.h"
 
@@ -34,21 +34,25 @@ class NetworkTest : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
         // One file per test process: ctest runs each test in its own process, side by side.
-        network_file_ = new std::string(fs::temp_directory_path()
-                / ("cohort-network-test-" + std::to_string(getpid()) + ".json"));
+        network_file_ =
+                new std::string(fs::temp_directory_path()
+                                / ("cohort-network-test-" + std::to_string(getpid()) + ".json"));
         std::ofstream(*network_file_) << R"({"switches": [
             {"name": "leaf1", "nodes": "node[1-2]"},
             {"name": "leaf2", "nodes": "node[3-4]"},
             {"name": "spine", "switches": "leaf[1-2]"}]})";
         cluster_ = new LocalCluster(4, {"--cpus", "4", "--network", *network_file_});
     }
+
     static void TearDownTestSuite() {
         delete cluster_;
         cluster_ = nullptr;
         fs::remove(*network_file_);
         delete network_file_;
     }
+
     void SetUp() override { ASSERT_TRUE(cluster_->up()) << "the local instance did not start"; }
+
     void TearDown() override {
         if (HasFailure()) {
             cluster_->dump_logs();
@@ -58,8 +62,8 @@ protected:
     // A whole-node job that sleeps; a one-node job goes to the fullest leaf, node1 when all
     // are empty. Returns its id once it runs.
     uint64_t occupy_one_node() const {
-        CommandResult submitted = cluster_->cohort(
-                {"batch", "--parsable", "-N1", "-c4", "--wrap", "sleep 120"});
+        CommandResult submitted =
+                cluster_->cohort({"batch", "--parsable", "-N1", "-c4", "--wrap", "sleep 120"});
         EXPECT_EQ(submitted.exit_code, 0) << submitted.err;
         const uint64_t id = std::stoull(submitted.out);
         for (int i = 0; i < 100 && cluster_->job_state(id) != "RUNNING"; ++i) {
@@ -94,8 +98,8 @@ TEST_F(NetworkTest, SwitchesHoldsTheJobUntilItsMaxWaitThenItRunsOnMore) {
     const uint64_t busy = occupy_one_node();
     // Three nodes never fit under one leaf of two. With a long wait the job stays pending and
     // says what it waits for.
-    CommandResult held = cluster_->cohort({"batch", "--parsable", "-N3", "-c4",
-            "--switches=1@10:00", "--wrap", "true"});
+    CommandResult held = cluster_->cohort(
+            {"batch", "--parsable", "-N3", "-c4", "--switches=1@10:00", "--wrap", "true"});
     ASSERT_EQ(held.exit_code, 0) << held.err;
     const std::string held_id = std::to_string(std::stoull(held.out));
     std::this_thread::sleep_for(std::chrono::seconds(2));
@@ -116,13 +120,14 @@ TEST_F(NetworkTest, SwitchesHoldsTheJobUntilItsMaxWaitThenItRunsOnMore) {
 }
 
 TEST_F(NetworkTest, TasksSeeWhereTheirNodeSits) {
-    CommandResult result = cluster_->cohort({"run", "-N4", "sh", "-c",
-            "echo $SLURM_TOPOLOGY_ADDR $SLURM_TOPOLOGY_ADDR_PATTERN"});
+    CommandResult result = cluster_->cohort(
+            {"run", "-N4", "sh", "-c", "echo $SLURM_TOPOLOGY_ADDR $SLURM_TOPOLOGY_ADDR_PATTERN"});
     EXPECT_EQ(result.exit_code, 0) << result.err;
     EXPECT_EQ(lines_of(result.out),
-            (std::set<std::string>{"spine.leaf1.node1 switch.switch.node",
-                    "spine.leaf1.node2 switch.switch.node", "spine.leaf2.node3 switch.switch.node",
-                    "spine.leaf2.node4 switch.switch.node"}));
+              (std::set<std::string>{"spine.leaf1.node1 switch.switch.node",
+                                     "spine.leaf1.node2 switch.switch.node",
+                                     "spine.leaf2.node3 switch.switch.node",
+                                     "spine.leaf2.node4 switch.switch.node"}));
 }
 
 TEST_F(NetworkTest, BadNetworkOptionsAreRefusedWithTheValue) {
@@ -132,7 +137,7 @@ TEST_F(NetworkTest, BadNetworkOptionsAreRefusedWithTheValue) {
     result = cluster_->cohort({"run", "-N3", "--segment=2", "true"});
     EXPECT_NE(result.exit_code, 0);
     EXPECT_NE(result.err.find("--segment: 2 nodes per segment must divide the node count (-N 3)"),
-            std::string::npos)
+              std::string::npos)
             << result.err;
 }
 

@@ -1,10 +1,10 @@
 // Advance reservations, QoS checks and `cohort priority` on a real 2-node local instance.
+#include <thread>
+
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <pwd.h>
 #include <unistd.h>
-
-#include <nlohmann/json.hpp>
-#include <thread>
 
 #include "tests/fixtures/local_cluster.h"
 
@@ -23,11 +23,14 @@ uint64_t submitted_id(const CommandResult& result) {
 class PolicyTest : public ::testing::Test {
 protected:
     static void SetUpTestSuite() { cluster_ = new LocalCluster(2); }
+
     static void TearDownTestSuite() {
         delete cluster_;
         cluster_ = nullptr;
     }
+
     void SetUp() override { ASSERT_TRUE(cluster_->up()) << "the local instance did not start"; }
+
     void TearDown() override {
         if (HasFailure()) {
             cluster_->dump_logs();
@@ -51,19 +54,21 @@ protected:
         }
         return seen;
     }
+
     static LocalCluster* cluster_;
 };
 
 LocalCluster* PolicyTest::cluster_ = nullptr;
 
 TEST_F(PolicyTest, ReservationIsListedUsedOnlyInItsWindowAndDeleted) {
-    CommandResult created = cluster_->cohort({"reservation", "create", "--name", "later",
-            "--start", "now+1hour", "--duration", "1:00:00", "--node-count", "1", "--users",
-            my_user()});
+    CommandResult created =
+            cluster_->cohort({"reservation", "create", "--name", "later", "--start", "now+1hour",
+                              "--duration", "1:00:00", "--node-count", "1", "--users", my_user()});
     ASSERT_EQ(created.exit_code, 0) << created.err;
     EXPECT_NE(created.out.find("Reservation created: later"), std::string::npos) << created.out;
-    CommandResult twice = cluster_->cohort({"reservation", "create", "--name", "later",
-            "--start", "now+1hour", "--duration", "10", "--node-count", "1", "--users", "x"});
+    CommandResult twice =
+            cluster_->cohort({"reservation", "create", "--name", "later", "--start", "now+1hour",
+                              "--duration", "10", "--node-count", "1", "--users", "x"});
     EXPECT_NE(twice.exit_code, 0);
     EXPECT_NE(twice.err.find("reservation name: 'later' already exists"), std::string::npos)
             << twice.err;
@@ -71,8 +76,8 @@ TEST_F(PolicyTest, ReservationIsListedUsedOnlyInItsWindowAndDeleted) {
     ASSERT_EQ(listed["reservations"].size(), 1u);
     EXPECT_EQ(listed["reservations"][0]["node_count"], 1);
 
-    CommandResult inside = cluster_->cohort({"batch", "--parsable", "--reservation", "later",
-            "-t", "1:00", "--wrap", "true"});
+    CommandResult inside = cluster_->cohort(
+            {"batch", "--parsable", "--reservation", "later", "-t", "1:00", "--wrap", "true"});
     ASSERT_EQ(inside.exit_code, 0) << inside.err;
     const uint64_t id = submitted_id(inside);
     EXPECT_EQ(wait_reason(id, "Reservation"), "Reservation");
@@ -80,7 +85,7 @@ TEST_F(PolicyTest, ReservationIsListedUsedOnlyInItsWindowAndDeleted) {
     CommandResult unknown = cluster_->cohort({"batch", "--reservation", "nope", "--wrap", "true"});
     EXPECT_NE(unknown.exit_code, 0);
     EXPECT_NE(unknown.err.find("--reservation: invalid reservation 'nope' (accepted: later)"),
-            std::string::npos)
+              std::string::npos)
             << unknown.err;
 
     CommandResult deleted = cluster_->cohort({"reservation", "delete", "later"});
@@ -89,32 +94,32 @@ TEST_F(PolicyTest, ReservationIsListedUsedOnlyInItsWindowAndDeleted) {
     cluster_->cohort({"cancel", std::to_string(id)});
     EXPECT_EQ(cluster_->wait_final_state(id, std::chrono::seconds(30)), "CANCELLED");
     EXPECT_NE(cluster_->cohort({"reservation", "list"}).out.find("No reservations"),
-            std::string::npos);
+              std::string::npos);
 }
 
 TEST_F(PolicyTest, NoJobRunsIntoAMaintenanceReservation) {
-    CommandResult created = cluster_->cohort({"reservation", "create", "--name", "maint",
-            "--start", "now+120", "--duration", "10:00", "--node-count", "2", "--users",
-            "root", "--flags", "maintenance"});
+    CommandResult created = cluster_->cohort({"reservation", "create", "--name", "maint", "--start",
+                                              "now+120", "--duration", "10:00", "--node-count", "2",
+                                              "--users", "root", "--flags", "maintenance"});
     ASSERT_EQ(created.exit_code, 0) << created.err;
     // Five minutes would cross the window's start on every node; one minute ends before it.
-    CommandResult long_job = cluster_->cohort({"batch", "--parsable", "-t", "5:00", "--wrap",
-            "true"});
-    CommandResult short_job = cluster_->cohort({"batch", "--parsable", "-t", "1:00", "--wrap",
-            "true"});
+    CommandResult long_job =
+            cluster_->cohort({"batch", "--parsable", "-t", "5:00", "--wrap", "true"});
+    CommandResult short_job =
+            cluster_->cohort({"batch", "--parsable", "-t", "1:00", "--wrap", "true"});
     ASSERT_EQ(long_job.exit_code, 0) << long_job.err;
     ASSERT_EQ(short_job.exit_code, 0) << short_job.err;
     EXPECT_EQ(cluster_->wait_final_state(submitted_id(short_job), std::chrono::seconds(30)),
-            "COMPLETED");
+              "COMPLETED");
     EXPECT_EQ(wait_reason(submitted_id(long_job), "ReqNodeNotAvail"), "ReqNodeNotAvail");
     ASSERT_EQ(cluster_->cohort({"reservation", "delete", "maint"}).exit_code, 0);
     EXPECT_EQ(cluster_->wait_final_state(submitted_id(long_job), std::chrono::seconds(30)),
-            "COMPLETED");
+              "COMPLETED");
 }
 
 TEST_F(PolicyTest, PriorityShowsTheFactorsOfAPendingJob) {
-    CommandResult held = cluster_->cohort({"batch", "--parsable", "--hold", "--nice", "5",
-            "--wrap", "true"});
+    CommandResult held =
+            cluster_->cohort({"batch", "--parsable", "--hold", "--nice", "5", "--wrap", "true"});
     ASSERT_EQ(held.exit_code, 0) << held.err;
     const std::string id = std::to_string(submitted_id(held));
     CommandResult table = cluster_->cohort({"priority", id});

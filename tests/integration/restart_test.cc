@@ -1,11 +1,11 @@
 // Durability: kill -9 of the controller loses no acknowledged job, running jobs keep running,
 // and `cohort start` on an existing state dir resumes it.
-#include <gtest/gtest.h>
-#include <signal.h>
-
 #include <filesystem>
 #include <fstream>
 #include <thread>
+
+#include <gtest/gtest.h>
+#include <signal.h>
 
 #include "tests/fixtures/local_cluster.h"
 
@@ -37,7 +37,7 @@ void restart_controller(const LocalCluster& cluster) {
         std::string ctld = bin_dir() + "/cohortctld";
         std::string pid_file = cluster.state_dir() + "/cohortctld.pid";
         execl(ctld.c_str(), ctld.c_str(), "--config", cluster.conf().c_str(), "--pid-file",
-                pid_file.c_str(), static_cast<char*>(nullptr));
+              pid_file.c_str(), static_cast<char*>(nullptr));
         _exit(127);
     }
 }
@@ -48,7 +48,7 @@ TEST(Restart, KillNineAfter200SubmissionsKeepsEveryJob) {
     // Runs until the test creates `go`, so it is surely running across the restart.
     const std::string go = cluster.work_dir() + "/go";
     CommandResult running = cluster.cohort({"batch", "--parsable", "-t", "2:00", "--wrap",
-            "while [ ! -e " + go + " ]; do sleep 0.1; done"});
+                                            "while [ ! -e " + go + " ]; do sleep 0.1; done"});
     ASSERT_EQ(running.exit_code, 0);
     uint64_t running_id = std::strtoull(running.out.c_str(), nullptr, 10);
     for (int i = 0; i < 200; ++i) {
@@ -93,9 +93,9 @@ TEST(Restart, StartOnAnExistingStateDirResumesIt) {
     ASSERT_EQ(cluster.wait_final_state(first_id, std::chrono::seconds(30)), "COMPLETED");
     ASSERT_EQ(run_command({cohort_binary(), "stop", "--state-dir", cluster.state_dir()}, "")
                       .exit_code,
-            0);
-    CommandResult again = run_command({cohort_binary(), "start", "--state-dir",
-            cluster.state_dir()}, "");
+              0);
+    CommandResult again =
+            run_command({cohort_binary(), "start", "--state-dir", cluster.state_dir()}, "");
     ASSERT_EQ(again.exit_code, 0) << again.err;
     EXPECT_EQ(cluster.job_state(first_id), "COMPLETED");
     CommandResult second = cluster.cohort({"batch", "--parsable", "--wrap", "true"});
@@ -103,10 +103,12 @@ TEST(Restart, StartOnAnExistingStateDirResumesIt) {
 }
 
 TEST(Start, RunsTheCommandAndReturnsItsExitCode) {
-    auto dir = std::filesystem::temp_directory_path() / ("cohort-start-" + std::to_string(getpid()));
-    CommandResult result = run_command({cohort_binary(), "start", "--nodes", "2", "--state-dir",
-            dir.string(), "--", "sh", "-c", cohort_binary() + " run -N2 -n2 true && exit 7"},
-            "");
+    auto dir =
+            std::filesystem::temp_directory_path() / ("cohort-start-" + std::to_string(getpid()));
+    CommandResult result =
+            run_command({cohort_binary(), "start", "--nodes", "2", "--state-dir", dir.string(),
+                         "--", "sh", "-c", cohort_binary() + " run -N2 -n2 true && exit 7"},
+                        "");
     EXPECT_EQ(result.exit_code, 7) << result.err;
     std::filesystem::remove_all(dir);
 }

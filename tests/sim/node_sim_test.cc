@@ -1,12 +1,13 @@
 // The node-level model (`cohort sim` without --compat): on a real trace every run keeps the
 // simulator's invariants, and Cohort's default policy beats FCFS + EASY on bounded slowdown.
-#include <gtest/gtest.h>
+#include "scheduler/sim/node_sim.h"
 
 #include <filesystem>
 #include <map>
 
+#include <gtest/gtest.h>
+
 #include "scheduler/sim/metrics.h"
-#include "scheduler/sim/node_sim.h"
 
 namespace cohort::sim {
 namespace {
@@ -27,7 +28,7 @@ protected:
         machine_ = *machine;
         FilteredTrace filtered = pyss_filter(*swf, machine_.procs());
         jobs_.assign(filtered.jobs.begin(),
-                filtered.jobs.begin() + std::min<size_t>(filtered.jobs.size(), 5000));
+                     filtered.jobs.begin() + std::min<size_t>(filtered.jobs.size(), 5000));
     }
 
     NodeSimResult run(const std::string& policy) {

@@ -1,14 +1,15 @@
 // `--compat pyss` on the shared traces reproduces the published EASY figures, and every run
 // keeps the simulator's invariants.
-#include <gtest/gtest.h>
+#include "scheduler/sim/pyss_compat.h"
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
 
+#include <gtest/gtest.h>
+
 #include "scheduler/sim/metrics.h"
-#include "scheduler/sim/pyss_compat.h"
 
 namespace cohort::sim {
 namespace {
@@ -100,14 +101,16 @@ TEST_P(PyssCompat, ConservativeKeepsTheInvariantsAndUtilization) {
     expect_invariants(conservative);
     // Every job is planned, so nothing starves: utilization stays within 0.5% of EASY's.
     EXPECT_NEAR(compute_metrics(conservative.result, conservative.procs).utilization,
-            compute_metrics(easy.result, easy.procs).utilization, 0.005);
+                compute_metrics(easy.result, easy.procs).utilization, 0.005);
 }
 
-INSTANTIATE_TEST_SUITE_P(Traces, PyssCompat, ::testing::ValuesIn(kPublished),
-        [](const ::testing::TestParamInfo<Published>& p) {
-            std::string name = p.param.file;
-            return name.substr(0, name.find('-'));
-        });
+INSTANTIATE_TEST_SUITE_P(Traces,
+                         PyssCompat,
+                         ::testing::ValuesIn(kPublished),
+                         [](const ::testing::TestParamInfo<Published>& p) {
+                             std::string name = p.param.file;
+                             return name.substr(0, name.find('-'));
+                         });
 
 TEST(PyssFilter, FollowsPyssRules) {
     SwfTrace trace;

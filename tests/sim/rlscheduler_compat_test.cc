@@ -1,10 +1,10 @@
 // `--compat rlscheduler` reproduces the published RLScheduler (SC'20) heuristic tables.
-#include <gtest/gtest.h>
+#include "scheduler/sim/rlscheduler_compat.h"
 
 #include <cmath>
 #include <filesystem>
 
-#include "scheduler/sim/rlscheduler_compat.h"
+#include <gtest/gtest.h>
 
 namespace cohort::sim {
 namespace {
@@ -30,8 +30,10 @@ const Table kPublished[] = {
 
 class RlschedulerCompat : public ::testing::TestWithParam<Table> {};
 
-double mean_bsld(const std::vector<SimJob>& jobs, const RlMachine& machine, RlOrder order,
-        bool backfill) {
+double mean_bsld(const std::vector<SimJob>& jobs,
+                 const RlMachine& machine,
+                 RlOrder order,
+                 bool backfill) {
     double sum = 0;
     for (size_t first : rlscheduler_windows()) {
         sum += rlscheduler_window_bsld(jobs, machine, first, 1024, order, backfill);
@@ -53,17 +55,19 @@ TEST_P(RlschedulerCompat, ReproducesThePublishedTable) {
     EXPECT_EQ(mean_bsld(jobs, machine, RlOrder::kF1, GetParam().backfill), GetParam().f1);
 }
 
-INSTANTIATE_TEST_SUITE_P(Tables, RlschedulerCompat, ::testing::ValuesIn(kPublished),
-        [](const ::testing::TestParamInfo<Table>& p) {
-            std::string name = p.param.file;
-            name = name.substr(0, name.find('.'));
-            for (char& c : name) {
-                if (!std::isalnum(static_cast<unsigned char>(c))) {
-                    c = '_';
-                }
-            }
-            return name + (p.param.backfill ? "_backfill" : "_plain");
-        });
+INSTANTIATE_TEST_SUITE_P(Tables,
+                         RlschedulerCompat,
+                         ::testing::ValuesIn(kPublished),
+                         [](const ::testing::TestParamInfo<Table>& p) {
+                             std::string name = p.param.file;
+                             name = name.substr(0, name.find('.'));
+                             for (char& c : name) {
+                                 if (!std::isalnum(static_cast<unsigned char>(c))) {
+                                     c = '_';
+                                 }
+                             }
+                             return name + (p.param.backfill ? "_backfill" : "_plain");
+                         });
 
 TEST(RlschedulerFilter, KeepsItsRules) {
     SwfTrace trace;

@@ -4,13 +4,14 @@
 // task launches, so a pending job's memory does not grow with its environment.
 #pragma once
 
-#include <boost/serialization/string.hpp>
-#include <boost/serialization/utility.hpp>
-#include <boost/serialization/vector.hpp>
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <boost/serialization/string.hpp>
+#include <boost/serialization/utility.hpp>
+#include <boost/serialization/vector.hpp>
 
 #include "common/protocol/job_types.h"
 
@@ -25,7 +26,7 @@ struct JobPayload {
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
-        ar & script & script_args & env & command_line & submit_host;
+        ar& script& script_args& env& command_line& submit_host;
     }
 };
 

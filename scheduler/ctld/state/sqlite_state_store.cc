@@ -2,11 +2,11 @@
 // payload of each submission in a table of its own; versioned by PRAGMA user_version.
 #include "scheduler/ctld/state/sqlite_state_store.h"
 
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <string>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "common/protocol/codec.h"
 
@@ -50,6 +50,7 @@ CREATE TABLE IF NOT EXISTS job_payloads (
 // RAII reset for a cached statement.
 struct Reset {
     sqlite3_stmt* stmt;
+
     ~Reset() {
         sqlite3_reset(stmt);
         sqlite3_clear_bindings(stmt);
@@ -58,6 +59,7 @@ struct Reset {
 
 struct Statement {
     sqlite3_stmt* stmt = nullptr;
+
     ~Statement() { sqlite3_finalize(stmt); }
 };
 
@@ -80,10 +82,10 @@ std::string id_list(const std::vector<uint64_t>& ids) {
 }  // namespace
 
 Result<std::unique_ptr<SqliteStateStore>> SqliteStateStore::open(const std::string& path,
-        const std::string& synchronous) {
+                                                                 const std::string& synchronous) {
     sqlite3* db = nullptr;
     if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr)
-            != SQLITE_OK) {
+        != SQLITE_OK) {
         std::string message = db != nullptr ? sqlite3_errmsg(db) : "out of memory";
         sqlite3_close(db);
         return Status::io_error("cannot open state database '" + path + "': " + message);
@@ -91,7 +93,7 @@ Result<std::unique_ptr<SqliteStateStore>> SqliteStateStore::open(const std::stri
     std::unique_ptr<SqliteStateStore> store(new SqliteStateStore(db));
     sqlite3_busy_timeout(db, 5000);
     std::string pragmas = "PRAGMA journal_mode=WAL; PRAGMA synchronous="
-            + std::string(synchronous == "normal" ? "NORMAL" : "FULL") + ";";
+                          + std::string(synchronous == "normal" ? "NORMAL" : "FULL") + ";";
     if (Status status = store->exec(pragmas.c_str()); !status) {
         return status.with_context(path);
     }
@@ -137,20 +139,23 @@ Status SqliteStateStore::prepare_statements() {
     const char* step_sql = "INSERT OR REPLACE INTO steps(job_id,step_id,record) VALUES(?,?,?)";
     const char* meta_sql = "INSERT OR REPLACE INTO meta(key,value) VALUES('next_job_id',?)";
     if (sqlite3_prepare_v2(db_, job_sql, -1, &put_job_, nullptr) != SQLITE_OK
-            || sqlite3_prepare_v2(db_, step_sql, -1, &put_step_, nullptr) != SQLITE_OK
-            || sqlite3_prepare_v2(db_, meta_sql, -1, &put_meta_, nullptr) != SQLITE_OK
-            || sqlite3_prepare_v2(db_,
-                       "INSERT OR REPLACE INTO reservations(name,record) VALUES(?,?)", -1,
-                       &put_reservation_, nullptr) != SQLITE_OK
-            || sqlite3_prepare_v2(db_, "DELETE FROM reservations WHERE name=?", -1,
-                       &delete_reservation_, nullptr) != SQLITE_OK
-            || sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO blobs(key,record) VALUES(?,?)",
-                       -1, &put_blob_, nullptr) != SQLITE_OK
-            || sqlite3_prepare_v2(db_,
-                       "INSERT OR REPLACE INTO job_payloads(key,payload) VALUES(?,?)", -1,
-                       &put_payload_, nullptr) != SQLITE_OK
-            || sqlite3_prepare_v2(db_, "SELECT payload FROM job_payloads WHERE key=?", -1,
-                       &get_payload_, nullptr) != SQLITE_OK) {
+        || sqlite3_prepare_v2(db_, step_sql, -1, &put_step_, nullptr) != SQLITE_OK
+        || sqlite3_prepare_v2(db_, meta_sql, -1, &put_meta_, nullptr) != SQLITE_OK
+        || sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO reservations(name,record) VALUES(?,?)",
+                              -1, &put_reservation_, nullptr)
+                   != SQLITE_OK
+        || sqlite3_prepare_v2(db_, "DELETE FROM reservations WHERE name=?", -1,
+                              &delete_reservation_, nullptr)
+                   != SQLITE_OK
+        || sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO blobs(key,record) VALUES(?,?)", -1,
+                              &put_blob_, nullptr)
+                   != SQLITE_OK
+        || sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO job_payloads(key,payload) VALUES(?,?)",
+                              -1, &put_payload_, nullptr)
+                   != SQLITE_OK
+        || sqlite3_prepare_v2(db_, "SELECT payload FROM job_payloads WHERE key=?", -1,
+                              &get_payload_, nullptr)
+                   != SQLITE_OK) {
         return error("prepare");
     }
     return Status::ok();
@@ -159,7 +164,7 @@ Status SqliteStateStore::prepare_statements() {
 Result<int> SqliteStateStore::schema_version() {
     Statement jobs;
     sqlite3_prepare_v2(db_, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='jobs'",
-            -1, &jobs.stmt, nullptr);
+                       -1, &jobs.stmt, nullptr);
     if (sqlite3_step(jobs.stmt) != SQLITE_ROW) {
         return error("reading the schema");
     }
@@ -181,9 +186,10 @@ Status SqliteStateStore::migrate(const std::string& path) {
         return version.status();
     }
     if (*version > kSchemaVersion) {
-        return Status::invalid(fmt::format("state database schema version {} is newer than "
-                                           "this cohortctld's ({}); run a newer cohortctld",
-                *version, kSchemaVersion));
+        return Status::invalid(
+                fmt::format("state database schema version {} is newer than "
+                            "this cohortctld's ({}); run a newer cohortctld",
+                            *version, kSchemaVersion));
     }
     if (*version == kSchemaVersion) {
         return Status::ok();
@@ -204,7 +210,7 @@ Status SqliteStateStore::migrate(const std::string& path) {
     }
     if (*version > 0) {
         spdlog::info("{}: state migrated from schema version {} to {}", path, *version,
-                kSchemaVersion);
+                     kSchemaVersion);
     }
     return exec("COMMIT");
 }
@@ -215,13 +221,14 @@ Status SqliteStateStore::migrate_v1_to_v2() {
     Statement rows;
     Statement update;
     Statement insert;
-    if (sqlite3_prepare_v2(db_, "SELECT record FROM jobs ORDER BY job_id", -1, &rows.stmt,
-                nullptr) != SQLITE_OK
-            || sqlite3_prepare_v2(db_, "UPDATE jobs SET record=? WHERE job_id=?", -1,
-                       &update.stmt, nullptr) != SQLITE_OK
-            || sqlite3_prepare_v2(db_,
-                       "INSERT OR IGNORE INTO job_payloads(key,payload) VALUES(?,?)", -1,
-                       &insert.stmt, nullptr) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(db_, "SELECT record FROM jobs ORDER BY job_id", -1, &rows.stmt, nullptr)
+                != SQLITE_OK
+        || sqlite3_prepare_v2(db_, "UPDATE jobs SET record=? WHERE job_id=?", -1, &update.stmt,
+                              nullptr)
+                   != SQLITE_OK
+        || sqlite3_prepare_v2(db_, "INSERT OR IGNORE INTO job_payloads(key,payload) VALUES(?,?)",
+                              -1, &insert.stmt, nullptr)
+                   != SQLITE_OK) {
         return error("prepare migration");
     }
     int rc = 0;
@@ -234,12 +241,12 @@ Status SqliteStateStore::migrate_v1_to_v2() {
         const std::string record = protocol::encode_body(*job);
         sqlite3_bind_int64(insert.stmt, 1, static_cast<sqlite3_int64>(payload_key(*job)));
         sqlite3_bind_blob(insert.stmt, 2, payload.data(), static_cast<int>(payload.size()),
-                SQLITE_TRANSIENT);
+                          SQLITE_TRANSIENT);
         sqlite3_bind_blob(update.stmt, 1, record.data(), static_cast<int>(record.size()),
-                SQLITE_TRANSIENT);
+                          SQLITE_TRANSIENT);
         sqlite3_bind_int64(update.stmt, 2, static_cast<sqlite3_int64>(job->job_id));
         const bool ok = sqlite3_step(insert.stmt) == SQLITE_DONE
-                && sqlite3_step(update.stmt) == SQLITE_DONE;
+                        && sqlite3_step(update.stmt) == SQLITE_DONE;
         sqlite3_reset(insert.stmt);
         sqlite3_reset(update.stmt);
         if (!ok) {
@@ -279,7 +286,7 @@ Status SqliteStateStore::put_payload(const StoredPayload& stored) {
     std::string blob = protocol::encode_body(stored.payload);
     sqlite3_bind_int64(put_payload_, 1, static_cast<sqlite3_int64>(stored.key));
     sqlite3_bind_blob(put_payload_, 2, blob.data(), static_cast<int>(blob.size()),
-            SQLITE_TRANSIENT);
+                      SQLITE_TRANSIENT);
     return sqlite3_step(put_payload_) == SQLITE_DONE ? Status::ok() : error("put payload");
 }
 
@@ -316,9 +323,8 @@ Status SqliteStateStore::put_reservation(const protocol::ReservationRecord& rese
     std::string blob = protocol::encode_body(reservation);
     sqlite3_bind_text(put_reservation_, 1, reservation.name.c_str(), -1, SQLITE_TRANSIENT);
     sqlite3_bind_blob(put_reservation_, 2, blob.data(), static_cast<int>(blob.size()),
-            SQLITE_TRANSIENT);
-    return sqlite3_step(put_reservation_) == SQLITE_DONE ? Status::ok()
-                                                         : error("put reservation");
+                      SQLITE_TRANSIENT);
+    return sqlite3_step(put_reservation_) == SQLITE_DONE ? Status::ok() : error("put reservation");
 }
 
 Status SqliteStateStore::delete_reservation(const std::string& name) {
@@ -338,12 +344,12 @@ Status SqliteStateStore::put_usage(const protocol::UsageLedgerRecord& usage) {
 
 Status SqliteStateStore::load_extras(StoredState& state) {
     Statement reservations;
-    sqlite3_prepare_v2(db_, "SELECT record FROM reservations ORDER BY name", -1,
-            &reservations.stmt, nullptr);
+    sqlite3_prepare_v2(db_, "SELECT record FROM reservations ORDER BY name", -1, &reservations.stmt,
+                       nullptr);
     int rc = 0;
     while ((rc = sqlite3_step(reservations.stmt)) == SQLITE_ROW) {
         auto reservation = column_record<protocol::ReservationRecord>(reservations.stmt, 0,
-                "stored reservation");
+                                                                      "stored reservation");
         if (!reservation) {
             return reservation.status();
         }
@@ -353,8 +359,7 @@ Status SqliteStateStore::load_extras(StoredState& state) {
         return error("load reservations");
     }
     Statement usage;
-    sqlite3_prepare_v2(db_, "SELECT record FROM blobs WHERE key='usage'", -1, &usage.stmt,
-            nullptr);
+    sqlite3_prepare_v2(db_, "SELECT record FROM blobs WHERE key='usage'", -1, &usage.stmt, nullptr);
     if (sqlite3_step(usage.stmt) == SQLITE_ROW) {
         auto ledger = column_record<protocol::UsageLedgerRecord>(usage.stmt, 0, "stored usage");
         if (!ledger) {
@@ -369,15 +374,15 @@ Result<StoredState> SqliteStateStore::load_active() {
     StoredState state;
     Statement meta;
     sqlite3_prepare_v2(db_, "SELECT value FROM meta WHERE key='next_job_id'", -1, &meta.stmt,
-            nullptr);
+                       nullptr);
     if (sqlite3_step(meta.stmt) == SQLITE_ROW) {
         state.next_job_id = static_cast<uint64_t>(sqlite3_column_int64(meta.stmt, 0));
     }
     Statement jobs;
     sqlite3_prepare_v2(db_,
-            "SELECT record FROM jobs WHERE state IN ('PENDING','RUNNING','COMPLETING') "
-            "ORDER BY job_id",
-            -1, &jobs.stmt, nullptr);
+                       "SELECT record FROM jobs WHERE state IN ('PENDING','RUNNING','COMPLETING') "
+                       "ORDER BY job_id",
+                       -1, &jobs.stmt, nullptr);
     int rc = 0;
     while ((rc = sqlite3_step(jobs.stmt)) == SQLITE_ROW) {
         auto job = column_record<protocol::JobRecord>(jobs.stmt, 0, "stored job record");
@@ -408,7 +413,7 @@ Result<std::vector<protocol::JobRecord>> SqliteStateStore::query_jobs(const JobF
         sql += " AND state IN (";
         for (size_t i = 0; i < filter.states.size(); ++i) {
             sql += std::string(i == 0 ? "'" : ",'") + std::string(job_state_name(filter.states[i]))
-                    + "'";
+                   + "'";
         }
         sql += ")";
     }
@@ -439,7 +444,7 @@ Result<std::vector<protocol::StepRecord>> SqliteStateStore::query_steps(
         return out;
     }
     std::string sql = "SELECT record FROM steps WHERE job_id IN (" + id_list(job_ids)
-            + ") ORDER BY job_id, step_id";
+                      + ") ORDER BY job_id, step_id";
     Statement stmt;
     if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt.stmt, nullptr) != SQLITE_OK) {
         return error("query steps");

@@ -13,7 +13,7 @@ class SqliteStateStore final : public StateStore {
 public:
     // `synchronous` is "full" (survives power loss) or "normal" (survives a process kill).
     static Result<std::unique_ptr<SqliteStateStore>> open(const std::string& path,
-            const std::string& synchronous);
+                                                          const std::string& synchronous);
     ~SqliteStateStore() override;
     SqliteStateStore(const SqliteStateStore&) = delete;
     SqliteStateStore& operator=(const SqliteStateStore&) = delete;
@@ -39,6 +39,7 @@ public:
 
 private:
     explicit SqliteStateStore(sqlite3* db) : db_(db) {}
+
     Status exec(const char* sql);
     Status prepare_statements();
     // Brings a database of an older layout to kSchemaVersion; refuses a newer one.

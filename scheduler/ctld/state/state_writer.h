@@ -22,8 +22,13 @@ struct ReservationDeleted {
     std::string name;
 };
 
-using StateChange = std::variant<protocol::JobRecord, StoredPayload, protocol::StepRecord,
-        NextJobId, protocol::ReservationRecord, ReservationDeleted, protocol::UsageLedgerRecord>;
+using StateChange = std::variant<protocol::JobRecord,
+                                 StoredPayload,
+                                 protocol::StepRecord,
+                                 NextJobId,
+                                 protocol::ReservationRecord,
+                                 ReservationDeleted,
+                                 protocol::UsageLedgerRecord>;
 
 class StateWriter {
 public:
@@ -50,6 +55,7 @@ private:
         Done done;
         Read read;
     };
+
     void run();
     Status apply(const std::vector<StateChange>& changes);
 

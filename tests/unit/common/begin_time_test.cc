@@ -1,10 +1,10 @@
 // --begin: every accepted form, resolved against a fixed `now`, and the rejected ones.
-#include <gtest/gtest.h>
+#include "common/begin_time.h"
 
 #include <cstdlib>
 #include <ctime>
 
-#include "common/begin_time.h"
+#include <gtest/gtest.h>
 
 namespace cohort {
 namespace {
@@ -15,6 +15,7 @@ protected:
         setenv("TZ", "UTC", 1);
         tzset();
     }
+
     // 2026-12-02 14:30:00 UTC
     static constexpr int64_t kNow = 1796221800;
 };
@@ -30,7 +31,7 @@ TEST_F(BeginTime, RelativeForms) {
 TEST_F(BeginTime, NamedTimes) {
     EXPECT_EQ(*parse_begin_time("midnight", kNow), 1796256000);  // 2026-12-03 00:00
     EXPECT_EQ(*parse_begin_time("tomorrow", kNow), 1796256000);
-    EXPECT_EQ(*parse_begin_time("teatime", kNow), kNow + 5400);  // 16:00 today
+    EXPECT_EQ(*parse_begin_time("teatime", kNow), kNow + 5400);          // 16:00 today
     EXPECT_EQ(*parse_begin_time("noon", kNow), 1796256000 + 12 * 3600);  // past: tomorrow
     EXPECT_EQ(*parse_begin_time("today", kNow), kNow);
 }
@@ -51,7 +52,7 @@ TEST_F(BeginTime, ClockAndCalendarForms) {
 
 TEST_F(BeginTime, RejectsWithTheValueAndTheAcceptedForms) {
     for (const char* text : {"", "soon", "now+", "now+5fortnights", "now-5", "25:00", "13:00PM",
-                 "2026-13-01", "2026-12-25T8", "13/45", "12/25/2026/1"}) {
+                             "2026-13-01", "2026-12-25T8", "13/45", "12/25/2026/1"}) {
         auto result = parse_begin_time(text, kNow);
         EXPECT_FALSE(result) << text;
         EXPECT_NE(result.status().message().find("accepted"), std::string::npos) << text;

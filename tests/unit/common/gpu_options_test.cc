@@ -72,9 +72,10 @@ TEST(GpuOptions, SlurmCombinationRules) {
     GpuOptions per_task;
     per_task.per_task = 1;
     per_task.ntasks_per_gpu = 2;
-    EXPECT_NE(error_of(per_task, {0, 0, 4}).find("--ntasks-per-gpu: cannot be combined with "
-                                                  "--gpus-per-task"),
-            std::string::npos);
+    EXPECT_NE(error_of(per_task, {0, 0, 4})
+                      .find("--ntasks-per-gpu: cannot be combined with "
+                            "--gpus-per-task"),
+              std::string::npos);
 
     GpuOptions per_node;
     per_node.per_node = 2;
@@ -84,7 +85,7 @@ TEST(GpuOptions, SlurmCombinationRules) {
     GpuOptions no_tasks;
     no_tasks.per_task = 1;
     EXPECT_NE(error_of(no_tasks, {2}).find("--gpus-per-task: needs a task count"),
-            std::string::npos);
+              std::string::npos);
 
     GpuOptions cpus;
     cpus.per_node = 1;
@@ -95,7 +96,7 @@ TEST(GpuOptions, SlurmCombinationRules) {
     mem.per_node = 1;
     mem.mem_per_gpu_mib = 1024;
     EXPECT_NE(error_of(mem, {1, 0, 0, 0, 1, false, 4096}).find("mutually exclusive"),
-            std::string::npos);
+              std::string::npos);
 
     GpuOptions two_counts;
     two_counts.gpus = 4;

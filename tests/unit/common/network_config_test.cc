@@ -2,7 +2,6 @@
 #include "common/network_config.h"
 
 #include <gtest/gtest.h>
-
 #include <nlohmann/json.hpp>
 
 namespace cohort {
@@ -57,28 +56,27 @@ TEST(NetworkConfig, NoNetworkKeyIsAFlatNetwork) {
 
 TEST(NetworkConfig, RejectsBadTreesWithTheKeyAndValue) {
     const std::vector<std::pair<const char*, const char*>> cases = {
-            {R"({"network": {"switches": [{"name": "s", "nodes": "n9"}]}})",
-                    "unknown node 'n9'"},
+            {R"({"network": {"switches": [{"name": "s", "nodes": "n9"}]}})", "unknown node 'n9'"},
             {R"({"network": {"switches": [{"name": "a", "nodes": "n0"},
                                           {"name": "b", "nodes": "n0"}]}})",
-                    "node 'n0' is in both 'a' and 'b'"},
+             "node 'n0' is in both 'a' and 'b'"},
             {R"({"network": {"switches": [{"name": "a", "nodes": "n0"},
                                           {"name": "a", "nodes": "n1"}]}})",
-                    "switch 'a' is defined twice"},
+             "switch 'a' is defined twice"},
             {R"({"network": {"switches": [{"name": "a", "switches": "b"},
                                           {"name": "b", "switches": "a"}]}})",
-                    "its own ancestor"},
+             "its own ancestor"},
             {R"({"network": {"switches": [{"name": "a", "nodes": "n0"},
                                           {"name": "x", "switches": "a"},
                                           {"name": "y", "switches": "a"}]}})",
-                    "switch 'a' is under both 'x' and 'y'"},
+             "switch 'a' is under both 'x' and 'y'"},
             {R"({"network": {"switches": [{"name": "top", "switches": "leaf9"}]}})",
-                    "unknown switch 'leaf9'"},
+             "unknown switch 'leaf9'"},
             {R"({"network": {"switches": [{"name": "s"}]}})", "give either \"nodes\""},
             {R"({"network": {"switches": [{"nodes": "n0"}]}})", "network.switches[0].name"},
             {R"({"network": {"blocks": [{"name": "b", "nodes": "n[0-1]"},
                                         {"name": "c", "nodes": "n1"}]}})",
-                    "node 'n1' is in both 'b' and 'c'"},
+             "node 'n1' is in both 'b' and 'c'"},
             {R"({"network": {"max_switch_wait": "soon"}})", "max_switch_wait"},
             {R"({"network": []})", "network: expected an object"},
     };

@@ -22,7 +22,7 @@ TEST(TaskDistribution, ParsesBlockCyclicAndPlane) {
 
 TEST(TaskDistribution, RejectsAnythingElseNamingFieldValueAndAccepted) {
     for (const char* bad : {"Cyclic", "plane", "plane=0", "plane=x", "arbitrary", "block:cyclic",
-                 "cyclic,Pack", "plane=99999999999"}) {
+                            "cyclic,Pack", "plane=99999999999"}) {
         auto dist = parse_distribution("--distribution", bad);
         ASSERT_FALSE(dist) << bad;
         const std::string& message = dist.status().message();

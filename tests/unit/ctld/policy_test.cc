@@ -1,6 +1,5 @@
 // Partition, QoS and account rules at submit, the policy config, and fair-share priority.
 #include <gtest/gtest.h>
-
 #include <nlohmann/json.hpp>
 
 #include "common/config.h"
@@ -27,22 +26,26 @@ ClusterConfig cluster() {
     physics.priority_tier = 2;
     config.partitions = {batch, physics};
     config.policy.qos = {QosConfig{"normal", 0, 2, 8, -1, 3600},
-            QosConfig{"high", 100, -1, -1, -1, -1}};
+                         QosConfig{"high", 100, -1, -1, -1, -1}};
     config.policy.default_qos = "normal";
     config.policy.accounts = {AccountConfig{"phys", "root", 3, {{"alice", 1}, {"bob", 1}}},
-            AccountConfig{"chem", "root", 1, {{"alice", 1}}}};
+                              AccountConfig{"chem", "root", 1, {{"alice", 1}}}};
     return config;
 }
 
-Result<ValidatedJob> validate(const protocol::JobSpec& spec, const ClusterConfig& config,
-        const std::string& user = "alice", const Reservations& reservations = {}) {
+Result<ValidatedJob> validate(const protocol::JobSpec& spec,
+                              const ClusterConfig& config,
+                              const std::string& user = "alice",
+                              const Reservations& reservations = {}) {
     const std::vector<sched::NodeCapacity> nodes;
     const PartitionNodes partitions = index_partitions(config);
     return validate_submission(spec, {config, nodes, partitions, reservations, user});
 }
 
-std::string error_of(const protocol::JobSpec& spec, const ClusterConfig& config,
-        const std::string& user = "alice", const Reservations& reservations = {}) {
+std::string error_of(const protocol::JobSpec& spec,
+                     const ClusterConfig& config,
+                     const std::string& user = "alice",
+                     const Reservations& reservations = {}) {
     auto result = validate(spec, config, user, reservations);
     return result ? "accepted" : result.status().message();
 }
@@ -60,10 +63,10 @@ TEST(PolicySubmit, AccountMustListTheUser) {
     protocol::JobSpec spec;
     spec.account = "chem";
     EXPECT_EQ(error_of(spec, cluster(), "bob"),
-            "--account: invalid account 'chem' for user 'bob' (accepted: phys)");
+              "--account: invalid account 'chem' for user 'bob' (accepted: phys)");
     EXPECT_EQ(error_of(protocol::JobSpec{}, cluster(), "carol"),
-            "--account: user 'carol' belongs to no account (accepted: an account that lists "
-            "the user)");
+              "--account: user 'carol' belongs to no account (accepted: an account that lists "
+              "the user)");
     EXPECT_EQ(error_of(spec, cluster(), "alice"), "accepted");
 }
 
@@ -72,8 +75,8 @@ TEST(PolicySubmit, PartitionAllowsOnlyItsAccounts) {
     spec.partition = "physics";
     spec.account = "chem";
     EXPECT_EQ(error_of(spec, cluster()),
-            "--partition: account 'chem' may not use partition 'physics' (allowed accounts: "
-            "phys)");
+              "--partition: account 'chem' may not use partition 'physics' (allowed accounts: "
+              "phys)");
     spec.account = "phys";
     EXPECT_EQ(error_of(spec, cluster()), "accepted");
 }
@@ -85,14 +88,13 @@ TEST(PolicySubmit, QosNameWallAndCpuCapsAreChecked) {
     spec.qos = "";
     spec.time_limit_s = 7200;
     EXPECT_EQ(error_of(spec, cluster()),
-            "--time: requested time limit 2:00:00 exceeds MaxWall 1:00:00 of QoS 'normal'");
+              "--time: requested time limit 2:00:00 exceeds MaxWall 1:00:00 of QoS 'normal'");
     spec.qos = "high";
     EXPECT_EQ(error_of(spec, cluster()), "accepted");
     spec.qos = "normal";
     spec.time_limit_s = 60;
     spec.ntasks = 9;
-    EXPECT_EQ(error_of(spec, cluster()),
-            "--ntasks: 9 CPUs exceed MaxCpuPerUser 8 of QoS 'normal'");
+    EXPECT_EQ(error_of(spec, cluster()), "--ntasks: 9 CPUs exceed MaxCpuPerUser 8 of QoS 'normal'");
 }
 
 TEST(PolicySubmit, PartitionNodeAndMemoryLimits) {
@@ -103,8 +105,8 @@ TEST(PolicySubmit, PartitionNodeAndMemoryLimits) {
     spec.ntasks = 2;
     spec.mem_mib = 4000;
     EXPECT_EQ(error_of(spec, cluster()),
-            "--mem: 4000 MiB for 2 CPUs per node exceeds MaxMemPerCPU 1000 MiB of partition "
-            "'batch'");
+              "--mem: 4000 MiB for 2 CPUs per node exceeds MaxMemPerCPU 1000 MiB of partition "
+              "'batch'");
     spec.mem_mib = 2000;
     EXPECT_EQ(error_of(spec, cluster()), "accepted");
 }
@@ -118,10 +120,10 @@ TEST(PolicySubmit, ReservationMustExistAndAllowTheUser) {
     protocol::JobSpec spec;
     spec.reservation = "nope";
     EXPECT_EQ(error_of(spec, cluster(), "alice", reservations),
-            "--reservation: invalid reservation 'nope' (accepted: maint)");
+              "--reservation: invalid reservation 'nope' (accepted: maint)");
     spec.reservation = "maint";
     EXPECT_EQ(error_of(spec, cluster(), "alice", reservations),
-            "--reservation: user 'alice' (account 'phys') may not use reservation 'maint'");
+              "--reservation: user 'alice' (account 'phys') may not use reservation 'maint'");
     reservations["maint"].accounts = {"phys"};
     EXPECT_EQ(error_of(spec, cluster(), "alice", reservations), "accepted");
 }
@@ -131,16 +133,16 @@ TEST(PolicyConfigFile, BadValuesNameTheKey) {
     auto bad_qos = read_policy(json{{"qos", {{{"name", "q"}, {"max_jobs_per_user", -5}}}}});
     ASSERT_FALSE(bad_qos);
     EXPECT_EQ(bad_qos.status().message(),
-            "qos q: max_jobs_per_user: invalid value -5 (accepted: an integer >= -1)");
+              "qos q: max_jobs_per_user: invalid value -5 (accepted: an integer >= -1)");
     auto bad_parent = read_policy(json{{"accounts", {{{"name", "a"}, {"parent", "b"}}}}});
     ASSERT_FALSE(bad_parent);
     EXPECT_EQ(bad_parent.status().message(),
-            "account a: parent: invalid value 'b' (accepted: root or an account listed before "
-            "it)");
+              "account a: parent: invalid value 'b' (accepted: root or an account listed before "
+              "it)");
     auto bad_fs = read_policy(json{{"priority", {{"fairshare", "fifo"}}}});
     ASSERT_FALSE(bad_fs);
     EXPECT_EQ(bad_fs.status().message(),
-            "priority.fairshare: invalid value 'fifo' (accepted: classic, fair_tree)");
+              "priority.fairshare: invalid value 'fifo' (accepted: classic, fair_tree)");
     auto defaults = read_policy(json::object());
     ASSERT_TRUE(defaults);
     ASSERT_EQ(defaults->qos.size(), 1u);
@@ -177,7 +179,7 @@ TEST(PriorityModel, HeavyUserRanksBelowAndRecoversAsUsageDecays) {
     model.refresh(ledger, {}, 16);
     const int64_t later = 1000 + 10 * half_life;
     EXPECT_GT(model.factors(priority_job_of(pending_job("alice", "phys")), later).priority,
-            model.factors(priority_job_of(pending_job("bob", "phys")), later).priority);
+              model.factors(priority_job_of(pending_job("bob", "phys")), later).priority);
 }
 
 TEST(PriorityModel, PartitionTierAndQosRaisePriority) {

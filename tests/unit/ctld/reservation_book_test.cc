@@ -8,8 +8,10 @@
 namespace cohort::ctld {
 namespace {
 
-protocol::ReservationRecord reservation(const std::string& name, int64_t start, int64_t end,
-        std::vector<std::string> nodes) {
+protocol::ReservationRecord reservation(const std::string& name,
+                                        int64_t start,
+                                        int64_t end,
+                                        std::vector<std::string> nodes) {
     protocol::ReservationRecord r;
     r.name = name;
     r.start_time = start;
@@ -47,7 +49,7 @@ TEST(ReservationBook, OverlapOnlyWhereWindowsAndNodesBothMeet) {
     ReservationBook book;
     book.put(reservation("a", 100, 200, {"n1"}));
     EXPECT_EQ(book.overlap_on(reservation("b", 150, 250, {}), "n1"),
-            "node n1 is in reservation 'a' at that time");
+              "node n1 is in reservation 'a' at that time");
     EXPECT_EQ(book.overlap_on(reservation("b", 200, 300, {}), "n1"), "");  // back to back
     EXPECT_EQ(book.overlap_on(reservation("b", 150, 250, {}), "n2"), "");
     EXPECT_NE(book.find("a"), nullptr);

@@ -1,10 +1,10 @@
 // The SQLite store and the group-commit writer: what is committed comes back after reopening.
-#include <gtest/gtest.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <future>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "scheduler/ctld/state/sqlite_state_store.h"
 #include "scheduler/ctld/state/state_writer.h"
@@ -15,8 +15,8 @@ namespace {
 
 std::string temp_db() {
     auto dir = std::filesystem::temp_directory_path()
-            / ("cohort-store-" + std::to_string(getpid()) + "-"
-                    + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+               / ("cohort-store-" + std::to_string(getpid()) + "-"
+                  + ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
     return (dir / "cohort.db").string();
@@ -42,8 +42,8 @@ TEST(StateWriter, CommittedJobsSurviveReopen) {
             auto promise = std::make_shared<std::promise<Status>>();
             done.push_back(promise->get_future());
             writer.write({job(id, id % 2 ? JobState::kPending : JobState::kCompleted),
-                                 NextJobId{id + 1}},
-                    [promise](const Status& s) { promise->set_value(s); });
+                          NextJobId{id + 1}},
+                         [promise](const Status& s) { promise->set_value(s); });
         }
         for (auto& f : done) {
             EXPECT_TRUE(f.get());
@@ -99,7 +99,7 @@ TEST(SubmitValidation, RejectsUnknownPartitionAndNamesTheChoices) {
     auto result = validate(spec, config);
     ASSERT_FALSE(result);
     EXPECT_EQ(result.status().message(),
-            "--partition: invalid partition 'nope' (accepted: debug, gpu)");
+              "--partition: invalid partition 'nope' (accepted: debug, gpu)");
 }
 
 TEST(SubmitValidation, TimeLimitAbovePartitionMaxIsRefused) {
@@ -144,9 +144,9 @@ TEST(SqliteStateStore, MigratesTheUnversionedLayoutKeepingEveryJobScriptAndEnvir
         ASSERT_TRUE(script) << script.status().message();
         EXPECT_NE(script->script.find("hello from the v1 fixture"), std::string::npos);
         const std::pair<std::string, std::string> fixture_var{"FIXTURE_VAR",
-                "kept-through-migration"};
+                                                              "kept-through-migration"};
         EXPECT_NE(std::find(script->env.begin(), script->env.end(), fixture_var),
-                script->env.end());
+                  script->env.end());
         auto array = (*store)->payload(payload_key(loaded->jobs[3]));  // task 3_2
         ASSERT_TRUE(array);
         EXPECT_NE(array->script.find("echo task"), std::string::npos);
@@ -173,7 +173,7 @@ TEST(SqliteStateStore, RefusesADatabaseOfANewerSchema) {
     ASSERT_FALSE(store);
     EXPECT_NE(store.status().message().find("schema version 99 is newer than this "
                                             "cohortctld's (2)"),
-            std::string::npos)
+              std::string::npos)
             << store.status().message();
 }
 

@@ -6,8 +6,10 @@
 namespace cohort::ctld {
 namespace {
 
-protocol::StepRecord step(uint32_t id, std::vector<std::string> nodes,
-        std::vector<uint32_t> cpus, bool overlap = false) {
+protocol::StepRecord step(uint32_t id,
+                          std::vector<std::string> nodes,
+                          std::vector<uint32_t> cpus,
+                          bool overlap = false) {
     protocol::StepRecord s;
     s.job_id = 5;
     s.step_id = id;

@@ -3,10 +3,9 @@
 #include "launcher/process.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 namespace cohort::agent {
 namespace {
@@ -24,7 +23,7 @@ TEST(CloseAllBut, KeepsTheListedDescriptorsAndReadiesTheInheritedOnes) {
         const int inherit[1] = {fds[3]};
         close_all_but(keep, 2, inherit, 1);
         const bool kept_closing = fcntl(fds[1], F_GETFD) == FD_CLOEXEC;  // like a report pipe
-        const bool kept_for_exec = fcntl(fds[3], F_GETFD) == 0;         // like a PMI_FD
+        const bool kept_for_exec = fcntl(fds[3], F_GETFD) == 0;          // like a PMI_FD
         const bool others_closed = fcntl(fds[0], F_GETFD) == -1 && fcntl(fds[2], F_GETFD) == -1;
         _exit(kept_closing && kept_for_exec && others_closed ? 0 : 1);
     }

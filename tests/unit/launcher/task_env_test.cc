@@ -1,7 +1,7 @@
 // The variables every rank and batch script sees.
-#include <gtest/gtest.h>
-
 #include "launcher/task_env.h"
+
+#include <gtest/gtest.h>
 
 namespace cohort::agent {
 namespace {
@@ -121,7 +121,7 @@ protocol::StepLayout with_gpus(bool per_task, const std::string& vendor) {
         binding.alloc = alloc;
         binding.per_task = per_task;
         binding.tasks = {{per_task ? std::vector<int32_t>{2} : alloc.gpus, {4}, "mlx5_1"},
-                {per_task ? std::vector<int32_t>{3} : alloc.gpus, {5}, "mlx5_10"}};
+                         {per_task ? std::vector<int32_t>{3} : alloc.gpus, {5}, "mlx5_10"}};
         layout.gpu_nodes.push_back(binding);
     }
     return layout;
@@ -130,7 +130,7 @@ protocol::StepLayout with_gpus(bool per_task, const std::string& vendor) {
 TEST(TaskEnv, EachTaskSeesItsOwnGpuAndClosestNic) {
     TaskContext context{1, 1, 3, 29500, "node2", true, {}};
     EnvMap env = task_environment(with_gpus(true, "nvidia"), context,
-            {{"CUDA_VISIBLE_DEVICES", "0,1,2,3"}});
+                                  {{"CUDA_VISIBLE_DEVICES", "0,1,2,3"}});
     EXPECT_EQ(env.at("CUDA_VISIBLE_DEVICES"), "3");
     EXPECT_EQ(env.at("CUDA_DEVICE_ORDER"), "PCI_BUS_ID");
     EXPECT_EQ(env.at("COHORT_GPU_PCI_BUS_IDS"), "0000:3b:00.0");

@@ -1,15 +1,15 @@
 // Finding the uid behind a loopback TCP connection in /proc/net/tcp: a recorded table, and
 // a live connection of this process.
+#include "pmix/loopback_owner.h"
+
+#include <fstream>
+#include <sstream>
+
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <fstream>
-#include <sstream>
-
-#include "pmix/loopback_owner.h"
 
 namespace cohort::pmix {
 namespace {
@@ -52,8 +52,8 @@ TEST(LoopbackOwner, ALiveConnectionOfThisProcessIsOurs) {
     std::stringstream table;
     table << file.rdbuf();
     EXPECT_EQ(tcp_socket_owner(table.str(), "127.0.0.1", ntohs(mine.sin_port), "127.0.0.1",
-                      ntohs(address.sin_port)),
-            static_cast<uint32_t>(getuid()));
+                               ntohs(address.sin_port)),
+              static_cast<uint32_t>(getuid()));
     close(client);
     close(listener);
 }

@@ -2,14 +2,14 @@
 // (its own framing and parsing, not the server's) talks to PmiService over a real
 // socketpair per rank, on two simulated nodes whose fence blobs the test carries between
 // them. One thread; every read waits at most kWait.
+#include <cstdio>
+#include <map>
+
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <cstdio>
-#include <map>
 
 #include "pmix/pmi2_wire.h"
 #include "pmix/pmi_service.h"
@@ -111,6 +111,7 @@ bool closed_by_server(int fd) {
 class Node {
 public:
     explicit Node(PmiJob job) : service_(std::move(job)) {}
+
     ~Node() {
         for (auto& [client, fds] : links_) {
             close(fds.first);
@@ -119,6 +120,7 @@ public:
             }
         }
     }
+
     Node(const Node&) = delete;
     Node& operator=(const Node&) = delete;
 
@@ -131,6 +133,7 @@ public:
         links_[client] = {fds[0], fds[1]};
         return client;
     }
+
     int fd(PmiClient client) { return links_.at(client).first; }
 
     // The service reads whatever `client` has sent and answers, as the step manager does.
@@ -152,6 +155,7 @@ public:
         }
         return out;
     }
+
     void deliver(const PmiOutput& out) {
         for (const auto& reply : out.replies) {
             const int server_end = links_.at(reply.client).second;
@@ -159,7 +163,9 @@ public:
             write_all(server_end, reply.bytes);
         }
     }
+
     const std::string& blob() const { return blob_; }
+
     PmiService& service() { return service_; }
 
 private:
@@ -179,8 +185,13 @@ PmiJob node_job(std::vector<uint32_t> ranks, std::map<std::string, uint32_t> ids
     return job;
 }
 
-PmiJob node0_job() { return node_job({0, 1}, {{"1111", 0}, {"2222", 1}}); }
-PmiJob node1_job() { return node_job({2, 3}, {{"3333", 2}, {"4444", 3}}); }
+PmiJob node0_job() {
+    return node_job({0, 1}, {{"1111", 0}, {"2222", 1}});
+}
+
+PmiJob node1_job() {
+    return node_job({2, 3}, {{"3333", 2}, {"4444", 3}});
+}
 
 // The request and its reply, as the client library does it.
 Reply call(Node& node, PmiClient client, const std::string& body) {
@@ -194,16 +205,15 @@ Reply start_rank(Node& node, PmiClient client, const std::string& id) {
     write_all(node.fd(client), "cmd=init pmi_version=2 pmi_subversion=0\n");
     node.serve(client);
     EXPECT_EQ(read_line(node.fd(client)),
-            "cmd=response_to_init pmi_version=2 pmi_subversion=0 rc=0");
-    return call(node, client, "cmd=fullinit;pmijobid=cohort.5.0;pmirank=" + id
-                    + ";threaded=FALSE;");
+              "cmd=response_to_init pmi_version=2 pmi_subversion=0 rc=0");
+    return call(node, client,
+                "cmd=fullinit;pmijobid=cohort.5.0;pmirank=" + id + ";threaded=FALSE;");
 }
 
 // --- the wire format itself
 
 TEST(Pmi2Wire, EncodesWithALeftJustifiedLengthAndEscapedSemicolons) {
-    EXPECT_EQ(encode_pmi2("kvs-put-response", {{"rc", "0"}}),
-            "26    cmd=kvs-put-response;rc=0;");
+    EXPECT_EQ(encode_pmi2("kvs-put-response", {{"rc", "0"}}), "26    cmd=kvs-put-response;rc=0;");
     EXPECT_EQ(encode_pmi2("x", {{"value", "a;b"}}), "17    cmd=x;value=a;;b;");
 }
 
@@ -218,13 +228,13 @@ TEST(Pmi2Wire, ParsesPairsInOrderAndUnescapes) {
 
 TEST(Pmi2Wire, RejectsMalformedCommandsWithTheReason) {
     EXPECT_NE(parse_pmi2_command("key=k;cmd=x;").status().message().find("does not start with"),
-            std::string::npos);
+              std::string::npos);
     EXPECT_NE(parse_pmi2_command("cmd=x;key=k").status().message().find("does not end with ';'"),
-            std::string::npos);
+              std::string::npos);
     EXPECT_NE(parse_pmi2_command("cmd=x;junk;").status().message().find("without '='"),
-            std::string::npos);
+              std::string::npos);
     EXPECT_NE(parse_pmi2_command("cmd=x;=v;").status().message().find("bad key"),
-            std::string::npos);
+              std::string::npos);
     EXPECT_FALSE(parse_pmi2_command(""));
 }
 
@@ -239,7 +249,7 @@ TEST(Pmi2Wire, TakesWholeFramesOnly) {
     EXPECT_EQ(buffer, "17    ");
     std::string letters = "abcdefcmd=x;";
     EXPECT_NE(take_pmi2_frame(letters, body).message().find("is not a decimal number"),
-            std::string::npos);
+              std::string::npos);
     std::string huge = "999999cmd=x;";
     EXPECT_NE(take_pmi2_frame(huge, body).message().find("out of range"), std::string::npos);
     std::string zero = "0     ";

@@ -53,15 +53,15 @@ TEST(PmiSimpleServer, AnswersTheStartUpQueriesMpichMakes) {
     EXPECT_EQ(initack.replies[1].bytes, "cmd=set size=4\n");
     EXPECT_EQ(initack.replies[2].bytes, "cmd=set rank=1\n");  // the rank, not the secret
     EXPECT_EQ(only_reply(line(server, 1, "cmd=init pmi_version=1 pmi_subversion=1")),
-            "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n");
+              "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n");
     EXPECT_EQ(only_reply(line(server, 1, "cmd=get_maxes")),
-            "cmd=maxes kvsname_max=256 keylen_max=64 vallen_max=1024 rc=0\n");
+              "cmd=maxes kvsname_max=256 keylen_max=64 vallen_max=1024 rc=0\n");
     EXPECT_EQ(only_reply(line(server, 1, "cmd=get_my_kvsname")),
-            "cmd=my_kvsname kvsname=cohort.5.0 rc=0\n");
+              "cmd=my_kvsname kvsname=cohort.5.0 rc=0\n");
     EXPECT_EQ(only_reply(line(server, 1, "cmd=get kvsname=cohort.5.0 key=PMI_process_mapping")),
-            "cmd=get_result rc=0 msg=success value=(vector,(0,2,2))\n");
+              "cmd=get_result rc=0 msg=success value=(vector,(0,2,2))\n");
     EXPECT_EQ(only_reply(line(server, 1, "cmd=get kvsname=cohort.5.0 key=nothing")),
-            "cmd=get_result rc=-1 msg=key_nothing_not_found\n");
+              "cmd=get_result rc=-1 msg=key_nothing_not_found\n");
 }
 
 TEST(PmiSimpleServer, LinesMayArriveInPieces) {
@@ -76,13 +76,15 @@ TEST(PmiSimpleServer, AWrongIdIsRefusedAndTheStepIsUnaffected) {
     PmiService server(two_local_of_four());
     // A foreign process guesses: one clear line back, and the connection is to be closed.
     auto guess = line(server, 9, "cmd=initack pmiid=1");
-    EXPECT_EQ(only_reply(guess),
+    EXPECT_EQ(
+            only_reply(guess),
             "cmd=initack rc=-1 msg=refused:_PMI_ID_is_not_one_of_this_step's_ranks_on_this_node\n");
     EXPECT_NE(guess.error.find("initack refused"), std::string::npos) << guess.error;
     EXPECT_FALSE(server.all_claimed());
     // Nor may it skip initack and read the KVS.
     auto sneak = line(server, 10, "cmd=get kvsname=cohort.5.0 key=PMI_process_mapping");
-    EXPECT_EQ(only_reply(sneak), "cmd=get_result rc=-1 msg=refused:_send_initack_with_PMI_ID_first\n");
+    EXPECT_EQ(only_reply(sneak),
+              "cmd=get_result rc=-1 msg=refused:_send_initack_with_PMI_ID_first\n");
     EXPECT_FALSE(sneak.error.empty());
     server.forget(9);
     server.forget(10);
@@ -102,8 +104,7 @@ TEST(PmiSimpleServer, AnIdIsGoodForOneConnectionOnly) {
     EXPECT_TRUE(line(server, 1, "cmd=initack pmiid=1111").error.empty());
     auto again = line(server, 2, "cmd=initack pmiid=1111");
     EXPECT_EQ(again.replies.size(), 1u);
-    EXPECT_NE(again.error.find("rank 0 was already presented"), std::string::npos)
-            << again.error;
+    EXPECT_NE(again.error.find("rank 0 was already presented"), std::string::npos) << again.error;
 }
 
 // PMI_FD mode: MPICH's client sends no initack; the channel says which rank it is.
@@ -111,19 +112,17 @@ TEST(PmiSimpleServer, ARankOnItsInheritedChannelNeedsNoId) {
     PmiService server(two_local_of_four());
     server.attach(7, 1);
     EXPECT_EQ(only_reply(line(server, 7, "cmd=init pmi_version=1 pmi_subversion=1")),
-            "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n");
+              "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n");
     EXPECT_EQ(only_reply(line(server, 7, "cmd=get_my_kvsname")),
-            "cmd=my_kvsname kvsname=cohort.5.0 rc=0\n");
+              "cmd=my_kvsname kvsname=cohort.5.0 rc=0\n");
     // Rank 1 is in: its PMI_ID no longer opens the port for anyone.
     auto stolen = line(server, 8, "cmd=initack pmiid=2222");
-    EXPECT_NE(stolen.error.find("rank 1 was already presented"), std::string::npos)
-            << stolen.error;
+    EXPECT_NE(stolen.error.find("rank 1 was already presented"), std::string::npos) << stolen.error;
     // A rank that came in over the port first keeps its channel from speaking for it.
     EXPECT_TRUE(line(server, 9, "cmd=initack pmiid=1111").error.empty());
     server.attach(10, 0);
     auto late = line(server, 10, "cmd=init pmi_version=1 pmi_subversion=1");
-    EXPECT_NE(late.error.find("rank 0 already identified itself"), std::string::npos)
-            << late.error;
+    EXPECT_NE(late.error.find("rank 0 already identified itself"), std::string::npos) << late.error;
     EXPECT_TRUE(server.all_claimed());
 }
 
@@ -149,10 +148,10 @@ TEST(PmiSimpleServer, PutsOfOtherNodesArriveThroughTheBarrier) {
     ASSERT_EQ(released.replies.size(), 2u);
     EXPECT_EQ(released.replies[0].bytes, "cmd=barrier_out rc=0\n");
     EXPECT_EQ(only_reply(line(node0, 2, "cmd=get kvsname=k key=addr-2")),
-            "cmd=get_result rc=0 msg=success value=cc\n");
+              "cmd=get_result rc=0 msg=success value=cc\n");
     node1.barrier_done(all);
     EXPECT_EQ(only_reply(line(node1, 8, "cmd=get kvsname=k key=addr-0")),
-            "cmd=get_result rc=0 msg=success value=aa=bb\n");
+              "cmd=get_result rc=0 msg=success value=aa=bb\n");
 }
 
 TEST(PmiSimpleServer, AFailedBarrierReleasesEveryWaitingRankWithAnError) {
@@ -181,7 +180,7 @@ TEST(PmiSimpleServer, BadLinesAreProtocolErrors) {
     PmiService server(two_local_of_four());
     line(server, 1, "cmd=initack pmiid=1111");
     EXPECT_EQ(only_reply(line(server, 1, "cmd=spawn")),
-            "cmd=spawn_result rc=-1 msg=unsupported_by_cohort\n");
+              "cmd=spawn_result rc=-1 msg=unsupported_by_cohort\n");
     EXPECT_NE(line(server, 1, "hello").error.find("PMI-1 line without cmd="), std::string::npos);
     // A closed client's further bytes are ignored.
     EXPECT_TRUE(line(server, 1, "cmd=get_appnum").replies.empty());

@@ -1,12 +1,12 @@
 // The step managers' tree collective: shape, gathering in any delivery order, early
 // contributions, consecutive rounds, and failing a round that cannot finish.
-#include <gtest/gtest.h>
+#include "pmix/tree_collective.h"
 
 #include <algorithm>
 #include <deque>
 #include <random>
 
-#include "pmix/tree_collective.h"
+#include <gtest/gtest.h>
 
 namespace cohort::pmix {
 namespace {
@@ -38,9 +38,11 @@ public:
         }
         done_.resize(nodes);
     }
+
     void contribute(uint32_t node, const std::string& data) {
         take(node, members_[node].contribute("ns:*", all_, data));
     }
+
     void deliver_all() {
         for (int guard = 0; guard < 10000 && !queue_.empty(); ++guard) {
             std::uniform_int_distribution<size_t> pick(0, queue_.size() - 1);
@@ -50,7 +52,9 @@ public:
             take(send.to, members_[send.to].receive(send.message));
         }
     }
+
     const std::vector<std::vector<TreeCollectives::Completion>>& done() const { return done_; }
+
     TreeCollectives& member(uint32_t node) { return members_[node]; }
 
 private:

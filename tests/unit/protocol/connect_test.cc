@@ -1,12 +1,12 @@
 // Connecting with a deadline, on loopback only: success, refusal, and a peer that never
 // answers the SYN, which must fail within the bound instead of the kernel's minutes.
-#include <gtest/gtest.h>
+#include "common/transport/connect.h"
 
 #include <chrono>
 #include <optional>
 #include <string>
 
-#include "common/transport/connect.h"
+#include <gtest/gtest.h>
 
 namespace cohort::transport {
 namespace {
@@ -77,7 +77,7 @@ TEST_F(ConnectTest, ConnectsToAListenerButNeverCompletesInsideTheCall) {
 TEST_F(ConnectTest, ResolvesAHostNameFirst) {
     tcp::acceptor acceptor = listener(io_, 8);
     async_connect_to(io_, "localhost", acceptor.local_endpoint().port(), milliseconds(5000),
-            record());
+                     record());
     run_until_done();
     ASSERT_EQ(calls_, 1);
     EXPECT_TRUE(*outcome_) << outcome_->status().message();
@@ -95,7 +95,7 @@ TEST_F(ConnectTest, ARefusalNamesHostPortAndTheCause) {
     ASSERT_FALSE(*outcome_);
     EXPECT_EQ(outcome_->status().code(), StatusCode::kUnavailable);
     EXPECT_EQ(outcome_->status().message(),
-            "cannot connect to 127.0.0.1:" + std::to_string(port) + ": Connection refused");
+              "cannot connect to 127.0.0.1:" + std::to_string(port) + ": Connection refused");
 }
 
 TEST_F(ConnectTest, AnUnansweredConnectFailsAtTheDeadlineExactlyOnce) {
@@ -106,8 +106,9 @@ TEST_F(ConnectTest, AnUnansweredConnectFailsAtTheDeadlineExactlyOnce) {
     ASSERT_EQ(calls_, 1) << "no outcome within 5 s of a 200 ms deadline";
     ASSERT_FALSE(*outcome_) << "the blackhole accepted: this kernel does not drop a SYN "
                                "while the accept queue is full";
-    EXPECT_EQ(outcome_->status().message(), "cannot connect to 127.0.0.1:"
-            + std::to_string(blackhole.port) + ": timed out after 200 ms");
+    EXPECT_EQ(outcome_->status().message(),
+              "cannot connect to 127.0.0.1:" + std::to_string(blackhole.port)
+                      + ": timed out after 200 ms");
     // The aborted connect completes too, after the timer: it must not call back again.
     io_.restart();
     io_.run_for(milliseconds(200));
@@ -122,7 +123,7 @@ TEST(BlockingConnect, ReturnsASocketOnTheCallersIoContext) {
     // The descriptor moved off the private io_context: an async write through `io` works.
     bool written = false;
     asio::async_write(*socket, asio::buffer(std::string("x")),
-            [&](boost::system::error_code ec, size_t) { written = !ec; });
+                      [&](boost::system::error_code ec, size_t) { written = !ec; });
     io.run_for(milliseconds(2000));
     EXPECT_TRUE(written);
 }
@@ -133,8 +134,9 @@ TEST(BlockingConnect, AnUnansweredConnectFailsAtTheDeadline) {
     ASSERT_TRUE(blackhole.filler) << blackhole.filler.status().message();
     auto socket = connect_to(io, kLoopback, blackhole.port, milliseconds(200));
     ASSERT_FALSE(socket) << "the blackhole accepted";
-    EXPECT_EQ(socket.status().message(), "cannot connect to 127.0.0.1:"
-            + std::to_string(blackhole.port) + ": timed out after 200 ms");
+    EXPECT_EQ(socket.status().message(),
+              "cannot connect to 127.0.0.1:" + std::to_string(blackhole.port)
+                      + ": timed out after 200 ms");
 }
 
 }  // namespace

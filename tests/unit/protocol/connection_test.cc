@@ -1,8 +1,9 @@
 // A real Asio connection pair on loopback: good frames arrive, bad ones close the connection.
+#include "common/transport/connection.h"
+
 #include <gtest/gtest.h>
 
 #include "common/transport/blocking_client.h"
-#include "common/transport/connection.h"
 
 namespace cohort::transport {
 namespace {
@@ -66,7 +67,7 @@ TEST_F(ConnectionTest, GoodFrameIsDeliveredAndAnswered) {
 TEST_F(ConnectionTest, WrongKeyClosesTheConnectionWithAReason) {
     std::thread client_thread([this] {
         auto client = BlockingClient::connect("127.0.0.1", port_, "wrong-key-wrong-key-wrong-key!!",
-                {7, 7});
+                                              {7, 7});
         ASSERT_TRUE(client);
         auto reply = client->call<protocol::AckReply>(protocol::QueryNodesRequest{});
         EXPECT_FALSE(reply);
@@ -130,9 +131,8 @@ TEST_F(ConnectionTest, OverLimitLengthClosesWithoutReadingTheBody) {
 TEST_F(ConnectionTest, TruncatedBodyClosesTheConnection) {
     // Claims 16 MiB, sends 10 bytes and hangs up: refused as truncated, nothing delivered.
     std::string frame = encode_message(protocol::AckReply{"x"}, {0, 0}, kKey);
-    std::thread client([&] {
-        send_raw(port_, with_body_len(frame, protocol::kMaxBodySize).substr(0, 62));
-    });
+    std::thread client(
+            [&] { send_raw(port_, with_body_len(frame, protocol::kMaxBodySize).substr(0, 62)); });
     run_until([&] { return closed_; });
     client.join();
     EXPECT_EQ(close_reason_.code(), StatusCode::kIoError);

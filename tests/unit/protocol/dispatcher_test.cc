@@ -3,12 +3,12 @@
 // else reaches the reject callback and no handler.
 #include "common/transport/dispatcher.h"
 
-#include <fmt/format.h>
-#include <gtest/gtest.h>
-
 #include <functional>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
 
 namespace cohort::transport {
 namespace {
@@ -24,7 +24,7 @@ TEST(Dispatcher, CallsTheHandlerOfTheTypeWithContextAndCredential) {
     dispatcher.on<protocol::JobControlRequest>(
             [&](int node, const protocol::Credential& cred, const protocol::JobControlRequest& m) {
                 calls.push_back(fmt::format("control {} from uid {} on {}", m.job_ids.at(0),
-                        cred.uid, node));
+                                            cred.uid, node));
             });
     dispatcher.on<protocol::HeartbeatMessage>([&](int node, protocol::HeartbeatMessage m) {
         calls.push_back(fmt::format("heartbeat {} on {}", m.node, node));
@@ -37,17 +37,16 @@ TEST(Dispatcher, CallsTheHandlerOfTheTypeWithContextAndCredential) {
     heartbeat.node = "n1";
     dispatcher.dispatch(7, envelope_of(heartbeat));
 
-    EXPECT_EQ(calls, (std::vector<std::string>{"control 42 from uid 1000 on 3",
-                             "heartbeat n1 on 7"}));
+    EXPECT_EQ(calls,
+              (std::vector<std::string>{"control 42 from uid 1000 on 3", "heartbeat n1 on 7"}));
 }
 
 TEST(Dispatcher, RejectsUnknownTypesAndMalformedBodiesWithoutCallingHandlers) {
     std::vector<std::string> rejected;
     int handled = 0;
     Dispatcher<> dispatcher([&](const Status& why) { rejected.push_back(why.message()); });
-    dispatcher.on<protocol::HeartbeatMessage>([&](const protocol::HeartbeatMessage&) {
-        ++handled;
-    });
+    dispatcher.on<protocol::HeartbeatMessage>(
+            [&](const protocol::HeartbeatMessage&) { ++handled; });
 
     dispatcher.dispatch(envelope_of(protocol::AckReply{}));
     protocol::Envelope truncated = envelope_of(protocol::HeartbeatMessage{});
@@ -64,7 +63,7 @@ TEST(Dispatcher, PostsHandlersButRunsCallerHandlersAtOnce) {
     std::vector<std::function<void()>> queue;
     std::vector<std::string> calls;
     Dispatcher<> dispatcher([](const Status&) { FAIL() << "nothing is rejected"; },
-            [&](std::function<void()> call) { queue.push_back(std::move(call)); });
+                            [&](std::function<void()> call) { queue.push_back(std::move(call)); });
     dispatcher.on<protocol::HeartbeatMessage>(
             [&](const protocol::HeartbeatMessage&) { calls.push_back("posted"); });
     dispatcher.on_caller<protocol::AckReply>(

@@ -44,13 +44,13 @@ std::string hex(const std::array<unsigned char, kMacSize>& bytes) {
 
 TEST(Hmac, MatchesRfc4231Vectors) {
     EXPECT_EQ(hex(hmac_sha256(std::string(20, '\x0b'), "Hi There")),
-            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+              "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
     EXPECT_EQ(hex(hmac_sha256("Jefe", "what do ya want for nothing?")),
-            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+              "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
     // A key longer than the block size is hashed first.
     EXPECT_EQ(hex(hmac_sha256(std::string(131, '\xaa'),
-                      "Test Using Larger Than Block-Size Key - Hash Key First")),
-            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+                              "Test Using Larger Than Block-Size Key - Hash Key First")),
+              "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
 }
 
 TEST(Frame, SubmitRoundTripKeepsEveryField) {
@@ -163,10 +163,10 @@ TEST(Frame, RejectsAlteredBody) {
 
 TEST(Codec, MalformedBodyIsAnErrorNotACrash) {
     // A correctly signed frame whose body is garbage: decoding fails cleanly.
-    for (const std::string& body : {std::string(""), std::string("\x01"),
-                 std::string(64, '\xff'), std::string("\xff\xff\xff\xff\xff\xff\xff\x7f")}) {
-        std::string frame = encode_frame(static_cast<uint16_t>(MessageType::kSubmitJob), {0, 0},
-                body, kKey);
+    for (const std::string& body : {std::string(""), std::string("\x01"), std::string(64, '\xff'),
+                                    std::string("\xff\xff\xff\xff\xff\xff\xff\x7f")}) {
+        std::string frame =
+                encode_frame(static_cast<uint16_t>(MessageType::kSubmitJob), {0, 0}, body, kKey);
         auto envelope = receive(frame);
         ASSERT_TRUE(envelope);
         auto decoded = decode_message<SubmitJobRequest>(*envelope);

@@ -1,7 +1,7 @@
 // --array and --dependency: parsing, and when a dependency is met, pending, or never met.
-#include <gtest/gtest.h>
-
 #include <map>
+
+#include <gtest/gtest.h>
 
 #include "scheduler/dependency.h"
 #include "scheduler/job_array.h"
@@ -30,7 +30,7 @@ TEST(ArraySpec, BadSpecsNameTheValue) {
         EXPECT_NE(spec.status().message().find("--array"), std::string::npos);
     }
     EXPECT_NE(parse_array_spec("0-1001").status().message().find("maximum of 1000"),
-            std::string::npos);
+              std::string::npos);
 }
 
 TEST(Dependency, ParsesTypesListsAndSeparators) {
@@ -49,8 +49,8 @@ TEST(Dependency, ParsesTypesListsAndSeparators) {
     ASSERT_TRUE(dep);
     EXPECT_EQ(dep->terms[0].type, DependencyType::kAfterAny);
     EXPECT_TRUE(parse_dependency("singleton"));
-    for (const char* text : {"", "afterok", "afterfoo:1", "afterok:x", "afterok:1,afterany:2?3",
-                 "afterok:1+5"}) {
+    for (const char* text :
+         {"", "afterok", "afterfoo:1", "afterok:x", "afterok:1,afterany:2?3", "afterok:1+5"}) {
         EXPECT_FALSE(parse_dependency(text)) << text;
     }
 }
@@ -60,7 +60,8 @@ protected:
     DependencyStatus eval(const std::string& text, bool singleton_clear = true) {
         auto dep = parse_dependency(text);
         EXPECT_TRUE(dep) << dep.status().message();
-        return evaluate_dependency(*dep,
+        return evaluate_dependency(
+                *dep,
                 [this](uint64_t id) -> std::optional<OtherJob> {
                     auto it = jobs_.find(id);
                     if (it == jobs_.end()) {
@@ -70,10 +71,12 @@ protected:
                 },
                 1000, singleton_clear);
     }
-    std::map<uint64_t, OtherJob> jobs_ = {
-            {1, {JobState::kCompleted, 10}}, {2, {JobState::kFailed, 10}},
-            {3, {JobState::kRunning, 990}}, {4, {JobState::kPending, 0}},
-            {5, {JobState::kRunning, 100}}};
+
+    std::map<uint64_t, OtherJob> jobs_ = {{1, {JobState::kCompleted, 10}},
+                                          {2, {JobState::kFailed, 10}},
+                                          {3, {JobState::kRunning, 990}},
+                                          {4, {JobState::kPending, 0}},
+                                          {5, {JobState::kRunning, 100}}};
 };
 
 TEST_F(DependencyEvaluation, AfterOkWaitsThenRunsOrIsNeverSatisfied) {

@@ -23,8 +23,8 @@ TEST(Profile, ReserveAndReleaseRestoreTheStepFunction) {
 
 TEST(Profile, EarliestStartFindsTheFirstHoleLongEnough) {
     AvailabilityProfile profile(10, 0);
-    profile.reserve(0, 100, 8);    // 2 free until 100
-    profile.reserve(150, 50, 8);   // 10 free in [100,150), then 2 until 200
+    profile.reserve(0, 100, 8);   // 2 free until 100
+    profile.reserve(150, 50, 8);  // 10 free in [100,150), then 2 until 200
     EXPECT_EQ(profile.earliest_start(0, 10, 2), 0);
     EXPECT_EQ(profile.earliest_start(0, 40, 5), 100);  // fits in the 50 s hole
     EXPECT_EQ(profile.earliest_start(0, 60, 5), 200);  // the hole is too short
@@ -48,7 +48,7 @@ TEST(Easy, ShortJobFillsTheHoleFcfsLeavesIdle) {
     AvailabilityProfile fcfs = easy;
     EXPECT_TRUE(backfill_pass(fcfs, queue, 0, {BackfillPolicy::kNone}).start_now.empty());
     std::vector<size_t> started = backfill_pass(easy, queue, 0, {BackfillPolicy::kEasy}).start_now;
-    EXPECT_EQ(started, (std::vector<size_t>{1}));  // job 3 would delay the head past t=100
+    EXPECT_EQ(started, (std::vector<size_t>{1}));    // job 3 would delay the head past t=100
     EXPECT_EQ(easy.earliest_start(0, 100, 8), 100);  // the head's start is untouched
 }
 
@@ -56,7 +56,7 @@ TEST(Easy, HeadsThatFitStartInOrder) {
     AvailabilityProfile profile(10, 0);
     std::vector<QueuedJob> queue = {{1, 4, 10}, {2, 4, 10}, {3, 4, 10}};
     EXPECT_EQ(backfill_pass(profile, queue, 0, {BackfillPolicy::kEasy}).start_now,
-            (std::vector<size_t>{0, 1}));
+              (std::vector<size_t>{0, 1}));
     EXPECT_EQ(profile.free_at(0), 2);
 }
 

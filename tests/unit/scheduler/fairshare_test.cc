@@ -1,7 +1,7 @@
 // Fair-share against Slurm's worked examples.
-#include <gtest/gtest.h>
-
 #include "scheduler/priority/fairshare.h"
+
+#include <gtest/gtest.h>
 
 namespace cohort::sched {
 namespace {
@@ -11,18 +11,10 @@ namespace {
 // (of a total of 1).
 std::vector<Association> slurm_example() {
     return {
-            {"root", -1, 1, 1.0, false},
-            {"A", 0, 40, 0, false},
-            {"B", 1, 30, 0, false},
-            {"C", 1, 10, 0, false},
-            {"D", 0, 60, 0, false},
-            {"E", 4, 25, 0, false},
-            {"F", 4, 35, 0, false},
-            {"user1", 2, 1, 0.20, true},
-            {"user2", 3, 1, 0.25, true},
-            {"user3", 3, 1, 0.00, true},
-            {"user4", 5, 1, 0.25, true},
-            {"user5", 6, 1, 0.00, true},
+            {"root", -1, 1, 1.0, false}, {"A", 0, 40, 0, false},      {"B", 1, 30, 0, false},
+            {"C", 1, 10, 0, false},      {"D", 0, 60, 0, false},      {"E", 4, 25, 0, false},
+            {"F", 4, 35, 0, false},      {"user1", 2, 1, 0.20, true}, {"user2", 3, 1, 0.25, true},
+            {"user3", 3, 1, 0.00, true}, {"user4", 5, 1, 0.25, true}, {"user5", 6, 1, 0.00, true},
     };
 }
 
@@ -62,8 +54,10 @@ TEST(FairTree, AccountsWithMoreShareThanUseRankAllTheirUsersFirst) {
 }
 
 TEST(FairTree, EqualUsersShareARank) {
-    std::vector<Association> tree = {{"root", -1, 1, 0, false}, {"acct", 0, 1, 0, false},
-            {"a", 1, 1, 0, true}, {"b", 1, 1, 0, true}};
+    std::vector<Association> tree = {{"root", -1, 1, 0, false},
+                                     {"acct", 0, 1, 0, false},
+                                     {"a", 1, 1, 0, true},
+                                     {"b", 1, 1, 0, true}};
     auto factors = fair_tree(tree);
     ASSERT_EQ(factors.size(), 2u);
     EXPECT_DOUBLE_EQ(factors[0].factor, 1.0);
@@ -72,15 +66,17 @@ TEST(FairTree, EqualUsersShareARank) {
 
 TEST(FairTree, DecayedUsageReordersTwoUsers) {
     // Alice used more than Bob a while ago; after her usage decays below his, she leads.
-    std::vector<Association> tree = {{"root", -1, 1, 0, false}, {"acct", 0, 1, 0, false},
-            {"alice", 1, 1, 1000, true}, {"bob", 1, 1, 300, true}};
-    EXPECT_EQ(fair_tree(tree)[0].association, 3);  // bob first
+    std::vector<Association> tree = {{"root", -1, 1, 0, false},
+                                     {"acct", 0, 1, 0, false},
+                                     {"alice", 1, 1, 1000, true},
+                                     {"bob", 1, 1, 300, true}};
+    EXPECT_EQ(fair_tree(tree)[0].association, 3);         // bob first
     const double d = decay_factor(7 * 86400, 7 * 86400);  // one half-life
     EXPECT_DOUBLE_EQ(d, 0.5);
     for (int week = 0; week < 2; ++week) {
         tree[2].usage *= d;  // alice stops using the machine
     }
-    tree[3].usage += 200;     // bob keeps going
+    tree[3].usage += 200;                          // bob keeps going
     EXPECT_EQ(fair_tree(tree)[0].association, 2);  // 250 < 500: alice first
 }
 

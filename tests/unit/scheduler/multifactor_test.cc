@@ -1,7 +1,7 @@
 // Multifactor priority: each factor and how they combine.
-#include <gtest/gtest.h>
-
 #include "scheduler/priority/multifactor.h"
+
+#include <gtest/gtest.h>
 
 namespace cohort::sched {
 namespace {

@@ -63,7 +63,9 @@ ResourceRequest whole_nodes(uint32_t count) {
 
 // One task per node; `busy` nodes take none.
 TaskCapacity free_except(std::set<int> busy) {
-    return [busy = std::move(busy)](int node) -> uint32_t { return busy.count(node) ? 0 : 1; };
+    return [busy = std::move(busy)](int node) -> uint32_t {
+        return busy.count(node) ? 0 : 1;
+    };
 }
 
 std::set<int> leaves_of(const NetworkTopology& network, const Placement& placement) {
@@ -161,8 +163,8 @@ TEST(NetworkFit, SegmentsStayInsideBlocks) {
 
 TEST(NetworkFit, WithoutSegmentsAJobTakesTheFullestBlockThatHoldsIt) {
     const NetworkTopology net = build_network(four_blocks(), node_names(16));
-    auto placement = place_on_network(whole_nodes(3), all_nodes(), free_except({0, 1, 4}), net,
-            true);
+    auto placement =
+            place_on_network(whole_nodes(3), all_nodes(), free_except({0, 1, 4}), net, true);
     ASSERT_TRUE(placement);
     EXPECT_EQ(nodes_of(*placement), (std::set<int>{5, 6, 7}));
 }

@@ -1,7 +1,8 @@
 // The first-fit pass and the never/not-now checks of the pure core.
+#include "scheduler/backfill/plan.h"
+
 #include <gtest/gtest.h>
 
-#include "scheduler/backfill/plan.h"
 #include "scheduler/placement/node_fit.h"
 
 namespace cohort::sched {
@@ -28,8 +29,10 @@ std::vector<int> all(int count) {
     return out;
 }
 
-PendingJob job(uint64_t id, ResourceRequest request, int64_t submit = 0,
-        int64_t time_limit_s = -1) {
+PendingJob job(uint64_t id,
+               ResourceRequest request,
+               int64_t submit = 0,
+               int64_t time_limit_s = -1) {
     PendingJob pending;
     pending.id = id;
     pending.submit_time = submit;
@@ -47,8 +50,9 @@ ResourceRequest tasks(uint32_t ntasks, uint32_t nodes = 0) {
 
 // First fit on nodes as they are now: `busy` CPUs are taken on each node.
 std::optional<Placement> fit_now(const ResourceRequest& request,
-        const std::vector<NodeCapacity>& cluster, const std::vector<int>& eligible,
-        const std::vector<int32_t>& busy = {}) {
+                                 const std::vector<NodeCapacity>& cluster,
+                                 const std::vector<int>& eligible,
+                                 const std::vector<int32_t>& busy = {}) {
     return place_tasks(request, eligible, [&](int index) {
         const NodeCapacity& node = cluster[static_cast<size_t>(index)];
         const int32_t used = busy.empty() ? 0 : busy[static_cast<size_t>(index)];

@@ -81,6 +81,7 @@ public:
     bool has(const std::string& key) const { return object_.contains(key); }
 
     const std::string& where() const { return where_; }
+
     std::string path(const std::string& key) const { return where_ + "." + key; }
 
     const Json& value(const std::string& key) const {
@@ -98,7 +99,7 @@ public:
         const int64_t number = integer(key);
         if (number < min || number > max) {
             bad_file(path(key), std::to_string(number) + " is outside [" + std::to_string(min)
-                            + ", " + std::to_string(max) + "]");
+                                        + ", " + std::to_string(max) + "]");
         }
         return number;
     }
@@ -140,7 +141,7 @@ public:
         for (size_t i = 0; i < items.size(); ++i) {
             if (!items[i].is_string()) {
                 bad_file(path(key) + "[" + std::to_string(i) + "]",
-                        "expected a name, got " + items[i].dump());
+                         "expected a name, got " + items[i].dump());
             }
             out.push_back(items[i].get<std::string>());
         }
@@ -183,8 +184,9 @@ struct Cluster {
     std::map<std::string, int> window_index;
 };
 
-int index_of(const std::map<std::string, int>& index, const std::string& name,
-        const std::string& where) {
+int index_of(const std::map<std::string, int>& index,
+             const std::string& name,
+             const std::string& where) {
     auto it = index.find(name);
     if (it == index.end()) {
         bad_file(where, "'" + name + "' is not defined in this scenario");
@@ -192,8 +194,9 @@ int index_of(const std::map<std::string, int>& index, const std::string& name,
     return it->second;
 }
 
-std::vector<int> node_indexes(const Fields& fields, const std::string& key,
-        const Cluster& cluster) {
+std::vector<int> node_indexes(const Fields& fields,
+                              const std::string& key,
+                              const Cluster& cluster) {
     std::vector<int> out;
     for (const std::string& name : fields.names(key)) {
         out.push_back(index_of(cluster.node_index, name, fields.path(key)));
@@ -202,8 +205,9 @@ std::vector<int> node_indexes(const Fields& fields, const std::string& key,
 }
 
 // Adds `name` to `index` as the next entry; a name used twice is a file error.
-void add_name(std::map<std::string, int>& index, const std::string& name,
-        const std::string& where) {
+void add_name(std::map<std::string, int>& index,
+              const std::string& name,
+              const std::string& where) {
     const int next = static_cast<int>(index.size());
     if (!index.emplace(name, next).second) {
         bad_file(where, "'" + name + "' is defined twice");
@@ -362,8 +366,8 @@ Cluster read_cluster(const Fields& scenario) {
     if (cluster.partitions.empty()) {
         bad_file(scenario.path("partitions"), "at least one partition is needed");
     }
-    for (const Fields& entry : scenario.each_optional("advance_reservations",
-                 {"name", "start", "end", "nodes", "maintenance"})) {
+    for (const Fields& entry : scenario.each_optional(
+                 "advance_reservations", {"name", "start", "end", "nodes", "maintenance"})) {
         ReservationWindow window;
         window.name = entry.text("name");
         window.start = entry.integer("start");
@@ -454,12 +458,12 @@ PendingJob read_job(const Fields& entry, const Cluster& cluster) {
         job.switches_wait_until = entry.integer("switches_wait_until");
     }
     if (entry.has("partition")) {
-        job.partition = index_of(cluster.partition_index, entry.text("partition"),
-                entry.path("partition"));
+        job.partition =
+                index_of(cluster.partition_index, entry.text("partition"), entry.path("partition"));
     }
     if (entry.has("reservation")) {
         job.reservation = index_of(cluster.window_index, entry.text("reservation"),
-                entry.path("reservation"));
+                                   entry.path("reservation"));
     }
     return job;
 }
@@ -491,7 +495,8 @@ void put_once(std::map<uint64_t, Value>& expected, const Fields& entry, Value va
 // `actual` must hold exactly the jobs of `expected`, each with its expected value.
 template <typename Value>
 void expect_exactly(const std::map<uint64_t, Value>& expected,
-        const std::map<uint64_t, Value>& actual, const std::string& what) {
+                    const std::map<uint64_t, Value>& actual,
+                    const std::string& what) {
     for (const auto& [job, expected_value] : expected) {
         auto it = actual.find(job);
         if (it == actual.end()) {
@@ -614,9 +619,9 @@ void check_free_gpus(const Cluster& cluster, const std::vector<RunningAllocation
 void run_pass(const Fields& scenario) {
     const Cluster cluster = read_cluster(scenario);
     Snapshot snapshot = empty_snapshot(cluster, scenario.integer("now"));
-    for (const Fields& entry : scenario.each_optional("running",
-                 {"nodes", "cpus_per_node", "expected_end", "memory_mib_per_node",
-                         "gpus_per_node"})) {
+    for (const Fields& entry :
+         scenario.each_optional("running", {"nodes", "cpus_per_node", "expected_end",
+                                            "memory_mib_per_node", "gpus_per_node"})) {
         snapshot.running.push_back(read_running(entry, cluster));
     }
     check_free_gpus(cluster, snapshot.running);
@@ -671,8 +676,11 @@ int64_t cpus_of(const Placement& placement) {
 
 class Timeline {
 public:
-    Timeline(Cluster cluster, BackfillOptions options, std::map<uint64_t, TimelineJob> jobs,
-            std::optional<FairShare> fairshare, int64_t start)
+    Timeline(Cluster cluster,
+             BackfillOptions options,
+             std::map<uint64_t, TimelineJob> jobs,
+             std::optional<FairShare> fairshare,
+             int64_t start)
         : cluster_(std::move(cluster)),
           options_(options),
           jobs_(std::move(jobs)),
@@ -723,8 +731,7 @@ private:
         usage_.decay_to(now);
         for (auto& [id, job] : jobs_) {
             if (job.state == JobState::kRunning) {
-                usage_.charge(id, {job.user, kRootAccount}, cpus_of(job.placement), job.start,
-                        now);
+                usage_.charge(id, {job.user, kRootAccount}, cpus_of(job.placement), job.start, now);
             }
         }
     }
@@ -750,8 +757,9 @@ private:
             }
             EligibilityFacts facts;
             if (job.dependency) {
-                facts.dependency = evaluate_dependency(*job.dependency,
-                        [&](uint64_t other) { return other_job(other, now); }, now, true);
+                facts.dependency = evaluate_dependency(
+                        *job.dependency, [&](uint64_t other) { return other_job(other, now); }, now,
+                        true);
             }
             facts.kill_on_invalid_dep = job.kill_on_invalid_dep;
             facts.array_id = job.array_id;
@@ -902,7 +910,7 @@ std::optional<Dependency> read_dependency(const Fields& entry) {
         // The clock stops only at submits and ends, so it would miss when these are met.
         if (term.type == DependencyType::kSingleton || term.delay_s > 0) {
             bad_file(entry.path("dependency"),
-                    "singleton and after:ID+MIN are not modelled by the timeline runner");
+                     "singleton and after:ID+MIN are not modelled by the timeline runner");
         }
     }
     return std::move(*dependency);
@@ -922,8 +930,9 @@ JobState read_exit(const Fields& entry) {
 }
 
 // One job, or the tasks of an array: ids `id`, `id + 1`, ... in index order.
-std::vector<TimelineJob> read_timeline_job(const Fields& entry, const Cluster& cluster,
-        bool fairshare) {
+std::vector<TimelineJob> read_timeline_job(const Fields& entry,
+                                           const Cluster& cluster,
+                                           bool fairshare) {
     TimelineJob job;
     job.spec = read_job(entry, cluster);
     if (fairshare) {
@@ -981,11 +990,12 @@ void check_dependencies(const std::map<uint64_t, TimelineJob>& jobs, const std::
                 auto it = jobs.find(other);
                 if (it == jobs.end() || it->second.spec.submit_time > job.spec.submit_time) {
                     bad_file(where, "job " + std::to_string(id) + " depends on job "
-                                    + std::to_string(other) + ", which is not submitted before it");
+                                            + std::to_string(other)
+                                            + ", which is not submitted before it");
                 }
                 if (it->second.array_id != 0) {
                     bad_file(where, "job " + std::to_string(id) + " depends on array task "
-                                    + std::to_string(other) + ", which is not modelled");
+                                            + std::to_string(other) + ", which is not modelled");
                 }
             }
         }
@@ -999,8 +1009,9 @@ std::optional<FairShare> read_fairshare(const Fields& scenario, int64_t now) {
     const Fields block =
             scenario.object("fairshare", {"half_life_s", "algorithm", "usage", "weights"});
     if (now <= 0) {
-        bad_file(scenario.path("now"), "must be above 0 with fair-share (the usage ledger reads "
-                                       "time 0 as never advanced)");
+        bad_file(scenario.path("now"),
+                 "must be above 0 with fair-share (the usage ledger reads "
+                 "time 0 as never advanced)");
     }
     FairShare fairshare;
     PriorityConfig& priority = fairshare.config.policy.priority;
@@ -1008,7 +1019,7 @@ std::optional<FairShare> read_fairshare(const Fields& scenario, int64_t now) {
     priority.fairshare = block.has("algorithm") ? block.text("algorithm") : "classic";
     if (priority.fairshare != "classic" && priority.fairshare != "fair_tree") {
         bad_file(block.path("algorithm"),
-                "'" + priority.fairshare + "' (accepted: classic, fair_tree)");
+                 "'" + priority.fairshare + "' (accepted: classic, fair_tree)");
     }
     std::map<UsageLedger::Key, double>& usage = fairshare.usage;
     const Json& recorded = block.value("usage");
@@ -1022,8 +1033,8 @@ std::optional<FairShare> read_fairshare(const Fields& scenario, int64_t now) {
         usage[{item.key(), kRootAccount}] = item.value().get<double>();
     }
     if (block.has("weights")) {
-        const Fields w = block.object("weights",
-                {"age", "fairshare", "job_size", "partition", "qos", "max_age_s"});
+        const Fields w = block.object(
+                "weights", {"age", "fairshare", "job_size", "partition", "qos", "max_age_s"});
         priority.weight_age = w.bounded_or("age", 0, INT32_MAX, priority.weight_age);
         priority.weight_fairshare =
                 w.bounded_or("fairshare", 0, INT32_MAX, priority.weight_fairshare);
@@ -1104,14 +1115,14 @@ void run_timeline(const Fields& scenario) {
     Cluster cluster = read_cluster(scenario);
     std::optional<FairShare> fairshare = read_fairshare(scenario, now);
     std::map<uint64_t, TimelineJob> jobs;
-    const KeySet keys = job_keys({"run_s", "priority", "user", "dependency",
-            "kill_on_invalid_dep", "array", "exit"});
+    const KeySet keys = job_keys(
+            {"run_s", "priority", "user", "dependency", "kill_on_invalid_dep", "array", "exit"});
     for (const Fields& entry : scenario.each("jobs", keys)) {
         for (TimelineJob& job : read_timeline_job(entry, cluster, fairshare.has_value())) {
             const uint64_t id = job.spec.id;
             if (job.spec.submit_time < now) {
                 bad_file(entry.path("submit"),
-                        "before the timeline starts at " + std::to_string(now));
+                         "before the timeline starts at " + std::to_string(now));
             }
             if (!jobs.emplace(id, std::move(job)).second) {
                 bad_file(entry.path("id"), "job id " + std::to_string(id) + " is used twice");
@@ -1120,7 +1131,7 @@ void run_timeline(const Fields& scenario) {
     }
     check_dependencies(jobs, scenario.path("jobs"));
     Timeline timeline(std::move(cluster), read_policy(scenario), std::move(jobs),
-            std::move(fairshare), now);
+                      std::move(fairshare), now);
     timeline.run(now);
     check_timeline(scenario.object("expect", {"starts", "final", "max_running"}), timeline.jobs());
 }
@@ -1141,8 +1152,8 @@ KeySet common_keys_and(const KeySet& more) {
 void check_description(const Fields& scenario) {
     const Json& description = scenario.value("description");
     const bool lines = description.is_array() && !description.empty()
-            && std::all_of(description.begin(), description.end(),
-                    [](const Json& line) { return line.is_string(); });
+                       && std::all_of(description.begin(), description.end(),
+                                      [](const Json& line) { return line.is_string(); });
     if (!lines && !(description.is_string() && !description.get<std::string>().empty())) {
         bad_file(scenario.path("description"), "expected a string or a list of lines");
     }

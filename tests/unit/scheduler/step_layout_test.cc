@@ -45,8 +45,9 @@ TEST(StepLayout, TooBigNeverFitsButHeldCpusOnlyMakeItWait) {
     auto never = lay_out_step(job, request);
     ASSERT_FALSE(never);
     EXPECT_EQ(never.status().code(), StatusCode::kInvalidArgument);
-    EXPECT_EQ(never.status().message(), "--ntasks: 1 tasks x 8 CPUs on n1 exceed the 4 CPUs job "
-                                        "12 holds there");
+    EXPECT_EQ(never.status().message(),
+              "--ntasks: 1 tasks x 8 CPUs on n1 exceed the 4 CPUs job "
+              "12 holds there");
 
     job.held_by_steps = {4, 4, 4};
     request.cpus_per_task = 1;
@@ -63,7 +64,7 @@ TEST(StepLayout, ANodelistOutsideTheAllocationIsNamed) {
     auto shape = lay_out_step(three_nodes_of_four_cpus(), request);
     ASSERT_FALSE(shape);
     EXPECT_EQ(shape.status().message(),
-            "--nodelist: node 'n4' is not in the allocation of job 12 (accepted: n[1-3])");
+              "--nodelist: node 'n4' is not in the allocation of job 12 (accepted: n[1-3])");
     request.nodelist = "n[2-3]";
     shape = lay_out_step(three_nodes_of_four_cpus(), request);
     ASSERT_TRUE(shape);
