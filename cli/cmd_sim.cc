@@ -116,148 +116,96 @@ int run_nodes(const sim::SwfTrace& trace,
     return 0;
 }
 
-}  // namespace
-
-int cmd_sim(const Args& args) {
-    CLI::App app{"Replay an SWF trace: cohort sim --trace FILE.swf[.gz] --compat pyss"};
+// What `cohort sim` was asked.
+struct SimOptions {
     std::string trace_path, backfill, compat, order, estimates, policy;
     int64_t procs = 0, nodes = 0;
     size_t reservations = std::numeric_limits<size_t>::max();
     bool json = false;
-    app.add_option("--trace", trace_path, "SWF trace, plain or gzip")->required();
-    app.add_option("--procs", procs, "machine size in processors (default: MaxProcs)");
-    app.add_option("--nodes", nodes, "machine size in nodes of MaxProcs/MaxNodes CPUs");
-    app.add_option("--estimates", estimates,
-                   "requested, actual or predicted (EASY++: the user's last two run times)");
-    app.add_option("--policy", policy,
-                   "cohort (default), easy (FCFS + EASY + requested) or easy++");
-    app.add_option("--backfill", backfill, "none, easy or conservative");
-    app.add_option("--reservations", reservations,
-                   "conservative: how many waiting jobs get a reservation (default: all)");
-    app.add_option(
-            "--order", order,
-            "queue order: fcfs, sjf (shortest estimate first), f1 or priority (multifactor)");
-    app.add_option("--compat", compat, "reproduce another simulator exactly: pyss or rlscheduler");
-    app.add_flag("--json", json, "print one JSON object");
-    if (int rc = parse_args(app, "sim", args); rc >= 0) {
-        return rc;
+};
+
+// Cohort's node-level model: a named policy, adjusted by --order, --backfill, --estimates.
+int sim_nodes(const SimOptions& o) {
+    sim::NamedPolicy named{"custom", sim::NodeOrder::kFcfs, {}, sim::Estimates::kRequested};
+    const bool custom = !o.order.empty() || !o.backfill.empty() || !o.estimates.empty();
+    auto base = sim::policy_by_name(o.policy.empty() ? (custom ? "easy" : "cohort") : o.policy);
+    if (!base) {
+        return report_error("sim", base.status());
     }
-    if (compat.empty()) {
-        sim::NamedPolicy named{"custom", sim::NodeOrder::kFcfs, {}, sim::Estimates::kRequested};
-        const bool custom = !order.empty() || !backfill.empty() || !estimates.empty();
-        auto base = sim::policy_by_name(policy.empty() ? (custom ? "easy" : "cohort") : policy);
-        if (!base) {
-            return report_error("sim", base.status());
+    named = *base;
+    if (custom) {
+        named.name = o.policy.empty() ? "custom" : o.policy + "+options";
+    }
+    if (o.order == "fcfs") {
+        named.order = sim::NodeOrder::kFcfs;
+    } else if (o.order == "sjf") {
+        named.order = sim::NodeOrder::kSjf;
+    } else if (o.order == "f1") {
+        named.order = sim::NodeOrder::kF1;
+    } else if (o.order == "priority") {
+        named.order = sim::NodeOrder::kPriority;
+    } else if (!o.order.empty()) {
+        return report_error("sim", Status::invalid("--order: invalid value '" + o.order
+                                                   + "' (accepted: fcfs, sjf, f1, priority)"));
+    }
+    if (!o.backfill.empty()) {
+        auto parsed = parse_backfill_policy(o.backfill, "--backfill");
+        if (!parsed) {
+            return report_error("sim", parsed.status());
         }
-        named = *base;
-        if (custom) {
-            named.name = policy.empty() ? "custom" : policy + "+options";
+        named.backfill.policy = *parsed;
+        if (*parsed == sched::BackfillPolicy::kConservative) {
+            named.backfill.reservations = o.reservations;
         }
-        if (order == "fcfs") {
-            named.order = sim::NodeOrder::kFcfs;
-        } else if (order == "sjf") {
-            named.order = sim::NodeOrder::kSjf;
-        } else if (order == "f1") {
-            named.order = sim::NodeOrder::kF1;
-        } else if (order == "priority") {
-            named.order = sim::NodeOrder::kPriority;
-        } else if (!order.empty()) {
-            return report_error("sim", Status::invalid("--order: invalid value '" + order
-                                                       + "' (accepted: fcfs, sjf, f1, priority)"));
-        }
-        if (!backfill.empty()) {
-            auto parsed = parse_backfill_policy(backfill, "--backfill");
-            if (!parsed) {
-                return report_error("sim", parsed.status());
-            }
-            named.backfill.policy = *parsed;
-            if (*parsed == sched::BackfillPolicy::kConservative) {
-                named.backfill.reservations = reservations;
-            }
-        }
-        if (estimates == "requested") {
-            named.estimates = sim::Estimates::kRequested;
-        } else if (estimates == "actual") {
-            named.estimates = sim::Estimates::kActual;
-        } else if (estimates == "predicted") {
-            named.estimates = sim::Estimates::kPredicted;
-        } else if (!estimates.empty()) {
-            return report_error("sim",
-                                Status::invalid("--estimates: invalid value '" + estimates
-                                                + "' (accepted: requested, actual, predicted)"));
-        }
-        auto trace = sim::read_swf(trace_path);
-        if (!trace) {
-            return report_error("sim", trace.status());
-        }
-        auto machine = sim::node_machine(*trace, nodes, procs);
-        if (!machine) {
-            return report_error("sim", machine.status());
-        }
-        return run_nodes(*trace, {*machine, named.order, named.backfill, named.estimates},
-                         named.name, json);
     }
-    if (compat != "pyss" && compat != "rlscheduler") {
-        return report_error("sim", Status::invalid("--compat: invalid value '" + compat
-                                                   + "' (accepted: pyss, rlscheduler; or none for "
-                                                     "Cohort's node-level model)"));
+    if (o.estimates == "requested") {
+        named.estimates = sim::Estimates::kRequested;
+    } else if (o.estimates == "actual") {
+        named.estimates = sim::Estimates::kActual;
+    } else if (o.estimates == "predicted") {
+        named.estimates = sim::Estimates::kPredicted;
+    } else if (!o.estimates.empty()) {
+        return report_error("sim", Status::invalid("--estimates: invalid value '" + o.estimates
+                                                   + "' (accepted: requested, actual, predicted)"));
     }
-    if (backfill.empty()) {
-        backfill = "easy";
-    }
-    if (order.empty()) {
-        order = "fcfs";
-    }
-    sched::BackfillOptions options;
-    auto parsed = parse_backfill_policy(backfill, "--backfill");
-    if (!parsed) {
-        return report_error("sim", parsed.status());
-    }
-    options.policy = *parsed;
-    if (options.policy == sched::BackfillPolicy::kConservative) {
-        options.reservations = reservations;
-    }
-    const bool rl = compat == "rlscheduler";
-    if (order != "fcfs" && order != "sjf" && !(rl && order == "f1")) {
-        return report_error("sim", Status::invalid("--order: invalid value '" + order
-                                                   + (rl ? "' (accepted: fcfs, sjf, f1)"
-                                                         : "' (accepted: fcfs, sjf)")));
-    }
-    if (rl && options.policy == sched::BackfillPolicy::kConservative) {
-        return report_error("sim", Status::invalid("--backfill: 'conservative' with --compat "
-                                                   "rlscheduler (accepted: none, easy)"));
-    }
-    auto trace = sim::read_swf(trace_path);
+    auto trace = sim::read_swf(o.trace_path);
     if (!trace) {
         return report_error("sim", trace.status());
     }
-    if (rl) {
-        return run_rlscheduler(*trace, order, options.policy == sched::BackfillPolicy::kEasy, json);
+    auto machine = sim::node_machine(*trace, o.nodes, o.procs);
+    if (!machine) {
+        return report_error("sim", machine.status());
     }
-    if (procs <= 0) {
-        procs = trace->max_procs;
+    return run_nodes(*trace, {*machine, named.order, named.backfill, named.estimates}, named.name,
+                     o.json);
+}
+
+// pyss's processor-level model, as that simulator computes it.
+int sim_pyss(const sim::SwfTrace& trace, SimOptions o, const sched::BackfillOptions& options) {
+    if (o.procs <= 0) {
+        o.procs = trace.max_procs;
     }
-    if (procs <= 0) {
+    if (o.procs <= 0) {
         return report_error("sim", Status::invalid("--procs: the trace has no MaxProcs header; "
                                                    "give the machine size"));
     }
-    sim::FilteredTrace filtered = sim::pyss_filter(*trace, procs);
+    sim::FilteredTrace filtered = sim::pyss_filter(trace, o.procs);
     sim::SimResult result =
-            sim::simulate_pyss(filtered.jobs, procs, options,
-                               order == "sjf" ? sim::QueueOrder::kSjf : sim::QueueOrder::kFcfs);
-    sim::Metrics m = sim::compute_metrics(result, procs);
+            sim::simulate_pyss(filtered.jobs, o.procs, options,
+                               o.order == "sjf" ? sim::QueueOrder::kSjf : sim::QueueOrder::kFcfs);
+    sim::Metrics m = sim::compute_metrics(result, o.procs);
     int64_t skipped = 0;
     nlohmann::json reasons = nlohmann::json::object();
     for (const auto& [reason, count] : filtered.skipped) {
         skipped += count;
         reasons[reason] = count;
     }
-    if (json) {
-        nlohmann::json doc = {{"trace", trace_path},
-                              {"procs", procs},
-                              {"backfill", backfill},
-                              {"order", order},
-                              {"compat", compat},
+    if (o.json) {
+        nlohmann::json doc = {{"trace", o.trace_path},
+                              {"procs", o.procs},
+                              {"backfill", o.backfill},
+                              {"order", o.order},
+                              {"compat", o.compat},
                               {"jobs", m.jobs},
                               {"skipped", skipped},
                               {"skipped_reasons", reasons},
@@ -273,8 +221,8 @@ int cmd_sim(const Args& args) {
         std::cout << doc.dump(2) << "\n";
         return 0;
     }
-    std::printf("trace %s: %lld jobs on %lld processors, %lld skipped\n", trace_path.c_str(),
-                static_cast<long long>(m.jobs), static_cast<long long>(procs),
+    std::printf("trace %s: %lld jobs on %lld processors, %lld skipped\n", o.trace_path.c_str(),
+                static_cast<long long>(m.jobs), static_cast<long long>(o.procs),
                 static_cast<long long>(skipped));
     for (const auto& [reason, count] : filtered.skipped) {
         std::printf("  skipped %lld: %s\n", static_cast<long long>(count), reason.c_str());
@@ -287,6 +235,76 @@ int cmd_sim(const Args& args) {
             m.mean_response_s, m.mean_bsld, static_cast<long long>(m.makespan_s), m.mean_pass_ms,
             m.max_pass_ms);
     return 0;
+}
+
+// --compat pyss or rlscheduler: reproduce that simulator exactly.
+int sim_compat(SimOptions o) {
+    if (o.compat != "pyss" && o.compat != "rlscheduler") {
+        return report_error("sim", Status::invalid("--compat: invalid value '" + o.compat
+                                                   + "' (accepted: pyss, rlscheduler; or none for "
+                                                     "Cohort's node-level model)"));
+    }
+    if (o.backfill.empty()) {
+        o.backfill = "easy";
+    }
+    if (o.order.empty()) {
+        o.order = "fcfs";
+    }
+    sched::BackfillOptions options;
+    auto parsed = parse_backfill_policy(o.backfill, "--backfill");
+    if (!parsed) {
+        return report_error("sim", parsed.status());
+    }
+    options.policy = *parsed;
+    if (options.policy == sched::BackfillPolicy::kConservative) {
+        options.reservations = o.reservations;
+    }
+    const bool rl = o.compat == "rlscheduler";
+    if (o.order != "fcfs" && o.order != "sjf" && !(rl && o.order == "f1")) {
+        return report_error("sim", Status::invalid("--order: invalid value '" + o.order
+                                                   + (rl ? "' (accepted: fcfs, sjf, f1)"
+                                                         : "' (accepted: fcfs, sjf)")));
+    }
+    if (rl && options.policy == sched::BackfillPolicy::kConservative) {
+        return report_error("sim", Status::invalid("--backfill: 'conservative' with --compat "
+                                                   "rlscheduler (accepted: none, easy)"));
+    }
+    auto trace = sim::read_swf(o.trace_path);
+    if (!trace) {
+        return report_error("sim", trace.status());
+    }
+    if (rl) {
+        return run_rlscheduler(*trace, o.order, options.policy == sched::BackfillPolicy::kEasy,
+                               o.json);
+    }
+    return sim_pyss(*trace, o, options);
+}
+
+}  // namespace
+
+int cmd_sim(const Args& args) {
+    SimOptions o;
+    CLI::App app{"Replay an SWF trace: cohort sim --trace FILE.swf[.gz] --compat pyss"};
+    app.add_option("--trace", o.trace_path, "SWF trace, plain or gzip")->required();
+    app.add_option("--procs", o.procs, "machine size in processors (default: MaxProcs)");
+    app.add_option("--nodes", o.nodes, "machine size in nodes of MaxProcs/MaxNodes CPUs");
+    app.add_option("--estimates", o.estimates,
+                   "requested, actual or predicted (EASY++: the user's last two run times)");
+    app.add_option("--policy", o.policy,
+                   "cohort (default), easy (FCFS + EASY + requested) or easy++");
+    app.add_option("--backfill", o.backfill, "none, easy or conservative");
+    app.add_option("--reservations", o.reservations,
+                   "conservative: how many waiting jobs get a reservation (default: all)");
+    app.add_option(
+            "--order", o.order,
+            "queue order: fcfs, sjf (shortest estimate first), f1 or priority (multifactor)");
+    app.add_option("--compat", o.compat,
+                   "reproduce another simulator exactly: pyss or rlscheduler");
+    app.add_flag("--json", o.json, "print one JSON object");
+    if (int rc = parse_args(app, "sim", args); rc >= 0) {
+        return rc;
+    }
+    return o.compat.empty() ? sim_nodes(o) : sim_compat(std::move(o));
 }
 
 }  // namespace cohort::cli
