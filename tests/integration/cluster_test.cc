@@ -271,7 +271,12 @@ TEST_F(ClusterTest, DependencyChainRunsInOrderAndImpossibleOnesAreCancelled) {
         EXPECT_EQ(result.exit_code, 0) << result.err;
         return std::to_string(submitted_id(result));
     };
-    std::string a = submit({"--wrap", "sleep 1; echo A >> " + order});
+    // A waits for the test to open a gate (at most 30 s), so the queue is looked at while B
+    // and C still wait, however slow the submissions are (sanitizer builds).
+    const std::string gate = cluster_->work_dir() + "/gate";
+    std::string a =
+            submit({"--wrap", "for i in $(seq 300); do [ -e " + gate
+                                      + " ] && break; sleep 0.1; done; echo A >> " + order});
     std::string b = submit({"-d", "afterok:" + a, "--wrap", "echo B >> " + order});
     std::string c = submit({"--dependency=afterok:" + b, "--wrap", "echo C >> " + order});
     std::string never = submit({"-d", "afternotok:" + a, "--wrap", "true"});
@@ -279,6 +284,7 @@ TEST_F(ClusterTest, DependencyChainRunsInOrderAndImpossibleOnesAreCancelled) {
             submit({"-d", "afternotok:" + a, "--kill-on-invalid-dep", "no", "--wrap", "true"});
     CommandResult queue = cluster_->cohort({"queue"});
     EXPECT_NE(queue.out.find("(Dependency)"), std::string::npos) << queue.out;
+    std::ofstream(gate).put('\n');
     EXPECT_EQ(cluster_->wait_final_state(std::stoull(c), std::chrono::seconds(30)), "COMPLETED");
     EXPECT_EQ(read_file(order), "A\nB\nC\n");
     EXPECT_EQ(cluster_->wait_final_state(std::stoull(never), std::chrono::seconds(30)),
