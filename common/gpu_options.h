@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/serialize_fields.h"
 #include "common/status.h"
 
 namespace cohort {
@@ -25,7 +26,8 @@ struct GpuOptions {
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
-        ar& type& gpus& per_node& per_task& cpus_per_gpu& mem_per_gpu_mib& ntasks_per_gpu& bind;
+        serialize_fields(ar, type, gpus, per_node, per_task, cpus_per_gpu, mem_per_gpu_mib,
+                         ntasks_per_gpu, bind);
     }
 };
 

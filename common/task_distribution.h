@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/serialize_fields.h"
 #include "common/status.h"
 
 namespace cohort {
@@ -31,7 +32,7 @@ struct TaskDistribution {
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
         auto code = static_cast<uint8_t>(kind);
-        ar& code& plane_size;
+        serialize_fields(ar, code, plane_size);
         kind = static_cast<Kind>(code);
     }
 };

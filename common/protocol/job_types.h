@@ -16,6 +16,7 @@
 #include "common/job_state.h"
 #include "common/node_state.h"
 #include "common/protocol/topology_serialization.h"
+#include "common/serialize_fields.h"
 #include "common/task_distribution.h"
 #include "common/topology/node_topology.h"
 
@@ -61,11 +62,11 @@ struct JobSpec {
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
-        ar& name& partition& nodes_min& nodes_max& ntasks& ntasks_per_node& cpus_per_task&
-                cpus_per_task_set& mem_mib& time_limit_s& script& script_args& output& error& cwd&
-                        env& export_spec& hold& nice& submit_host& command_line& dependency&
-                                kill_on_invalid_dep& array& begin_time& account& qos& reservation&
-                                        gpu& switches& switches_wait_s& segment& distribution;
+        serialize_fields(ar, name, partition, nodes_min, nodes_max, ntasks, ntasks_per_node,
+                         cpus_per_task, cpus_per_task_set, mem_mib, time_limit_s, script,
+                         script_args, output, error, cwd, env, export_spec, hold, nice, submit_host,
+                         command_line, dependency, kill_on_invalid_dep, array, begin_time, account,
+                         qos, reservation, gpu, switches, switches_wait_s, segment, distribution);
     }
 };
 
@@ -78,7 +79,7 @@ struct NodeGpuAlloc {
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
-        ar& gpus& cpus& pci_bus_ids& vendor;
+        serialize_fields(ar, gpus, cpus, pci_bus_ids, vendor);
     }
 };
 
@@ -131,13 +132,12 @@ struct JobRecord {
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
-        ar& job_id& spec& uid& gid& user_name& partition& state& reason& held& priority&
-                submit_time& start_time& end_time& time_limit_s& nodes& tasks_per_node&
-                        cpus_per_node& mem_per_node_mib& exit_code& exit_signal& restart_count&
-                                next_step_id& interactive& final_state& nodes_cleaning&
-                                        array_job_id& array_task_id& array_max_running& array_count&
-                                                array_min& array_max& array_step& expected_start&
-                                                        gpu_alloc;
+        serialize_fields(ar, job_id, spec, uid, gid, user_name, partition, state, reason, held,
+                         priority, submit_time, start_time, end_time, time_limit_s, nodes,
+                         tasks_per_node, cpus_per_node, mem_per_node_mib, exit_code, exit_signal,
+                         restart_count, next_step_id, interactive, final_state, nodes_cleaning,
+                         array_job_id, array_task_id, array_max_running, array_count, array_min,
+                         array_max, array_step, expected_start, gpu_alloc);
     }
 };
 
@@ -157,8 +157,8 @@ struct StepRecord {
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
-        ar& job_id& step_id& name& nodes& ntasks& start_time& end_time& state& exit_code&
-                exit_signal& cpus_per_node& overlap;
+        serialize_fields(ar, job_id, step_id, name, nodes, ntasks, start_time, end_time, state,
+                         exit_code, exit_signal, cpus_per_node, overlap);
     }
 };
 
@@ -175,7 +175,8 @@ struct ReservationRecord {
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
-        ar& name& start_time& end_time& nodes& users& accounts& maintenance& ignore_jobs;
+        serialize_fields(ar, name, start_time, end_time, nodes, users, accounts, maintenance,
+                         ignore_jobs);
     }
 };
 
@@ -187,7 +188,7 @@ struct UsageEntry {
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
-        ar& user& account& cpu_seconds;
+        serialize_fields(ar, user, account, cpu_seconds);
     }
 };
 
@@ -198,7 +199,7 @@ struct UsageLedgerRecord {
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
-        ar& as_of& entries;
+        serialize_fields(ar, as_of, entries);
     }
 };
 
@@ -217,7 +218,8 @@ struct NodeResources {
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
-        ar& cpus& sockets& cores& numa_nodes& memory_mib& gpus& gpu_type& topology;
+        serialize_fields(ar, cpus, sockets, cores, numa_nodes, memory_mib, gpus, gpu_type,
+                         topology);
     }
 };
 
@@ -237,8 +239,8 @@ struct NodeInfo {
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
-        ar& name& address& port& state& reason& resources& cpus_alloc& memory_alloc_mib& partitions&
-                jobs& boot_time& last_heartbeat;
+        serialize_fields(ar, name, address, port, state, reason, resources, cpus_alloc,
+                         memory_alloc_mib, partitions, jobs, boot_time, last_heartbeat);
     }
 };
 
@@ -250,7 +252,7 @@ struct TaskGpuBinding {
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
-        ar& gpus& cpus& nic;
+        serialize_fields(ar, gpus, cpus, nic);
     }
 };
 
@@ -262,7 +264,7 @@ struct NodeGpuBinding {
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
-        ar& alloc& tasks& per_task;
+        serialize_fields(ar, alloc, tasks, per_task);
     }
 };
 
@@ -300,9 +302,9 @@ struct StepLayout {
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
-        ar& job_id& step_id& job_name& partition& cluster_name& nodes& addresses& ports&
-                tasks_per_node& cpus_per_task& cpus_per_task_set& job_end_time& restart_count&
-                        job_nodes& job_cpus_per_node& gpu_nodes& distribution;
+        serialize_fields(ar, job_id, step_id, job_name, partition, cluster_name, nodes, addresses,
+                         ports, tasks_per_node, cpus_per_task, cpus_per_task_set, job_end_time,
+                         restart_count, job_nodes, job_cpus_per_node, gpu_nodes, distribution);
     }
 };
 

@@ -8,6 +8,7 @@
 
 #include "common/protocol/frame.h"
 #include "common/protocol/job_types.h"
+#include "common/serialize_fields.h"
 
 namespace cohort::protocol {
 
@@ -72,7 +73,7 @@ struct ErrorReply {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& code& message;
+        serialize_fields(ar, code, message);
     }
 };
 
@@ -82,7 +83,7 @@ struct AckReply {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& message;
+        serialize_fields(ar, message);
     }
 };
 
@@ -92,7 +93,7 @@ struct SubmitJobRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& spec;
+        serialize_fields(ar, spec);
     }
 };
 
@@ -102,7 +103,7 @@ struct SubmitJobReply {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& job_id;
+        serialize_fields(ar, job_id);
     }
 };
 
@@ -114,7 +115,7 @@ struct QueryJobsRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& job_ids& user& states;
+        serialize_fields(ar, job_ids, user, states);
     }
 };
 
@@ -125,7 +126,7 @@ struct JobListReply {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& jobs& steps;
+        serialize_fields(ar, jobs, steps);
     }
 };
 
@@ -136,7 +137,7 @@ struct QueryNodesRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& topology_of;
+        serialize_fields(ar, topology_of);
     }
 };
 
@@ -146,7 +147,7 @@ struct NodeListReply {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& nodes;
+        serialize_fields(ar, nodes);
     }
 };
 
@@ -164,7 +165,7 @@ struct JobControlRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& action& job_ids& signal;
+        serialize_fields(ar, action, job_ids, signal);
     }
 };
 
@@ -177,7 +178,7 @@ struct AllocateRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& spec& step_name;
+        serialize_fields(ar, spec, step_name);
     }
 };
 
@@ -191,7 +192,7 @@ struct AllocationReply {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& job_id& started& reason& layout;
+        serialize_fields(ar, job_id, started, reason, layout);
     }
 };
 
@@ -213,8 +214,8 @@ struct StepCreateRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& job_id& name& nodes& ntasks& ntasks_per_node& cpus_per_task& nodelist& distribution&
-                overlap;
+        serialize_fields(ar, job_id, name, nodes, ntasks, ntasks_per_node, cpus_per_task, nodelist,
+                         distribution, overlap);
     }
 };
 
@@ -224,7 +225,7 @@ struct StepCreatedReply {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& layout;
+        serialize_fields(ar, layout);
     }
 };
 
@@ -237,7 +238,7 @@ struct StepCompleteRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& job_id& step_id& exit_code& exit_signal;
+        serialize_fields(ar, job_id, step_id, exit_code, exit_signal);
     }
 };
 
@@ -250,7 +251,7 @@ struct JobCompleteRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& job_id& exit_code& exit_signal;
+        serialize_fields(ar, job_id, exit_code, exit_signal);
     }
 };
 
@@ -263,7 +264,7 @@ struct AcctQueryRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& job_ids& user& since& states;
+        serialize_fields(ar, job_ids, user, since, states);
     }
 };
 
@@ -280,7 +281,7 @@ struct BatchDoneReport {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& job_id& node& exit_code& exit_signal& timed_out& error;
+        serialize_fields(ar, job_id, node, exit_code, exit_signal, timed_out, error);
     }
 };
 
@@ -296,7 +297,7 @@ struct RegisterNodeRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& name& address& port& resources& boot_time& running_jobs& finished;
+        serialize_fields(ar, name, address, port, resources, boot_time, running_jobs, finished);
     }
 };
 
@@ -307,7 +308,7 @@ struct RegisterNodeReply {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& acknowledged& terminate;
+        serialize_fields(ar, acknowledged, terminate);
     }
 };
 
@@ -318,7 +319,7 @@ struct HeartbeatMessage {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& node& running_jobs;
+        serialize_fields(ar, node, running_jobs);
     }
 };
 
@@ -330,7 +331,7 @@ struct LaunchBatchRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& job& cluster_name& submit_dir;
+        serialize_fields(ar, job, cluster_name, submit_dir);
     }
 };
 
@@ -341,7 +342,7 @@ struct TerminateJobRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& job_id& signal;
+        serialize_fields(ar, job_id, signal);
     }
 };
 
@@ -353,7 +354,7 @@ struct JobCleanedReport {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& job_id& node;
+        serialize_fields(ar, job_id, node);
     }
 };
 
@@ -364,7 +365,7 @@ struct JobTimedOutReport {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& job_id& node;
+        serialize_fields(ar, job_id, node);
     }
 };
 
@@ -394,9 +395,9 @@ struct LaunchStepRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& layout& node_index& forward_to& client_host& client_port& forwarded& user.uid& user
-                .gid& argv& cwd& env& master_port& label& mpi& pmix_transport& output& error&
-                        stdin_to_rank0;
+        serialize_fields(ar, layout, node_index, forward_to, client_host, client_port, forwarded,
+                         user.uid, user.gid, argv, cwd, env, master_port, label, mpi,
+                         pmix_transport, output, error, stdin_to_rank0);
     }
 };
 
@@ -408,7 +409,7 @@ struct StepLaunchedReply {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& master_port& ranks& peer_address;
+        serialize_fields(ar, master_port, ranks, peer_address);
     }
 };
 
@@ -420,7 +421,7 @@ struct TaskOutputMessage {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& rank& stream& data;
+        serialize_fields(ar, rank, stream, data);
     }
 };
 
@@ -434,7 +435,7 @@ struct TaskInputMessage {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& job_id& step_id& data& eof;
+        serialize_fields(ar, job_id, step_id, data, eof);
     }
 };
 
@@ -447,7 +448,7 @@ struct TaskExitMessage {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& rank& exit_code& exit_signal& error;
+        serialize_fields(ar, rank, exit_code, exit_signal, error);
     }
 };
 
@@ -459,7 +460,7 @@ struct SignalStepRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& job_id& step_id& signal;
+        serialize_fields(ar, job_id, step_id, signal);
     }
 };
 
@@ -470,7 +471,7 @@ struct StepDoneMessage {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& job_id& step_id;
+        serialize_fields(ar, job_id, step_id);
     }
 };
 
@@ -480,7 +481,7 @@ struct PriorityQueryRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& job_ids;
+        serialize_fields(ar, job_ids);
     }
 };
 
@@ -500,9 +501,9 @@ struct JobPriority {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& job_id& display_id& user& account& partition& qos& priority& age& fairshare& job_size&
-                partition_factor& qos_factor& weight_age& weight_fairshare& weight_job_size&
-                        weight_partition& weight_qos& nice;
+        serialize_fields(ar, job_id, display_id, user, account, partition, qos, priority, age,
+                         fairshare, job_size, partition_factor, qos_factor, weight_age,
+                         weight_fairshare, weight_job_size, weight_partition, weight_qos, nice);
     }
 };
 
@@ -512,7 +513,7 @@ struct PriorityListReply {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& jobs;
+        serialize_fields(ar, jobs);
     }
 };
 
@@ -524,7 +525,7 @@ struct ReservationCreateRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& reservation& node_count;
+        serialize_fields(ar, reservation, node_count);
     }
 };
 
@@ -534,7 +535,7 @@ struct ReservationDeleteRequest {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& name;
+        serialize_fields(ar, name);
     }
 };
 
@@ -551,7 +552,7 @@ struct ReservationListReply {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& reservations;
+        serialize_fields(ar, reservations);
     }
 };
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "common/protocol/messages.h"
+#include "common/serialize_fields.h"
 
 namespace cohort::protocol {
 
@@ -17,7 +18,7 @@ struct StepPeersMessage {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& job_id& step_id& peers;
+        serialize_fields(ar, job_id, step_id, peers);
     }
 };
 
@@ -33,7 +34,7 @@ struct StepAbortMessage {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& job_id& step_id& rank& status& message;
+        serialize_fields(ar, job_id, step_id, rank, status, message);
     }
 };
 
@@ -46,7 +47,7 @@ struct StepAttachMessage {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& job_id& step_id& node_index;
+        serialize_fields(ar, job_id, step_id, node_index);
     }
 };
 
@@ -59,7 +60,7 @@ struct StepdHelloMessage {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& job_id& step_id& peer_address;
+        serialize_fields(ar, job_id, step_id, peer_address);
     }
 };
 
@@ -73,7 +74,7 @@ struct StepdSetupMessage {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& launch& uid& gid& node_name;
+        serialize_fields(ar, launch, uid, gid, node_name);
     }
 };
 
@@ -86,7 +87,7 @@ struct StepdReadyMessage {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& rank_env& error;
+        serialize_fields(ar, rank_env, error);
     }
 };
 
@@ -103,7 +104,7 @@ struct CollectiveMessage {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& collective& sequence& from_node& up& status& data;
+        serialize_fields(ar, collective, sequence, from_node, up, status, data);
     }
 };
 
@@ -121,7 +122,7 @@ struct DirectModexRequestMessage {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& request_id& from_node& nspace& rank& required_key& timeout_s;
+        serialize_fields(ar, request_id, from_node, nspace, rank, required_key, timeout_s);
     }
 };
 
@@ -133,7 +134,7 @@ struct DirectModexReplyMessage {
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        ar& request_id& status& data;
+        serialize_fields(ar, request_id, status, data);
     }
 };
 

@@ -14,6 +14,7 @@
 #include <boost/serialization/vector.hpp>
 
 #include "common/protocol/job_types.h"
+#include "common/serialize_fields.h"
 
 namespace cohort::ctld {
 
@@ -26,7 +27,7 @@ struct JobPayload {
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
-        ar& script& script_args& env& command_line& submit_host;
+        serialize_fields(ar, script, script_args, env, command_line, submit_host);
     }
 };
 
