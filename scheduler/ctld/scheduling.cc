@@ -311,7 +311,7 @@ void Controller::launch(uint64_t job_id) {
     request.job = job;
     request.cluster_name = config_.cluster_name;
     request.submit_dir = job.spec.cwd;
-    writer_.read([this, request = std::move(request)](StateStore& store) mutable {
+    writer_.read_committed([this, request = std::move(request)](StateStore& store) mutable {
         Result<JobPayload> payload = store.payload(payload_key(request.job));
         on_strand([this, request = std::move(request), payload = std::move(payload)]() mutable {
             auto running = jobs_.find(request.job.job_id);

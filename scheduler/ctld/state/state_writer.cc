@@ -24,7 +24,15 @@ void StateWriter::write(std::vector<StateChange> changes, Done done) {
 void StateWriter::read(Read read) {
     {
         std::lock_guard lock(mutex_);
-        queue_.push_back({{}, nullptr, std::move(read)});
+        queue_.push_back({{}, nullptr, std::move(read), true});
+    }
+    wake_.notify_one();
+}
+
+void StateWriter::read_committed(Read read) {
+    {
+        std::lock_guard lock(mutex_);
+        queue_.push_back({{}, nullptr, std::move(read), false});
     }
     wake_.notify_one();
 }
@@ -75,6 +83,7 @@ Status StateWriter::apply(const std::vector<StateChange>& changes) {
 void StateWriter::run() {
     for (;;) {
         std::deque<Task> batch;
+        std::vector<Read> committed_reads;
         {
             std::unique_lock lock(mutex_);
             wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
@@ -83,6 +92,11 @@ void StateWriter::run() {
             }
             // Take writes up to the first read, so a read sees every write queued before it.
             while (!queue_.empty()) {
+                if (queue_.front().read && !queue_.front().after_queued_writes) {
+                    committed_reads.push_back(std::move(queue_.front().read));
+                    queue_.pop_front();
+                    continue;
+                }
                 bool is_read = static_cast<bool>(queue_.front().read);
                 if (is_read && !batch.empty()) {
                     break;
@@ -93,6 +107,12 @@ void StateWriter::run() {
                     break;
                 }
             }
+        }
+        for (auto& read : committed_reads) {
+            read(*store_);
+        }
+        if (batch.empty()) {
+            continue;
         }
         if (batch.front().read) {
             batch.front().read(*store_);

@@ -45,6 +45,10 @@ public:
 
     // Thread-safe. Runs `read` on the writer thread after every write queued before it.
     void read(Read read);
+    // Thread-safe. Runs `read` on the writer thread on what is committed already, without
+    // waiting for queued writes or splitting their group commit: for data written long
+    // before, such as a launching job's payload.
+    void read_committed(Read read);
 
     // Commits what is queued, then stops the thread.
     void stop();
@@ -54,6 +58,7 @@ private:
         std::vector<StateChange> changes;
         Done done;
         Read read;
+        bool after_queued_writes = true;  // a read that waits for the writes before it
     };
 
     void run();
