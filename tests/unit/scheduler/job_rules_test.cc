@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "scheduler/priority/fairshare_usage.h"
+#include "tests/fixtures/manual_clock.h"
 
 namespace cohort::sched {
 namespace {
@@ -68,19 +69,26 @@ TEST(RequestedCpus, CountsTasksTimesCpusPerTask) {
     EXPECT_EQ(requested_cpus(request), 10);
 }
 
-TEST(FairShareUsage, ChargesEachSecondOnceAndDecaysWithTheHalfLife) {
+TEST(FairShareUsage, ChargesEachSecondOnceAndDecaysAsTheClockAdvances) {
+    testing::ManualClock clock;  // the core takes `now`; the clock stands for the controller's
+    const int64_t start = clock.unix_seconds();
     FairShareUsage usage(3600);
     const UsageLedger::Key alice{"alice", "root"};
-    usage.decay_to(1000);
-    usage.charge(1, alice, 4, 1000, 1000 + 900);  // 4 CPUs for 900 s
-    usage.charge(1, alice, 4, 1000, 1000 + 900);  // the same seconds again: nothing
+    usage.decay_to(clock.unix_seconds());
+    clock.advance_s(900);
+    usage.charge(1, alice, 4, start, clock.unix_seconds());  // 4 CPUs for 900 s
+    usage.charge(1, alice, 4, start, clock.unix_seconds());  // the same seconds: nothing
     EXPECT_DOUBLE_EQ(usage.ledger().usage("alice", "root"), 3600);
-    usage.charge(1, alice, 4, 1000, 1000 + 1800);
+    clock.advance_s(900);
+    usage.charge(1, alice, 4, start, clock.unix_seconds());
     EXPECT_DOUBLE_EQ(usage.ledger().usage("alice", "root"), 7200);
-    usage.decay_to(1000 + 3600);  // one half-life later, by the caller's clock
+    clock.advance_s(3600 - 1800);  // one half-life after the first decay
+    usage.decay_to(clock.unix_seconds());
     EXPECT_DOUBLE_EQ(usage.ledger().usage("alice", "root"), 3600);
     usage.forget(1);
-    usage.charge(1, alice, 1, 5000, 5010);  // a new job with the same id starts afresh
+    const int64_t restart = clock.unix_seconds();
+    clock.advance_s(10);
+    usage.charge(1, alice, 1, restart, clock.unix_seconds());  // the same id afresh
     EXPECT_DOUBLE_EQ(usage.ledger().usage("alice", "root"), 3610);
 }
 
