@@ -31,6 +31,14 @@ Result<transport::BlockingClient> connect_controller(const ClientContext& contex
     return client;
 }
 
+Result<transport::BlockingClient> connect_controller() {
+    auto context = load_client_context();
+    if (!context) {
+        return context.status();
+    }
+    return connect_controller(*context);
+}
+
 int report_error(const std::string& command, const Status& status) {
     std::cerr << "cohort " << command << ": error: " << status.message() << "\n";
     return status.code() == StatusCode::kUnavailable ? 3 : 1;

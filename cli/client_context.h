@@ -2,9 +2,11 @@
 // connection to the controller.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "common/config.h"
+#include "common/protocol/messages.h"
 #include "common/transport/blocking_client.h"
 
 namespace cohort::cli {
@@ -17,19 +19,45 @@ struct ClientContext {
 
 Result<ClientContext> load_client_context();
 Result<transport::BlockingClient> connect_controller(const ClientContext& context);
+// With the context of this process (load_client_context).
+Result<transport::BlockingClient> connect_controller();
 
 // Sends one request to the controller and waits for its reply.
 template <typename Reply, typename Request>
 Result<Reply> ask(const Request& request) {
-    auto context = load_client_context();
-    if (!context) {
-        return context.status();
-    }
-    auto client = connect_controller(*context);
+    auto client = connect_controller();
     if (!client) {
         return client.status();
     }
     return client->template call<Reply>(request);
+}
+
+// Sends a listing request and hands each frame of its reply to `frame` as it arrives (see
+// protocol::JobListReply): the listing is never held whole unless the caller keeps it.
+template <typename Request>
+Status ask_job_list(const Request& request,
+                    const std::function<void(protocol::JobListReply&)>& frame) {
+    auto client = connect_controller();
+    if (!client) {
+        return client.status();
+    }
+    if (Status sent = client->send(request); !sent) {
+        return sent;
+    }
+    for (;;) {
+        auto envelope = client->receive();
+        if (!envelope) {
+            return envelope.status();
+        }
+        auto reply = protocol::decode_message<protocol::JobListReply>(*envelope);
+        if (!reply) {
+            return reply.status();
+        }
+        frame(*reply);
+        if (!reply->more) {
+            return Status::ok();
+        }
+    }
 }
 
 // Prints "cohort CMD: error: MESSAGE" on stderr and returns the exit code for it.

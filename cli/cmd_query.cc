@@ -2,6 +2,8 @@
 #include <cstdio>
 #include <ctime>
 #include <iostream>
+#include <iterator>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -47,6 +49,54 @@ int64_t elapsed_of(const protocol::JobRecord& job) {
     return std::max<int64_t>(end - job.start_time, 0);
 }
 
+void print_queue_header() {
+    std::printf("%18s %9s %8s %8s %2s %10s %6s %s\n", "JOBID", "PARTITION", "NAME", "USER", "ST",
+                "TIME", "NODES", "NODELIST(REASON)");
+}
+
+void print_queue_row(const protocol::JobRecord& job) {
+    std::string where =
+            job.state == JobState::kPending ? "(" + job.reason + ")" : compress_hostlist(job.nodes);
+    size_t node_count =
+            job.nodes.empty() ? std::max<uint32_t>(job.spec.nodes_min, 1) : job.nodes.size();
+    std::printf("%18s %9s %8s %8s %2s %10s %6zu %s\n", job.display_id().c_str(),
+                fit(job.partition, 9).c_str(), fit(job.spec.name, 8).c_str(),
+                fit(job.user_name, 8).c_str(), std::string(job_state_code(job.state)).c_str(),
+                format_duration(elapsed_of(job)).c_str(), node_count, where.c_str());
+}
+
+// As squeue --start: pending jobs only, with the planned start (N/A when none).
+void print_start_header() {
+    std::printf("%18s %9s %8s %8s %2s %19s %6s %s\n", "JOBID", "PARTITION", "NAME", "USER", "ST",
+                "START_TIME", "NODES", "NODELIST(REASON)");
+}
+
+void print_start_row(const protocol::JobRecord& job) {
+    std::string when = job.expected_start != 0 ? format_time(job.expected_start) : "N/A";
+    std::printf("%18s %9s %8s %8s %2s %19s %6u %s\n", job.display_id().c_str(),
+                fit(job.partition, 9).c_str(), fit(job.spec.name, 8).c_str(),
+                fit(job.user_name, 8).c_str(), "PD", when.c_str(),
+                std::max<uint32_t>(job.spec.nodes_min, 1), ("(" + job.reason + ")").c_str());
+}
+
+void print_acct_job(const protocol::JobRecord& job) {
+    std::string exit = std::to_string(job.exit_code) + ":" + std::to_string(job.exit_signal);
+    std::printf("%-12s %-10s %-9s %-8s %10s %8s %-19s %-19s %s\n", job.display_id().c_str(),
+                fit(job.spec.name, 10).c_str(), fit(job.partition, 9).c_str(),
+                fit(job.user_name, 8).c_str(), std::string(job_state_name(job.state)).c_str(),
+                exit.c_str(), format_time(job.start_time).c_str(),
+                format_time(job.end_time).c_str(), compress_hostlist(job.nodes).c_str());
+}
+
+void print_acct_step(const protocol::JobRecord& job, const protocol::StepRecord& step) {
+    std::string id = job.display_id() + "." + std::to_string(step.step_id);
+    std::string exit = std::to_string(step.exit_code) + ":" + std::to_string(step.exit_signal);
+    std::printf("%-12s %-10s %-9s %-8s %10s %8s %-19s %-19s %s\n", id.c_str(),
+                fit(step.name, 10).c_str(), "", "", std::string(job_state_name(step.state)).c_str(),
+                exit.c_str(), format_time(step.start_time).c_str(),
+                format_time(step.end_time).c_str(), compress_hostlist(step.nodes).c_str());
+}
+
 }  // namespace
 
 int cmd_queue(const Args& args) {
@@ -68,46 +118,28 @@ int cmd_queue(const Args& args) {
     protocol::QueryJobsRequest request;
     request.user = user;
     request.states = *states;
-    auto reply = ask<protocol::JobListReply>(request);
-    if (!reply) {
-        return report_error("queue", reply.status());
+    nlohmann::json jobs = nlohmann::json::array();
+    bool header_printed = false;
+    Status listed = ask_job_list(request, [&](protocol::JobListReply& frame) {
+        if (!json && !header_printed) {
+            start ? print_start_header() : print_queue_header();
+            header_printed = true;
+        }
+        for (const auto& job : frame.jobs) {
+            if (json) {
+                jobs.push_back(job_to_json(job));
+            } else if (!start) {
+                print_queue_row(job);
+            } else if (job.state == JobState::kPending) {
+                print_start_row(job);
+            }
+        }
+    });
+    if (!listed) {
+        return report_error("queue", listed);
     }
     if (json) {
-        nlohmann::json jobs = nlohmann::json::array();
-        for (const auto& job : reply->jobs) {
-            jobs.push_back(job_to_json(job));
-        }
         std::cout << wrap_payload("jobs", jobs).dump(2) << "\n";
-        return 0;
-    }
-    if (start) {
-        // As squeue --start: pending jobs only, with the planned start (N/A when none).
-        std::printf("%18s %9s %8s %8s %2s %19s %6s %s\n", "JOBID", "PARTITION", "NAME", "USER",
-                    "ST", "START_TIME", "NODES", "NODELIST(REASON)");
-        for (const auto& job : reply->jobs) {
-            if (job.state != JobState::kPending) {
-                continue;
-            }
-            std::string when = job.expected_start != 0 ? format_time(job.expected_start) : "N/A";
-            std::printf("%18s %9s %8s %8s %2s %19s %6u %s\n", job.display_id().c_str(),
-                        fit(job.partition, 9).c_str(), fit(job.spec.name, 8).c_str(),
-                        fit(job.user_name, 8).c_str(), "PD", when.c_str(),
-                        std::max<uint32_t>(job.spec.nodes_min, 1),
-                        ("(" + job.reason + ")").c_str());
-        }
-        return 0;
-    }
-    std::printf("%18s %9s %8s %8s %2s %10s %6s %s\n", "JOBID", "PARTITION", "NAME", "USER", "ST",
-                "TIME", "NODES", "NODELIST(REASON)");
-    for (const auto& job : reply->jobs) {
-        std::string where = job.state == JobState::kPending ? "(" + job.reason + ")"
-                                                            : compress_hostlist(job.nodes);
-        size_t node_count =
-                job.nodes.empty() ? std::max<uint32_t>(job.spec.nodes_min, 1) : job.nodes.size();
-        std::printf("%18s %9s %8s %8s %2s %10s %6zu %s\n", job.display_id().c_str(),
-                    fit(job.partition, 9).c_str(), fit(job.spec.name, 8).c_str(),
-                    fit(job.user_name, 8).c_str(), std::string(job_state_code(job.state)).c_str(),
-                    format_duration(elapsed_of(job)).c_str(), node_count, where.c_str());
     }
     return 0;
 }
@@ -180,19 +212,23 @@ int cmd_show(const Args& args) {
     protocol::QueryJobsRequest request;
     request.job_ids = {job_id};
     request.states = {JobState::kPending, JobState::kRunning, JobState::kCompleting};
-    auto reply = ask<protocol::JobListReply>(request);
-    if (reply && reply->jobs.empty()) {
+    std::vector<protocol::JobRecord> found;
+    auto keep = [&found](protocol::JobListReply& frame) {
+        std::move(frame.jobs.begin(), frame.jobs.end(), std::back_inserter(found));
+    };
+    Status listed = ask_job_list(request, keep);
+    if (listed && found.empty()) {
         protocol::AcctQueryRequest acct;
         acct.job_ids = {job_id};
-        reply = ask<protocol::JobListReply>(acct);
+        listed = ask_job_list(acct, keep);
     }
-    if (!reply) {
-        return report_error("show", reply.status());
+    if (!listed) {
+        return report_error("show", listed);
     }
-    if (reply->jobs.empty()) {
+    if (found.empty()) {
         return report_error("show", Status::not_found(fmt::format("job {}: no such job", job_id)));
     }
-    const protocol::JobRecord& job = reply->jobs.front();
+    const protocol::JobRecord& job = found.front();
     if (json) {
         std::cout << wrap_payload("jobs", nlohmann::json::array({job_to_json(job)})).dump(2)
                   << "\n";
@@ -263,47 +299,40 @@ int cmd_acct(const Args& args) {
         }
         start = comma + 1;
     }
-    auto reply = ask<protocol::JobListReply>(request);
-    if (!reply) {
-        return report_error("acct", reply.status());
-    }
-    if (json) {
-        nlohmann::json jobs = nlohmann::json::array();
-        for (const auto& job : reply->jobs) {
-            nlohmann::json entry = job_to_json(job);
-            entry["steps"] = nlohmann::json::array();
-            for (const auto& step : reply->steps) {
-                if (step.job_id == job.job_id) {
-                    entry["steps"].push_back(step_to_json(step));
-                }
-            }
-            jobs.push_back(std::move(entry));
+    nlohmann::json jobs = nlohmann::json::array();
+    bool header_printed = false;
+    Status listed = ask_job_list(request, [&](protocol::JobListReply& frame) {
+        std::map<uint64_t, std::vector<const protocol::StepRecord*>> steps_of;
+        for (const auto& step : frame.steps) {
+            steps_of[step.job_id].push_back(&step);
         }
-        std::cout << wrap_payload("jobs", jobs).dump(2) << "\n";
-        return 0;
-    }
-    std::printf("%-12s %-10s %-9s %-8s %10s %8s %-19s %-19s %s\n", "JobID", "JobName", "Partition",
-                "User", "State", "ExitCode", "Start", "End", "NodeList");
-    for (const auto& job : reply->jobs) {
-        std::string exit = std::to_string(job.exit_code) + ":" + std::to_string(job.exit_signal);
-        std::printf("%-12s %-10s %-9s %-8s %10s %8s %-19s %-19s %s\n", job.display_id().c_str(),
-                    fit(job.spec.name, 10).c_str(), fit(job.partition, 9).c_str(),
-                    fit(job.user_name, 8).c_str(), std::string(job_state_name(job.state)).c_str(),
-                    exit.c_str(), format_time(job.start_time).c_str(),
-                    format_time(job.end_time).c_str(), compress_hostlist(job.nodes).c_str());
-        for (const auto& step : reply->steps) {
-            if (step.job_id != job.job_id) {
+        if (!json && !header_printed) {
+            std::printf("%-12s %-10s %-9s %-8s %10s %8s %-19s %-19s %s\n", "JobID", "JobName",
+                        "Partition", "User", "State", "ExitCode", "Start", "End", "NodeList");
+            header_printed = true;
+        }
+        for (const auto& job : frame.jobs) {
+            const auto& steps = steps_of[job.job_id];
+            if (json) {
+                nlohmann::json entry = job_to_json(job);
+                entry["steps"] = nlohmann::json::array();
+                for (const protocol::StepRecord* step : steps) {
+                    entry["steps"].push_back(step_to_json(*step));
+                }
+                jobs.push_back(std::move(entry));
                 continue;
             }
-            std::string id = job.display_id() + "." + std::to_string(step.step_id);
-            std::string step_exit =
-                    std::to_string(step.exit_code) + ":" + std::to_string(step.exit_signal);
-            std::printf("%-12s %-10s %-9s %-8s %10s %8s %-19s %-19s %s\n", id.c_str(),
-                        fit(step.name, 10).c_str(), "", "",
-                        std::string(job_state_name(step.state)).c_str(), step_exit.c_str(),
-                        format_time(step.start_time).c_str(), format_time(step.end_time).c_str(),
-                        compress_hostlist(step.nodes).c_str());
+            print_acct_job(job);
+            for (const protocol::StepRecord* step : steps) {
+                print_acct_step(job, *step);
+            }
         }
+    });
+    if (!listed) {
+        return report_error("acct", listed);
+    }
+    if (json) {
+        std::cout << wrap_payload("jobs", jobs).dump(2) << "\n";
     }
     return 0;
 }

@@ -119,14 +119,19 @@ struct QueryJobsRequest {
     }
 };
 
+// A job listing comes in frames of at most kJobsPerFrame jobs, each with the steps of its
+// jobs; every frame but the last has `more` set. So no reply grows with the job table and
+// the client prints as frames arrive.
 struct JobListReply {
     static constexpr MessageType kType = MessageType::kJobList;
+    static constexpr size_t kJobsPerFrame = 1000;
     std::vector<JobRecord> jobs;
     std::vector<StepRecord> steps;  // filled by accounting queries
+    bool more = false;
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        serialize_fields(ar, jobs, steps);
+        serialize_fields(ar, jobs, steps, more);
     }
 };
 

@@ -98,12 +98,12 @@ Status Controller::start() {
         usage[{entry.user, entry.account}] = entry.cpu_seconds;
     }
     usage_.restore(loaded->usage.as_of, std::move(usage));
-    for (auto& job : loaded->jobs) {
-        jobs_.load(std::move(job));
+    for (const auto& job : loaded->jobs) {
+        jobs_.load(job_from_record(job));
     }
     for (const auto& job : depended_on) {
         if (is_final(job.state)) {
-            jobs_.remember_final(job);
+            jobs_.remember_final(job_from_record(job));
         }
     }
     for (auto& step : steps) {
@@ -170,8 +170,7 @@ void Controller::accept() {
     });
 }
 
-Status Controller::check_owner(const protocol::Credential& cred,
-                               const protocol::JobRecord& job) const {
+Status Controller::check_owner(const protocol::Credential& cred, const Job& job) const {
     if (cred.uid == job.uid || cred.uid == 0 || cred.uid == self_.uid) {
         return Status::ok();
     }

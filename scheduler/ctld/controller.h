@@ -58,7 +58,7 @@ private:
     void on_close(const ConnectionPtr& conn);
     void on_tick();
     // The job's owner, root and the controller's own user may act on a job.
-    Status check_owner(const protocol::Credential& cred, const protocol::JobRecord& job) const;
+    Status check_owner(const protocol::Credential& cred, const Job& job) const;
 
     template <typename Fn>
     void on_strand(Fn&& fn) {
@@ -85,10 +85,9 @@ private:
                              const protocol::Credential& cred,
                              const protocol::JobCompleteRequest& request);
     void handle_acct(const ConnectionPtr& conn, const protocol::AcctQueryRequest& request);
-    Result<protocol::StepLayout> make_layout(protocol::JobRecord& job,
-                                             const protocol::StepCreateRequest& request);
+    Result<protocol::StepLayout> make_layout(Job& job, const protocol::StepCreateRequest& request);
     // Lays out a step, records it and calls `done` (on the writer thread) once it is durable.
-    void open_step(protocol::JobRecord& job,
+    void open_step(Job& job,
                    const protocol::StepCreateRequest& request,
                    std::function<void(const Result<protocol::StepLayout>&)> done);
     void close_step(protocol::StepRecord& step,
@@ -101,7 +100,7 @@ private:
     // Charges running jobs' CPU time up to `now` and decays all usage to `now`.
     void charge_usage(int64_t now);
     // Charges `job` up to `until` (its end, or now) and no further.
-    void charge_job(const protocol::JobRecord& job, int64_t until);
+    void charge_job(const Job& job, int64_t until);
     void refresh_priorities(int64_t now);
 
     // --- advance reservations (reservations.cc)
@@ -127,13 +126,13 @@ private:
     // Of the jobs an agent says it runs, those the controller has ended or never started.
     std::vector<uint64_t> unknown_jobs(const std::vector<uint64_t>& running) const;
     // `node` has no process of `job` left; the job finishes once no node is cleaning.
-    void mark_cleaned(protocol::JobRecord& job, const std::string& node);
+    void mark_cleaned(Job& job, const std::string& node);
 
     // --- dependencies (dependencies.cc)
     Status check_dependency(const protocol::JobSpec& spec) const;
-    sched::DependencyStatus dependency_status(const protocol::JobRecord& job, int64_t now) const;
+    sched::DependencyStatus dependency_status(const Job& job, int64_t now) const;
     // Ends a pending job (telling a waiting cohort run client why).
-    void cancel_pending(protocol::JobRecord& job, const std::string& reason);
+    void cancel_pending(Job& job, const std::string& reason);
 
     // --- scheduling and job life cycle (scheduling.cc)
     void request_schedule();
@@ -144,13 +143,13 @@ private:
     void apply(const sched::Decisions& decisions, const sched::Snapshot& snapshot);
     void launch(uint64_t job_id);
     // Ends a running job: terminate its processes everywhere, then settle on `final_state`.
-    void end_job(protocol::JobRecord& job, JobState final_state, const std::string& clean_node);
-    void finish_if_clean(protocol::JobRecord& job);
-    void persist(const protocol::JobRecord& job, std::function<void()> after = nullptr);
+    void end_job(Job& job, JobState final_state, const std::string& clean_node);
+    void finish_if_clean(Job& job);
+    void persist(const Job& job, std::function<void()> after = nullptr);
     // Runs `then` on the strand once everything persisted so far is committed.
     void after_durable(std::function<void()> then);
     // Picks each node's GPU set (gpu_allocation.cc) for a job about to start.
-    void assign_gpus(protocol::JobRecord& job, int32_t gpus_per_node);
+    void assign_gpus(Job& job, int32_t gpus_per_node);
 
     asio::io_context& io_;
     const Clock& clock_;

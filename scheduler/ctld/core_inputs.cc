@@ -3,12 +3,11 @@
 
 #include <algorithm>
 
-#include "scheduler/ctld/submit_validation.h"
 #include "scheduler/job_rules.h"
 
 namespace cohort::ctld {
 
-int64_t requested_cpus_of(const protocol::JobSpec& spec) {
+int64_t requested_cpus_of(const JobRequest& spec) {
     sched::ResourceRequest request;
     request.nodes_min = spec.nodes_min;
     request.ntasks = spec.ntasks;
@@ -17,7 +16,7 @@ int64_t requested_cpus_of(const protocol::JobSpec& spec) {
     return sched::requested_cpus(request);
 }
 
-sched::PriorityJob priority_job_of(const protocol::JobRecord& job) {
+sched::PriorityJob priority_job_of(const Job& job) {
     sched::PriorityJob view;
     view.user = job.user_name;
     view.account = job.spec.account;
@@ -29,16 +28,14 @@ sched::PriorityJob priority_job_of(const protocol::JobRecord& job) {
     return view;
 }
 
-sched::StepAllocation step_allocation_of(const protocol::JobRecord& job,
-                                         std::vector<uint32_t> held_by_steps) {
-    const protocol::JobSpec spec = effective_spec(job.spec);  // with its GPU options applied
+sched::StepAllocation step_allocation_of(const Job& job, std::vector<uint32_t> held_by_steps) {
     sched::StepAllocation allocation;
     allocation.job_id = job.job_id;
     allocation.nodes = job.nodes;
     allocation.cpus_per_node = job.cpus_per_node;
     allocation.tasks_per_node = job.tasks_per_node;
-    allocation.ntasks = spec.ntasks;
-    allocation.cpus_per_task = spec.cpus_per_task;
+    allocation.ntasks = job.geometry.ntasks;  // with its GPU options applied
+    allocation.cpus_per_task = job.geometry.cpus_per_task;
     allocation.distribution = job.spec.distribution;
     allocation.held_by_steps = std::move(held_by_steps);
     return allocation;

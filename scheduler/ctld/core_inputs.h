@@ -3,8 +3,8 @@
 // rules from their own tables.
 #pragma once
 
-#include "common/protocol/job_types.h"
 #include "common/protocol/messages.h"
+#include "scheduler/ctld/job.h"
 #include "scheduler/priority/priority_model.h"
 #include "scheduler/snapshot.h"
 #include "scheduler/step_layout.h"
@@ -12,14 +12,13 @@
 namespace cohort::ctld {
 
 // CPUs the job asks for, as submitted (sched::requested_cpus over its raw counts).
-int64_t requested_cpus_of(const protocol::JobSpec& spec);
+int64_t requested_cpus_of(const JobRequest& spec);
 
 // Views `job`, which must outlive the result.
-sched::PriorityJob priority_job_of(const protocol::JobRecord& job);
+sched::PriorityJob priority_job_of(const Job& job);
 
 // The running job a step is laid out in, its open steps holding `held_by_steps`.
-sched::StepAllocation step_allocation_of(const protocol::JobRecord& job,
-                                         std::vector<uint32_t> held_by_steps);
+sched::StepAllocation step_allocation_of(const Job& job, std::vector<uint32_t> held_by_steps);
 sched::StepShapeRequest step_shape_of(const protocol::StepCreateRequest& request);
 
 }  // namespace cohort::ctld

@@ -30,9 +30,8 @@ Status Controller::check_dependency(const protocol::JobSpec& spec) const {
     return Status::ok();
 }
 
-sched::DependencyStatus Controller::dependency_status(const protocol::JobRecord& job,
-                                                      int64_t now) const {
-    auto dependency = sched::parse_dependency(job.spec.dependency);
+sched::DependencyStatus Controller::dependency_status(const Job& job, int64_t now) const {
+    auto dependency = sched::parse_dependency(job.spec.dependency.str());
     if (!dependency) {
         return sched::DependencyStatus::kNeverSatisfied;  // checked at submit; stored bytes changed
     }
@@ -54,7 +53,7 @@ sched::DependencyStatus Controller::dependency_status(const protocol::JobRecord&
             *dependency, [this](uint64_t id) { return jobs_.other_job(id); }, now, singleton_clear);
 }
 
-void Controller::cancel_pending(protocol::JobRecord& job, const std::string& reason) {
+void Controller::cancel_pending(Job& job, const std::string& reason) {
     job.state = JobState::kCancelled;
     job.end_time = clock_.unix_seconds();
     job.reason = reason;

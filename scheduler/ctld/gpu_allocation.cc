@@ -77,7 +77,7 @@ sched::NodeFree free_gpus_and_cpus(const NodeEntry& node) {
     return free;
 }
 
-void Controller::assign_gpus(protocol::JobRecord& job, int32_t gpus_per_node) {
+void Controller::assign_gpus(Job& job, int32_t gpus_per_node) {
     job.gpu_alloc.clear();
     if (gpus_per_node <= 0) {
         return;

@@ -8,6 +8,7 @@
 #include "common/clock.h"
 #include "common/hostlist.h"
 #include "scheduler/ctld/controller.h"
+#include "scheduler/ctld/job_list_sender.h"
 #include "scheduler/ctld/submit_validation.h"
 #include "scheduler/job_array.h"
 #include "scheduler/step_layout.h"
@@ -104,8 +105,8 @@ void Controller::handle_submit(const ConnectionPtr& conn,
             task.array_step = array.step;
         }
         ids.push_back(task.job_id);
-        changes.emplace_back(std::in_place_type<protocol::JobRecord>, task);
-        jobs_.add_submitted(std::move(task));
+        jobs_.add_submitted(job_from_record(task));
+        changes.emplace_back(std::in_place_type<protocol::JobRecord>, std::move(task));
     }
     changes.emplace_back(std::in_place_type<NextJobId>, NextJobId{next_job_id_});
     if (interactive) {
@@ -138,25 +139,28 @@ void Controller::handle_submit(const ConnectionPtr& conn,
 
 void Controller::handle_query(const ConnectionPtr& conn,
                               const protocol::QueryJobsRequest& request) {
-    protocol::JobListReply reply;
-    for (const auto& [id, job] : jobs_) {
-        if (!jobs_.is_committed(id)) {
-            continue;
+    JobListSender out(conn);
+    auto offer = [&](uint64_t id, const Job& job) {
+        if (jobs_.is_committed(id) && (request.user.empty() || job.user_name == request.user)
+            && wanted_state(request.states, job.state)) {
+            out.add(to_record(job));
         }
-        if (!request.job_ids.empty()
-            && std::find(request.job_ids.begin(), request.job_ids.end(), id)
-                       == request.job_ids.end()) {
-            continue;
+    };
+    if (request.job_ids.empty()) {
+        for (const auto& [id, job] : jobs_) {
+            offer(id, job);
         }
-        if (!request.user.empty() && job.user_name != request.user) {
-            continue;
+    } else {
+        std::vector<uint64_t> ids = request.job_ids;
+        std::sort(ids.begin(), ids.end());
+        ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+        for (uint64_t id : ids) {
+            if (auto it = jobs_.find(id); it != jobs_.end()) {
+                offer(id, it->second);
+            }
         }
-        if (!wanted_state(request.states, job.state)) {
-            continue;
-        }
-        reply.jobs.push_back(job);
     }
-    conn->send(reply);
+    out.finish();
 }
 
 void Controller::handle_nodes(const ConnectionPtr& conn,
@@ -227,7 +231,7 @@ void Controller::handle_control(const ConnectionPtr& conn,
         }
     }
     for (uint64_t id : ids) {
-        protocol::JobRecord& job = jobs_.at(id);
+        Job& job = jobs_.at(id);
         switch (request.action) {
             case protocol::JobAction::kHold:
                 job.held = true;
@@ -262,7 +266,7 @@ void Controller::handle_control(const ConnectionPtr& conn,
     request_schedule();
 }
 
-Result<protocol::StepLayout> Controller::make_layout(protocol::JobRecord& job,
+Result<protocol::StepLayout> Controller::make_layout(Job& job,
                                                      const protocol::StepCreateRequest& request) {
     auto shape = sched::lay_out_step(step_allocation_of(job, steps_.cpus_held(job)),
                                      step_shape_of(request));
@@ -317,7 +321,7 @@ void Controller::handle_step_create(const ConnectionPtr& conn,
                 "job {} is not running (a step needs a running allocation)", request.job_id)));
         return;
     }
-    protocol::JobRecord& job = it->second;
+    Job& job = it->second;
     if (Status owner = check_owner(cred, job); !owner) {
         conn->send_error(owner);
         return;
@@ -331,7 +335,7 @@ void Controller::handle_step_create(const ConnectionPtr& conn,
     });
 }
 
-void Controller::open_step(protocol::JobRecord& job,
+void Controller::open_step(Job& job,
                            const protocol::StepCreateRequest& request,
                            std::function<void(const Result<protocol::StepLayout>&)> done) {
     auto layout = make_layout(job, request);
@@ -351,7 +355,7 @@ void Controller::open_step(protocol::JobRecord& job,
         step.cpus_per_node.push_back(tasks * layout->cpus_per_task);
     }
     steps_.open(step);
-    writer_.write({job, step},
+    writer_.write({to_record(job), step},
                   [done = std::move(done), layout = std::move(*layout)](const Status& status) {
                       if (status) {
                           done(layout);
@@ -401,7 +405,7 @@ void Controller::handle_job_complete(const ConnectionPtr& conn,
         conn->send(protocol::AckReply{"already finished"});
         return;
     }
-    protocol::JobRecord& job = it->second;
+    Job& job = it->second;
     if (Status owner = check_owner(cred, job); !owner) {
         conn->send_error(owner);
         return;
@@ -424,17 +428,15 @@ void Controller::handle_acct(const ConnectionPtr& conn, const protocol::AcctQuer
             conn->send_error(jobs.status());
             return;
         }
-        protocol::JobListReply reply;
-        std::vector<uint64_t> ids;
-        for (const auto& job : *jobs) {
-            ids.push_back(job.job_id);
+        // Steps are read per frame, for that frame's jobs only.
+        JobListSender out(conn, [&store](const std::vector<uint64_t>& ids) {
+            auto steps = store.query_steps(ids);
+            return steps ? std::move(*steps) : std::vector<protocol::StepRecord>{};
+        });
+        for (auto& job : *jobs) {
+            out.add(std::move(job));
         }
-        auto steps = store.query_steps(ids);
-        reply.jobs = std::move(*jobs);
-        if (steps) {
-            reply.steps = std::move(*steps);
-        }
-        conn->send(reply);
+        out.finish();
     });
 }
 

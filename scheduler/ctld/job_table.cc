@@ -5,7 +5,7 @@
 
 namespace cohort::ctld {
 
-void JobTable::load(protocol::JobRecord job) {
+void JobTable::load(Job job) {
     if (job.is_array_task()) {
         array_sizes_[job.array_job_id] = job.array_count;
     }
@@ -13,12 +13,12 @@ void JobTable::load(protocol::JobRecord job) {
     jobs_.insert_or_assign(id, std::move(job));
 }
 
-void JobTable::add_submitted(protocol::JobRecord job) {
+void JobTable::add_submitted(Job job) {
     uncommitted_.insert(job.job_id);
     load(std::move(job));
 }
 
-void JobTable::remember_final(const protocol::JobRecord& job) {
+void JobTable::remember_final(const Job& job) {
     if (finished_states_.emplace(job.job_id, sched::OtherJob{job.state, job.start_time}).second) {
         finished_order_.push_back(job.job_id);
     }

@@ -10,13 +10,14 @@
 #include <set>
 
 #include "common/protocol/job_types.h"
+#include "scheduler/ctld/job.h"
 #include "scheduler/dependency.h"
 
 namespace cohort::ctld {
 
 class JobTable {
 public:
-    using Map = std::map<uint64_t, protocol::JobRecord>;
+    using Map = std::map<uint64_t, Job>;
 
     // Final states kept for dependencies; beyond this the oldest are forgotten.
     static constexpr size_t kFinishedStatesKept = 200000;
@@ -26,7 +27,7 @@ public:
 
     Map::const_iterator find(uint64_t id) const { return jobs_.find(id); }
 
-    protocol::JobRecord& at(uint64_t id) { return jobs_.at(id); }
+    Job& at(uint64_t id) { return jobs_.at(id); }
 
     Map::iterator begin() { return jobs_.begin(); }
 
@@ -39,9 +40,9 @@ public:
     size_t size() const { return jobs_.size(); }
 
     // A job loaded from the state store: durable already.
-    void load(protocol::JobRecord job);
+    void load(Job job);
     // A submitted job, not durable until committed() (queries and passes skip it till then).
-    void add_submitted(protocol::JobRecord job);
+    void add_submitted(Job job);
 
     void committed(uint64_t id) { uncommitted_.erase(id); }
 
@@ -50,7 +51,7 @@ public:
     // A finished job leaves memory; its final state stays for dependencies.
     void forget(uint64_t id) { jobs_.erase(id); }
 
-    void remember_final(const protocol::JobRecord& job);
+    void remember_final(const Job& job);
 
     // What dependencies see of job (or array) `id`: an array's id stands for all its tasks,
     // done when all are and COMPLETED only if all are. nullopt: never existed (or forgotten).

@@ -101,7 +101,7 @@ std::vector<uint64_t> Controller::unknown_jobs(const std::vector<uint64_t>& runn
     return unknown;
 }
 
-void Controller::mark_cleaned(protocol::JobRecord& job, const std::string& node) {
+void Controller::mark_cleaned(Job& job, const std::string& node) {
     auto& cleaning = job.nodes_cleaning;
     cleaning.erase(std::remove(cleaning.begin(), cleaning.end(), node), cleaning.end());
     finish_if_clean(job);
@@ -142,7 +142,7 @@ void Controller::handle_batch_done(const protocol::BatchDoneReport& report) {
         acknowledge();  // already final: a duplicate report after a reconnect
         return;
     }
-    protocol::JobRecord& job = it->second;
+    Job& job = it->second;
     if (!report.error.empty()) {
         spdlog::warn("job {}: batch script failed to start on {}: {}", job.job_id, report.node,
                      report.error);

@@ -67,7 +67,7 @@ std::vector<NodeEntry*> NodeTable::silent_nodes(int64_t now_ms, int64_t timeout_
     return silent;
 }
 
-void NodeTable::claim(const protocol::JobRecord& job) {
+void NodeTable::claim(const Job& job) {
     for (size_t i = 0; i < job.nodes.size(); ++i) {
         NodeEntry* node = find(job.nodes[i]);
         if (node == nullptr) {
@@ -83,7 +83,7 @@ void NodeTable::claim(const protocol::JobRecord& job) {
     }
 }
 
-void NodeTable::release(const protocol::JobRecord& job) {
+void NodeTable::release(const Job& job) {
     for (size_t i = 0; i < job.nodes.size(); ++i) {
         NodeEntry* node = find(job.nodes[i]);
         if (node == nullptr || node->jobs.erase(job.job_id) == 0) {

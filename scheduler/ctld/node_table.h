@@ -14,6 +14,7 @@
 #include "common/config.h"
 #include "common/protocol/job_types.h"
 #include "common/transport/connection.h"
+#include "scheduler/ctld/job.h"
 #include "scheduler/placement/gpu_layout.h"
 #include "scheduler/snapshot.h"
 
@@ -66,8 +67,8 @@ public:
     std::vector<NodeEntry*> silent_nodes(int64_t now_ms, int64_t timeout_ms);
 
     // What the job's allocation holds on its nodes, added and taken away.
-    void claim(const protocol::JobRecord& job);
-    void release(const protocol::JobRecord& job);
+    void claim(const Job& job);
+    void release(const Job& job);
 
     // The scheduling pass's view: capacity, up or not, and free GPUs.
     std::vector<sched::NodeCapacity> capacities() const;

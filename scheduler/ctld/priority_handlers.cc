@@ -13,13 +13,13 @@ namespace {
 // Usage is stored this often; a controller restart loses at most this much charging.
 constexpr int64_t kUsageStoreInterval_s = 30;
 
-int64_t allocated_cpus(const protocol::JobRecord& job) {
+int64_t allocated_cpus(const Job& job) {
     return std::accumulate(job.cpus_per_node.begin(), job.cpus_per_node.end(), int64_t{0});
 }
 
 }  // namespace
 
-void Controller::charge_job(const protocol::JobRecord& job, int64_t until) {
+void Controller::charge_job(const Job& job, int64_t until) {
     usage_.charge(job.job_id, {job.user_name, priority_.charged_account(job.spec.account)},
                   allocated_cpus(job), job.start_time, until);
 }

@@ -15,12 +15,12 @@ namespace {
 // Limits of one user under one QoS, as indexes into Snapshot::limits.
 using LimitKey = std::pair<std::string, std::string>;  // qos, user
 
-int64_t allocated_gpus(const protocol::JobRecord& job) {
-    return static_cast<int64_t>(gpus_per_node_of(job.spec))
+int64_t allocated_gpus(const Job& job) {
+    return static_cast<int64_t>(job.resources.gpus_per_node)
            * static_cast<int64_t>(job.nodes.size());
 }
 
-int64_t allocated_cpus(const protocol::JobRecord& job) {
+int64_t allocated_cpus(const Job& job) {
     int64_t cpus = 0;
     for (uint32_t c : job.cpus_per_node) {
         cpus += c;
@@ -30,9 +30,9 @@ int64_t allocated_cpus(const protocol::JobRecord& job) {
 
 }  // namespace
 
-void Controller::persist(const protocol::JobRecord& job, std::function<void()> after) {
+void Controller::persist(const Job& job, std::function<void()> after) {
     const uint64_t id = job.job_id;
-    writer_.write({job}, [this, id, after = std::move(after)](const Status& status) {
+    writer_.write({to_record(job)}, [this, id, after = std::move(after)](const Status& status) {
         on_strand([this, id, after, status] {
             if (!status) {
                 spdlog::error("job {}: state not stored: {}", id, status.message());
@@ -93,7 +93,7 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
     }
     // Per-user QoS caps: what each (QoS, user) holds now, and the limits that bind it.
     std::map<LimitKey, std::vector<int>> limits_of;
-    auto limits_for = [&](const protocol::JobRecord& job) -> std::vector<int>& {
+    auto limits_for = [&](const Job& job) -> std::vector<int>& {
         LimitKey key{job.spec.qos, job.user_name};
         auto [it, fresh] = limits_of.try_emplace(key);
         const QosConfig* qos = config_.policy.find_qos(job.spec.qos);
@@ -125,7 +125,7 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
             }
         }
         running.memory_mib_per_node = job.mem_per_node_mib;
-        running.gpus_per_node = gpus_per_node_of(job.spec);
+        running.gpus_per_node = job.resources.gpus_per_node;
         running.expected_end = sched::expected_end(job.start_time, job.time_limit_s, now);
         snapshot.running.push_back(std::move(running));
         for (int limit : limits_for(job)) {
@@ -180,7 +180,7 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
         pending.submit_time = job.submit_time;
         pending.priority = job.priority;
         pending.time_limit_s = job.time_limit_s;
-        pending.request = request_of(job.spec);
+        pending.request = job.resources;
         pending.partition = partition_index.at(job.partition);
         pending.limits = limits_for(job);
         pending.reservation = reservation;
@@ -226,25 +226,25 @@ void Controller::continue_pass() {
 
 void Controller::apply(const sched::Decisions& decisions, const sched::Snapshot& snapshot) {
     // Between steps jobs may have been cancelled or held and nodes lost; those are skipped.
-    auto still_pending = [this](uint64_t id) -> protocol::JobRecord* {
+    auto still_pending = [this](uint64_t id) -> Job* {
         auto it = jobs_.find(id);
         return it != jobs_.end() && it->second.state == JobState::kPending && !it->second.held
                        ? &it->second
                        : nullptr;
     };
     for (const auto& wait : decisions.waits) {
-        if (protocol::JobRecord* job = still_pending(wait.job_id)) {
+        if (Job* job = still_pending(wait.job_id)) {
             job->reason = sched::wait_reason_name(wait, snapshot.limits);
         }
     }
     for (const auto& reserved : decisions.reservations) {
-        if (protocol::JobRecord* job = still_pending(reserved.job_id)) {
+        if (Job* job = still_pending(reserved.job_id)) {
             job->expected_start = reserved.start;
         }
     }
     const std::vector<sched::NodeCapacity> now_up = nodes_.capacities();
     for (const auto& start : decisions.starts) {
-        protocol::JobRecord* pending = still_pending(start.job_id);
+        Job* pending = still_pending(start.job_id);
         const bool nodes_up =
                 std::all_of(start.placement.nodes.begin(), start.placement.nodes.end(),
                             [&](int index) { return now_up[static_cast<size_t>(index)].up; });
@@ -252,7 +252,7 @@ void Controller::apply(const sched::Decisions& decisions, const sched::Snapshot&
             pass_again_ = true;
             continue;
         }
-        protocol::JobRecord& job = *pending;
+        Job& job = *pending;
         job.state = JobState::kRunning;
         job.reason = "None";
         job.start_time = clock_.unix_seconds();
@@ -277,7 +277,7 @@ void Controller::launch(uint64_t job_id) {
     if (it == jobs_.end() || it->second.state != JobState::kRunning) {
         return;
     }
-    protocol::JobRecord& job = it->second;
+    Job& job = it->second;
     if (job.interactive) {
         auto client = job_clients_.find(job_id);
         if (client == job_clients_.end()) {
@@ -308,7 +308,7 @@ void Controller::launch(uint64_t job_id) {
     }
     // The script and environment are read from the state store only now.
     protocol::LaunchBatchRequest request;
-    request.job = job;
+    request.job = to_record(job);
     request.cluster_name = config_.cluster_name;
     request.submit_dir = job.spec.cwd;
     writer_.read_committed([this, request = std::move(request)](StateStore& store) mutable {
@@ -334,9 +334,7 @@ void Controller::launch(uint64_t job_id) {
     });
 }
 
-void Controller::end_job(protocol::JobRecord& job,
-                         JobState final_state,
-                         const std::string& clean_node) {
+void Controller::end_job(Job& job, JobState final_state, const std::string& clean_node) {
     if (job.state != JobState::kRunning) {
         return;
     }
@@ -359,7 +357,7 @@ void Controller::end_job(protocol::JobRecord& job,
     }
 }
 
-void Controller::finish_if_clean(protocol::JobRecord& job) {
+void Controller::finish_if_clean(Job& job) {
     if (job.state != JobState::kCompleting || !job.nodes_cleaning.empty()) {
         return;
     }

@@ -30,7 +30,7 @@ std::vector<protocol::StepRecord> StepTable::close_all_of(uint64_t job_id) {
     return closed;
 }
 
-std::vector<uint32_t> StepTable::cpus_held(const protocol::JobRecord& job) const {
+std::vector<uint32_t> StepTable::cpus_held(const Job& job) const {
     std::vector<uint32_t> held(job.nodes.size(), 0);
     for (auto it = steps_.lower_bound({job.job_id, 0});
          it != steps_.end() && it->first.first == job.job_id; ++it) {

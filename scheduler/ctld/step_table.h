@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/protocol/job_types.h"
+#include "scheduler/ctld/job.h"
 
 namespace cohort::ctld {
 
@@ -26,7 +27,7 @@ public:
     }
 
     // CPUs the job's open steps hold on each of its nodes; --overlap steps hold none.
-    std::vector<uint32_t> cpus_held(const protocol::JobRecord& job) const;
+    std::vector<uint32_t> cpus_held(const Job& job) const;
 
 private:
     std::map<std::pair<uint64_t, uint32_t>, protocol::StepRecord> steps_;

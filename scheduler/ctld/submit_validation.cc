@@ -10,12 +10,15 @@
 
 namespace cohort::ctld {
 
+TaskGeometry effective_geometry(const protocol::JobSpec& spec) {
+    return gpu_shape(spec.gpu, {spec.nodes_min, spec.nodes_max, spec.ntasks, spec.ntasks_per_node,
+                                spec.cpus_per_task, spec.cpus_per_task_set, spec.mem_mib})
+            .geometry;
+}
+
 protocol::JobSpec effective_spec(const protocol::JobSpec& given) {
     protocol::JobSpec spec = given;
-    const GpuShape shape =
-            gpu_shape(spec.gpu, {spec.nodes_min, spec.nodes_max, spec.ntasks, spec.ntasks_per_node,
-                                 spec.cpus_per_task, spec.cpus_per_task_set, spec.mem_mib});
-    const TaskGeometry& g = shape.geometry;
+    const TaskGeometry g = effective_geometry(given);
     spec.nodes_min = g.nodes_min;
     spec.nodes_max = g.nodes_max;
     spec.ntasks = g.ntasks;

@@ -27,7 +27,8 @@ bool may_use_reservation(const protocol::ReservationRecord& reservation,
                          const std::string& user,
                          const std::string& account);
 
-// The spec with the geometry its GPU options imply (see gpu_shape).
+// The geometry the spec's GPU options imply (see gpu_shape), and the spec with it.
+TaskGeometry effective_geometry(const protocol::JobSpec& spec);
 protocol::JobSpec effective_spec(const protocol::JobSpec& spec);
 int32_t gpus_per_node_of(const protocol::JobSpec& spec);
 

@@ -6,8 +6,8 @@
 namespace cohort::ctld {
 namespace {
 
-protocol::JobRecord job(uint64_t id, JobState state, uint64_t array_id = 0, uint32_t count = 0) {
-    protocol::JobRecord record;
+Job job(uint64_t id, JobState state, uint64_t array_id = 0, uint32_t count = 0) {
+    Job record;
     record.job_id = id;
     record.state = state;
     record.start_time = state == JobState::kPending ? 0 : 1000 + static_cast<int64_t>(id);

@@ -53,7 +53,7 @@ TEST(NodeTable, ClaimAndReleaseMoveTheNodeStateThroughMixedAndAllocated) {
     NodeTable table(two_nodes());
     register_node(table, "n1", clock);
     register_node(table, "n2", clock);
-    protocol::JobRecord job;
+    Job job;
     job.job_id = 7;
     job.nodes = {"n2"};
     job.cpus_per_node = {2};

@@ -149,8 +149,8 @@ TEST(PolicyConfigFile, BadValuesNameTheKey) {
     EXPECT_EQ(defaults->default_qos, "normal");
 }
 
-protocol::JobRecord pending_job(const std::string& user, const std::string& account) {
-    protocol::JobRecord job;
+Job pending_job(const std::string& user, const std::string& account) {
+    Job job;
     job.user_name = user;
     job.spec.account = account;
     job.spec.qos = "normal";
@@ -186,8 +186,8 @@ TEST(PriorityModel, PartitionTierAndQosRaisePriority) {
     const ClusterConfig config = cluster();
     sched::PriorityModel model(config);
     model.refresh(sched::UsageLedger{}, {}, 16);
-    protocol::JobRecord plain = pending_job("alice", "phys");
-    protocol::JobRecord boosted = plain;
+    Job plain = pending_job("alice", "phys");
+    Job boosted = plain;
     boosted.partition = "physics";
     boosted.spec.qos = "high";
     const auto a = model.factors(priority_job_of(plain), 1000);

@@ -20,7 +20,7 @@ protocol::StepRecord step(uint32_t id,
 }
 
 TEST(StepTable, OpenStepsHoldTheirCpusUntilClosedAndOverlapHoldsNone) {
-    protocol::JobRecord job;
+    Job job;
     job.job_id = 5;
     job.nodes = {"a", "b"};
     StepTable steps;

@@ -1,0 +1,163 @@
+#include "scheduler/ctld/job.h"
+
+#include <fmt/format.h>
+
+#include "scheduler/ctld/submit_validation.h"
+
+namespace cohort::ctld {
+namespace {
+
+JobRequest request_from_spec(const protocol::JobSpec& spec) {
+    JobRequest request;
+    request.name = spec.name;
+    request.partition = spec.partition;
+    request.nodes_min = spec.nodes_min;
+    request.nodes_max = spec.nodes_max;
+    request.ntasks = spec.ntasks;
+    request.ntasks_per_node = spec.ntasks_per_node;
+    request.cpus_per_task = spec.cpus_per_task;
+    request.cpus_per_task_set = spec.cpus_per_task_set;
+    request.hold = spec.hold;
+    request.kill_on_invalid_dep = spec.kill_on_invalid_dep;
+    request.nice = spec.nice;
+    request.mem_mib = spec.mem_mib;
+    request.time_limit_s = spec.time_limit_s;
+    request.output = spec.output;
+    request.error = spec.error;
+    request.cwd = spec.cwd;
+    request.export_spec = spec.export_spec;
+    request.dependency = spec.dependency;
+    request.array = spec.array;
+    request.begin_time = spec.begin_time;
+    request.account = spec.account;
+    request.qos = spec.qos;
+    request.reservation = spec.reservation;
+    request.gpu = spec.gpu;
+    request.switches = spec.switches;
+    request.segment = spec.segment;
+    request.switches_wait_s = spec.switches_wait_s;
+    request.distribution = spec.distribution;
+    return request;
+}
+
+protocol::JobSpec spec_from_request(const JobRequest& request) {
+    protocol::JobSpec spec;
+    spec.name = request.name;
+    spec.partition = request.partition;
+    spec.nodes_min = request.nodes_min;
+    spec.nodes_max = request.nodes_max;
+    spec.ntasks = request.ntasks;
+    spec.ntasks_per_node = request.ntasks_per_node;
+    spec.cpus_per_task = request.cpus_per_task;
+    spec.cpus_per_task_set = request.cpus_per_task_set;
+    spec.hold = request.hold;
+    spec.kill_on_invalid_dep = request.kill_on_invalid_dep;
+    spec.nice = request.nice;
+    spec.mem_mib = request.mem_mib;
+    spec.time_limit_s = request.time_limit_s;
+    spec.output = request.output;
+    spec.error = request.error;
+    spec.cwd = request.cwd;
+    spec.export_spec = request.export_spec;
+    spec.dependency = request.dependency;
+    spec.array = request.array;
+    spec.begin_time = request.begin_time;
+    spec.account = request.account;
+    spec.qos = request.qos;
+    spec.reservation = request.reservation;
+    spec.gpu = request.gpu;
+    spec.switches = request.switches;
+    spec.segment = request.segment;
+    spec.switches_wait_s = request.switches_wait_s;
+    spec.distribution = request.distribution;
+    return spec;
+}
+
+}  // namespace
+
+std::string Job::display_id() const {
+    return is_array_task() ? fmt::format("{}_{}", array_job_id, array_task_id)
+                           : std::to_string(job_id);
+}
+
+protocol::JobRecord to_record(const Job& job) {
+    protocol::JobRecord record;
+    record.job_id = job.job_id;
+    record.spec = spec_from_request(job.spec);
+    record.uid = job.uid;
+    record.gid = job.gid;
+    record.user_name = job.user_name;
+    record.partition = job.partition;
+    record.state = job.state;
+    record.final_state = job.final_state;
+    record.held = job.held;
+    record.interactive = job.interactive;
+    record.reason = job.reason;
+    record.priority = job.priority;
+    record.submit_time = job.submit_time;
+    record.start_time = job.start_time;
+    record.end_time = job.end_time;
+    record.time_limit_s = job.time_limit_s;
+    record.mem_per_node_mib = job.mem_per_node_mib;
+    record.expected_start = job.expected_start;
+    record.exit_code = job.exit_code;
+    record.exit_signal = job.exit_signal;
+    record.restart_count = job.restart_count;
+    record.next_step_id = job.next_step_id;
+    record.nodes = job.nodes;
+    record.tasks_per_node = job.tasks_per_node;
+    record.cpus_per_node = job.cpus_per_node;
+    record.nodes_cleaning = job.nodes_cleaning;
+    record.gpu_alloc = job.gpu_alloc;
+    record.array_job_id = job.array_job_id;
+    record.array_task_id = job.array_task_id;
+    record.array_max_running = job.array_max_running;
+    record.array_count = job.array_count;
+    record.array_min = job.array_min;
+    record.array_max = job.array_max;
+    record.array_step = job.array_step;
+    return record;
+}
+
+Job job_from_record(const protocol::JobRecord& record) {
+    Job job;
+    job.job_id = record.job_id;
+    job.spec = request_from_spec(record.spec);
+    job.uid = record.uid;
+    job.gid = record.gid;
+    job.user_name = record.user_name;
+    job.partition = record.partition;
+    job.state = record.state;
+    job.final_state = record.final_state;
+    job.held = record.held;
+    job.interactive = record.interactive;
+    job.reason = record.reason;
+    job.priority = record.priority;
+    job.submit_time = record.submit_time;
+    job.start_time = record.start_time;
+    job.end_time = record.end_time;
+    job.time_limit_s = record.time_limit_s;
+    job.mem_per_node_mib = record.mem_per_node_mib;
+    job.expected_start = record.expected_start;
+    job.exit_code = record.exit_code;
+    job.exit_signal = record.exit_signal;
+    job.restart_count = record.restart_count;
+    job.next_step_id = record.next_step_id;
+    job.nodes = record.nodes;
+    job.tasks_per_node = record.tasks_per_node;
+    job.cpus_per_node = record.cpus_per_node;
+    job.nodes_cleaning = record.nodes_cleaning;
+    job.gpu_alloc = record.gpu_alloc;
+    job.array_job_id = record.array_job_id;
+    job.array_task_id = record.array_task_id;
+    job.array_max_running = record.array_max_running;
+    job.array_count = record.array_count;
+    job.array_min = record.array_min;
+    job.array_max = record.array_max;
+    job.array_step = record.array_step;
+    job.resources = request_of(record.spec);
+    job.geometry = effective_geometry(record.spec);
+    return job;
+}
+
+}  // namespace cohort::ctld

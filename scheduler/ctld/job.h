@@ -1,0 +1,109 @@
+// The controller's in-memory form of a job: what scheduling and queries need, compactly.
+// protocol::JobRecord is the form that travels and is stored; this one differs on purpose:
+// - no payload: the script, its arguments and the environment stay in the state store
+//   (state/job_payload.h) and are read when the job launches;
+// - strings that many jobs share are interned (interned_string.h);
+// - what the planner asks of the job (its ResourceRequest and task geometry with the GPU
+//   options applied) is derived once, when the job enters the table, not on every pass.
+// to_record() and job_from_record() convert at those borders; a field added to the record
+// and not here fails the round-trip test (tests/unit/ctld/job_test.cc).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/gpu_options.h"
+#include "common/job_state.h"
+#include "common/protocol/job_types.h"
+#include "scheduler/ctld/interned_string.h"
+#include "scheduler/snapshot.h"
+
+namespace cohort::ctld {
+
+// protocol::JobSpec without the payload (script, script_args, env, command_line,
+// submit_host); the fields keep their names and meaning.
+struct JobRequest {
+    InternedString name;
+    InternedString partition;  // as given; empty: the default partition
+    uint32_t nodes_min = 0;
+    uint32_t nodes_max = 0;
+    uint32_t ntasks = 0;
+    uint32_t ntasks_per_node = 0;
+    uint32_t cpus_per_task = 1;
+    bool cpus_per_task_set = false;
+    bool hold = false;
+    bool kill_on_invalid_dep = true;
+    int32_t nice = 0;
+    int64_t mem_mib = 0;
+    int64_t time_limit_s = -2;
+    InternedString output;
+    InternedString error;
+    InternedString cwd;
+    InternedString export_spec;
+    InternedString dependency;
+    InternedString array;
+    int64_t begin_time = 0;
+    InternedString account;
+    InternedString qos;
+    InternedString reservation;
+    GpuOptions gpu;
+    uint32_t switches = 0;
+    uint32_t segment = 0;
+    int64_t switches_wait_s = -1;
+    InternedString distribution;
+};
+
+// protocol::JobRecord in memory; see the top of this file for how it differs.
+struct Job {
+    uint64_t job_id = 0;
+    JobRequest spec;
+    uint32_t uid = 0;
+    uint32_t gid = 0;
+    InternedString user_name;
+    InternedString partition;
+    JobState state = JobState::kPending;
+    JobState final_state = JobState::kCompleted;  // while COMPLETING: the state it ends in
+    bool held = false;
+    bool interactive = false;
+    InternedString reason = "None";
+    int64_t priority = 0;
+    int64_t submit_time = 0;
+    int64_t start_time = 0;
+    int64_t end_time = 0;
+    int64_t time_limit_s = -1;
+    int64_t mem_per_node_mib = 0;
+    int64_t expected_start = 0;
+    int32_t exit_code = 0;
+    int32_t exit_signal = 0;
+    uint32_t restart_count = 0;
+    uint32_t next_step_id = 0;
+    std::vector<std::string> nodes;
+    std::vector<uint32_t> tasks_per_node;
+    std::vector<uint32_t> cpus_per_node;
+    std::vector<std::string> nodes_cleaning;
+    std::vector<protocol::NodeGpuAlloc> gpu_alloc;
+    uint64_t array_job_id = 0;  // 0: not an array task
+    uint32_t array_task_id = 0;
+    uint32_t array_max_running = 0;
+    uint32_t array_count = 0;
+    uint32_t array_min = 0;
+    uint32_t array_max = 0;
+    uint32_t array_step = 1;
+
+    // Derived from `spec` when the job enters the table.
+    sched::ResourceRequest resources;  // what the planner places
+    TaskGeometry geometry;             // tasks and CPUs with the GPU options applied
+
+    bool is_array_task() const { return array_job_id != 0; }
+
+    // "123" or "120_3", as squeue and sacct print job ids.
+    std::string display_id() const;
+};
+
+// The job as it travels and is stored; the payload fields are left empty.
+protocol::JobRecord to_record(const Job& job);
+// From a submission (its payload already taken) or the store.
+Job job_from_record(const protocol::JobRecord& record);
+
+}  // namespace cohort::ctld
