@@ -3,6 +3,7 @@
 
 #include <iostream>
 
+#include <pwd.h>
 #include <unistd.h>
 
 namespace cohort::cli {
@@ -37,6 +38,17 @@ Result<transport::BlockingClient> connect_controller() {
         return context.status();
     }
     return connect_controller(*context);
+}
+
+std::string current_user_name() {
+    struct passwd pw {};
+    struct passwd* found = nullptr;
+    char buffer[4096];
+    const uid_t uid = getuid();
+    if (getpwuid_r(uid, &pw, buffer, sizeof(buffer), &found) == 0 && found != nullptr) {
+        return pw.pw_name;
+    }
+    return std::to_string(uid);
 }
 
 int report_error(const std::string& command, const Status& status) {

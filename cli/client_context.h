@@ -60,6 +60,9 @@ Status ask_job_list(const Request& request,
     }
 }
 
+// The caller's login name (what --me selects), or its uid when it has none.
+std::string current_user_name();
+
 // Prints "cohort CMD: error: MESSAGE" on stderr and returns the exit code for it.
 int report_error(const std::string& command, const Status& status);
 

@@ -19,9 +19,6 @@ Result<std::vector<uint64_t>> parse_ids(const std::vector<std::string>& words) {
         }
         ids.push_back(id);
     }
-    if (ids.empty()) {
-        return Status::invalid("job id: missing (accepted: one or more job ids)");
-    }
     return ids;
 }
 
@@ -45,37 +42,38 @@ Result<int> parse_signal(const std::string& text) {
                            + "' (accepted: a name such as TERM or USR1, or a number)");
 }
 
-int control(const std::string& command,
-            protocol::JobAction action,
-            const std::vector<std::string>& words,
-            int signal) {
-    auto ids = parse_ids(words);
-    if (!ids) {
-        return report_error(command, ids.status());
-    }
-    auto context = load_client_context();
-    if (!context) {
-        return report_error(command, context.status());
-    }
-    auto client = connect_controller(*context);
+// Sends the request; prints one line per job it could not act on, and exits 1 if any.
+int control(const std::string& command, const protocol::JobControlRequest& request) {
+    auto client = connect_controller();
     if (!client) {
         return report_error(command, client.status());
     }
-    auto reply =
-            client->call<protocol::AckReply>(protocol::JobControlRequest{action, *ids, signal});
+    auto reply = client->call<protocol::JobControlReply>(request);
     if (!reply) {
         return report_error(command, reply.status());
     }
-    return 0;
+    for (const auto& error : reply->errors) {
+        report_error(command, Status::not_found(error));
+    }
+    return reply->errors.empty() ? 0 : 1;
 }
 
 }  // namespace
 
 int cmd_cancel(const Args& args) {
-    CLI::App app{"Cancel jobs (scancel): cohort cancel [-s SIGNAL] ID..."};
+    CLI::App app{"Cancel jobs (scancel): cohort cancel [-s SIGNAL] [filters] [ID...]"};
     std::vector<std::string> ids;
-    std::string signal_text;
+    std::string signal_text, states_text;
+    bool me = false;
+    protocol::JobControlRequest request;
+    protocol::JobFilterSpec& filter = request.filter;
     app.add_option("-s,--signal", signal_text, "send this signal instead of ending the job");
+    app.add_option("-u,--user", filter.user, "only this user's jobs");
+    app.add_flag("--me", me, "only my jobs");
+    app.add_option("-t,--state", states_text, "only jobs in these states, e.g. PD or R");
+    app.add_option("-n,--name,--jobname", filter.name, "only jobs of this name");
+    app.add_option("-p,--partition", filter.partition, "only jobs in this partition");
+    app.add_option("-A,--account", filter.account, "only jobs charged to this account");
     app.add_option("ids", ids, "job ids");
     if (int rc = parse_args(app, "cancel", args); rc >= 0) {
         return rc;
@@ -84,7 +82,25 @@ int cmd_cancel(const Args& args) {
     if (!signal) {
         return report_error("cancel", signal.status());
     }
-    return control("cancel", protocol::JobAction::kCancel, ids, *signal);
+    request.signal = *signal;
+    auto states = parse_job_states("--state", states_text);
+    if (!states) {
+        return report_error("cancel", states.status());
+    }
+    filter.states = std::move(*states);
+    if (me) {
+        filter.user = current_user_name();
+    }
+    if (ids.empty() && !filter.any()) {
+        return report_error("cancel", Status::invalid("job id: missing (accepted: job ids, or a "
+                                                      "filter such as --user, --me or --state)"));
+    }
+    auto parsed = parse_ids(ids);
+    if (!parsed) {
+        return report_error("cancel", parsed.status());
+    }
+    request.job_ids = std::move(*parsed);
+    return control("cancel", request);
 }
 
 int cmd_hold(const Args& args, bool release) {
@@ -96,8 +112,14 @@ int cmd_hold(const Args& args, bool release) {
     if (int rc = parse_args(app, command, args); rc >= 0) {
         return rc;
     }
-    return control(command, release ? protocol::JobAction::kRelease : protocol::JobAction::kHold,
-                   ids, 0);
+    auto parsed = parse_ids(ids);
+    if (!parsed) {
+        return report_error(command, parsed.status());
+    }
+    protocol::JobControlRequest request;
+    request.action = release ? protocol::JobAction::kRelease : protocol::JobAction::kHold;
+    request.job_ids = std::move(*parsed);
+    return control(command, request);
 }
 
 }  // namespace cohort::cli

@@ -21,26 +21,6 @@ std::string fit(const std::string& text, size_t width) {
     return text.size() > width ? text.substr(0, width) : text;
 }
 
-Result<std::vector<JobState>> parse_states(const std::string& list) {
-    std::vector<JobState> states;
-    if (list.empty()) {
-        return states;
-    }
-    size_t start = 0;
-    for (;;) {
-        size_t comma = list.find(',', start);
-        auto state = parse_job_state(list.substr(start, comma - start));
-        if (!state) {
-            return state.status().with_context("--states");
-        }
-        states.push_back(*state);
-        if (comma == std::string::npos) {
-            return states;
-        }
-        start = comma + 1;
-    }
-}
-
 int64_t elapsed_of(const protocol::JobRecord& job) {
     if (job.start_time == 0) {
         return 0;
@@ -111,7 +91,7 @@ int cmd_queue(const Args& args) {
     if (int rc = parse_args(app, "queue", args); rc >= 0) {
         return rc;
     }
-    auto states = parse_states(states_text);
+    auto states = parse_job_states("--states", states_text);
     if (!states) {
         return report_error("queue", states.status());
     }
@@ -279,7 +259,7 @@ int cmd_acct(const Args& args) {
     }
     protocol::AcctQueryRequest request;
     request.user = user;
-    auto states = parse_states(states_text);
+    auto states = parse_job_states("--state", states_text);
     if (!states) {
         return report_error("acct", states.status());
     }

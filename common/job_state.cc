@@ -49,6 +49,20 @@ Result<JobState> parse_job_state(std::string_view text) {
               "TIMEOUT, NODE_FAIL or their codes PD, R, CG, CD, F, CA, TO, NF)");
 }
 
+Result<std::vector<JobState>> parse_job_states(std::string_view option, std::string_view list) {
+    std::vector<JobState> states;
+    while (!list.empty()) {
+        const size_t comma = list.find(',');
+        auto state = parse_job_state(list.substr(0, comma));
+        if (!state) {
+            return state.status().with_context(std::string(option));
+        }
+        states.push_back(*state);
+        list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+    }
+    return states;
+}
+
 bool is_final(JobState state) {
     return state != JobState::kPending && state != JobState::kRunning
            && state != JobState::kCompleting;

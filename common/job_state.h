@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 
@@ -28,6 +29,10 @@ std::string_view job_state_code(JobState state);
 
 // Accepts long names and compact codes, case-insensitive.
 Result<JobState> parse_job_state(std::string_view text);
+
+// A comma-separated list of states, as squeue -t and scancel -t take; "" gives none.
+// Errors name `option`.
+Result<std::vector<JobState>> parse_job_states(std::string_view option, std::string_view list);
 
 bool is_final(JobState state);
 

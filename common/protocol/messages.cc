@@ -49,6 +49,8 @@ const char* message_type_name(uint16_t type) {
             return "ReservationQuery";
         case MessageType::kReservationList:
             return "ReservationList";
+        case MessageType::kJobControlReply:
+            return "JobControlReply";
         case MessageType::kRegisterNode:
             return "RegisterNode";
         case MessageType::kRegisterReply:

@@ -37,6 +37,7 @@ enum class MessageType : uint16_t {
     kReservationDelete = 27,
     kReservationQuery = 28,
     kReservationList = 29,
+    kJobControlReply = 30,
     // Agent <-> controller.
     kRegisterNode = 40,
     kRegisterReply = 41,
@@ -162,15 +163,49 @@ enum class JobAction : uint8_t {
     kRelease
 };
 
+// scancel's filters: a job is selected when it matches every one given (empty: any).
+struct JobFilterSpec {
+    std::string user;
+    std::string name;
+    std::string partition;
+    std::string account;
+    std::vector<JobState> states;  // empty: pending, running or completing
+
+    bool any() const {
+        return !user.empty() || !name.empty() || !partition.empty() || !account.empty()
+               || !states.empty();
+    }
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        serialize_fields(ar, user, name, partition, account, states);
+    }
+};
+
+// Ids and a filter: with both, the named jobs that match it; with a filter alone, every
+// matching job. Hold and release are all or nothing; cancel acts on every job it may and
+// reports the others in JobControlReply::errors, as scancel does.
 struct JobControlRequest {
     static constexpr MessageType kType = MessageType::kJobControl;
     JobAction action = JobAction::kCancel;
     std::vector<uint64_t> job_ids;
     int32_t signal = 0;  // kCancel: 0 = terminate (SIGTERM, grace, SIGKILL)
+    JobFilterSpec filter;
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        serialize_fields(ar, action, job_ids, signal);
+        serialize_fields(ar, action, job_ids, signal, filter);
+    }
+};
+
+struct JobControlReply {
+    static constexpr MessageType kType = MessageType::kJobControlReply;
+    uint64_t acted_on = 0;            // jobs cancelled, held or released
+    std::vector<std::string> errors;  // one line per id that could not be
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        serialize_fields(ar, acted_on, errors);
     }
 };
 

@@ -54,8 +54,7 @@ private:
     std::mutex mutex_;
     // The key is a copy of its own: a view into the held text would dangle once the last
     // holder frees it, before the sweep erases the entry.
-    std::unordered_map<std::string, std::weak_ptr<const std::string>, Hash, std::equal_to<>>
-            texts_;
+    std::unordered_map<std::string, std::weak_ptr<const std::string>, Hash, std::equal_to<>> texts_;
     size_t swept_size_ = 64;
 };
 

@@ -18,7 +18,9 @@ class InternedString {
 public:
     InternedString() = default;
     InternedString(std::string_view text);  // NOLINT(google-explicit-constructor): a string
+
     InternedString(const std::string& text) : InternedString(std::string_view(text)) {}
+
     InternedString(const char* text) : InternedString(std::string_view(text)) {}
 
     // Assigning the text already held costs a comparison, not a lookup: a pass sets every

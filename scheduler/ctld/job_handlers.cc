@@ -1,5 +1,7 @@
 // Client requests: submit, allocate, query, cancel/hold/release, steps, accounting.
 #include <algorithm>
+#include <functional>
+#include <set>
 
 #include <fmt/format.h>
 #include <pwd.h>
@@ -31,6 +33,79 @@ bool wanted_state(const std::vector<JobState>& states, JobState state) {
         return !is_final(state);
     }
     return std::find(states.begin(), states.end(), state) != states.end();
+}
+
+bool matches(const protocol::JobFilterSpec& filter, const Job& job) {
+    return wanted_state(filter.states, job.state)
+           && (filter.user.empty() || job.user_name == filter.user)
+           && (filter.name.empty() || job.spec.name == filter.name)
+           && (filter.partition.empty() || job.partition == filter.partition)
+           && (filter.account.empty() || job.spec.account == filter.account);
+}
+
+struct JobSelection {
+    std::vector<uint64_t> ids;   // unfinished, durable, may be acted on; each once
+    std::vector<Status> errors;  // one per named id that may not
+};
+
+// The jobs a JobControlRequest acts on. A named array id stands for its unfinished tasks,
+// as in scancel. A filter alone selects only the jobs the caller may control; a named job
+// the caller may not is an error.
+JobSelection select_jobs(const JobTable& jobs,
+                         const protocol::JobControlRequest& request,
+                         const std::function<Status(const Job&)>& may_control) {
+    JobSelection out;
+    std::set<uint64_t> seen;
+    const bool pending_only = request.action != protocol::JobAction::kCancel;
+    auto usable = [&](uint64_t id) -> const Job* {
+        auto it = jobs.find(id);
+        return it != jobs.end() && jobs.is_committed(id) && !is_final(it->second.state)
+                       ? &it->second
+                       : nullptr;
+    };
+    for (uint64_t id : request.job_ids) {
+        std::vector<uint64_t> tasks = jobs.array_tasks(id);
+        const bool is_array = !tasks.empty();
+        if (!is_array) {
+            tasks.push_back(id);
+        }
+        bool found = false;
+        for (uint64_t task : tasks) {
+            const Job* job = usable(task);
+            if (job == nullptr || !matches(request.filter, *job)
+                || (is_array && pending_only && job->state != JobState::kPending)) {
+                continue;
+            }
+            found = true;
+            if (Status owner = may_control(*job); !owner) {
+                out.errors.push_back(owner);
+                break;
+            }
+            if (pending_only && job->state != JobState::kPending) {
+                out.errors.push_back(Status::invalid(
+                        fmt::format("job {} is {} (accepted: only pending jobs can be held or "
+                                    "released)",
+                                    task, job_state_name(job->state))));
+                break;
+            }
+            if (seen.insert(task).second) {
+                out.ids.push_back(task);
+            }
+        }
+        if (!found) {
+            out.errors.push_back(
+                    Status::not_found(fmt::format("job {}: no such pending or running job", id)));
+        }
+    }
+    if (request.job_ids.empty()) {
+        for (const auto& [id, job] : jobs) {
+            if (usable(id) != nullptr && matches(request.filter, job)
+                && (!pending_only || job.state == JobState::kPending) && may_control(job)) {
+                out.ids.push_back(id);
+            }
+        }
+    }
+    return out;
 }
 
 }  // namespace
@@ -188,49 +263,20 @@ void Controller::handle_nodes(const ConnectionPtr& conn,
 void Controller::handle_control(const ConnectionPtr& conn,
                                 const protocol::Credential& cred,
                                 const protocol::JobControlRequest& request) {
-    // Validate every id first: a rejected request changes nothing.
-    // An array's id stands for all its unfinished tasks, as in scancel.
-    std::vector<uint64_t> ids;
-    auto add = [&ids](uint64_t id) {
-        if (std::find(ids.begin(), ids.end(), id) == ids.end()) {
-            ids.push_back(id);
-        }
-    };
-    for (uint64_t id : request.job_ids) {
-        bool is_array = false;
-        const bool pending_only = request.action != protocol::JobAction::kCancel;
-        for (const auto& [task_id, task] : jobs_) {
-            if (task.array_job_id == id && !is_final(task.state)
-                && (!pending_only || task.state == JobState::kPending)) {
-                add(task_id);
-                is_array = true;
-            }
-        }
-        if (!is_array) {
-            add(id);
-        }
+    if (request.job_ids.empty() && !request.filter.any()) {
+        conn->send_error(Status::invalid(
+                "job id: missing (accepted: job ids, or a filter such as --user or --state)"));
+        return;
     }
-    for (uint64_t id : ids) {
-        auto it = jobs_.find(id);
-        if (it == jobs_.end() || is_final(it->second.state)) {
-            conn->send_error(
-                    Status::not_found(fmt::format("job {}: no such pending or running job", id)));
-            return;
-        }
-        if (Status owner = check_owner(cred, it->second); !owner) {
-            conn->send_error(owner);
-            return;
-        }
-        if (request.action != protocol::JobAction::kCancel
-            && it->second.state != JobState::kPending) {
-            conn->send_error(
-                    Status::invalid(fmt::format("job {} is {} (accepted: only pending "
-                                                "jobs can be held or released)",
-                                                id, job_state_name(it->second.state))));
-            return;
-        }
+    JobSelection selected =
+            select_jobs(jobs_, request, [&](const Job& job) { return check_owner(cred, job); });
+    // Hold and release are all or nothing; cancel acts on what it may, as scancel does.
+    const bool cancel = request.action == protocol::JobAction::kCancel;
+    if (!cancel && !selected.errors.empty()) {
+        conn->send_error(selected.errors.front());
+        return;
     }
-    for (uint64_t id : ids) {
+    for (uint64_t id : selected.ids) {
         Job& job = jobs_.at(id);
         switch (request.action) {
             case protocol::JobAction::kHold:
@@ -262,7 +308,12 @@ void Controller::handle_control(const ConnectionPtr& conn,
                 break;
         }
     }
-    after_durable([conn] { conn->send(protocol::AckReply{}); });
+    protocol::JobControlReply reply;
+    reply.acted_on = selected.ids.size();
+    for (const Status& error : selected.errors) {
+        reply.errors.push_back(error.message());
+    }
+    after_durable([conn, reply = std::move(reply)] { conn->send(reply); });
     request_schedule();
 }
 

@@ -23,6 +23,7 @@ public:
 
     // Queues the job; a full frame is sent at once.
     void add(protocol::JobRecord job);
+
     // Sends the last frame (empty when the listing was): call exactly once.
     void finish() { flush(false); }
 

@@ -28,6 +28,22 @@ void JobTable::remember_final(const Job& job) {
     }
 }
 
+std::vector<uint64_t> JobTable::array_tasks(uint64_t id) const {
+    std::vector<uint64_t> tasks;
+    auto array = array_sizes_.find(id);
+    if (array == array_sizes_.end()) {
+        return tasks;
+    }
+    // Task ids are consecutive from the array's id.
+    for (auto it = jobs_.lower_bound(id); it != jobs_.end() && it->first < id + array->second;
+         ++it) {
+        if (it->second.array_job_id == id) {
+            tasks.push_back(it->first);
+        }
+    }
+    return tasks;
+}
+
 std::optional<sched::OtherJob> JobTable::other_job(uint64_t id) const {
     auto array = array_sizes_.find(id);
     if (array == array_sizes_.end()) {

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <vector>
 
 #include "common/protocol/job_types.h"
 #include "scheduler/ctld/job.h"
@@ -52,6 +53,9 @@ public:
     void forget(uint64_t id) { jobs_.erase(id); }
 
     void remember_final(const Job& job);
+
+    // The ids of array `id`'s tasks still in the table; empty when `id` is no array.
+    std::vector<uint64_t> array_tasks(uint64_t id) const;
 
     // What dependencies see of job (or array) `id`: an array's id stands for all its tasks,
     // done when all are and COMPLETED only if all are. nullopt: never existed (or forgotten).

@@ -466,5 +466,51 @@ TEST_F(ClusterTest, ListingsOfFiftyThousandJobsStreamInFrames) {
     EXPECT_EQ(line_count(acct.out), jobs + 1);
 }
 
+// As scancel: the jobs that exist are cancelled, each unknown id gets one line, exit 1.
+TEST_F(ClusterTest, CancelWithUnknownIdsCancelsTheRest) {
+    std::vector<std::string> ids;
+    for (int i = 0; i < 3; ++i) {
+        CommandResult submitted = cluster_->cohort({"batch", "--parsable", "-H", "--wrap", "true"});
+        ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+        ids.push_back(std::to_string(submitted_id(submitted)));
+    }
+    CommandResult cancelled = cluster_->cohort({"cancel", ids[0], "999999", ids[1], "999998"});
+    EXPECT_EQ(cancelled.exit_code, 1);
+    EXPECT_EQ(line_count(cancelled.err), 2u) << cancelled.err;
+    EXPECT_NE(cancelled.err.find("job 999999: no such pending or running job"), std::string::npos);
+    EXPECT_NE(cancelled.err.find("job 999998: no such pending or running job"), std::string::npos);
+    EXPECT_EQ(cluster_->wait_final_state(std::stoull(ids[0]), std::chrono::seconds(30)),
+              "CANCELLED");
+    EXPECT_EQ(cluster_->wait_final_state(std::stoull(ids[1]), std::chrono::seconds(30)),
+              "CANCELLED");
+    EXPECT_EQ(cluster_->job_state(std::stoull(ids[2])), "PENDING");
+}
+
+// scancel's filters select jobs without ids; all given must match.
+TEST_F(ClusterTest, CancelByFilterSelectsOnlyMatchingJobs) {
+    auto submit = [&](const std::string& name) {
+        CommandResult submitted =
+                cluster_->cohort({"batch", "--parsable", "-H", "-J", name, "--wrap", "true"});
+        EXPECT_EQ(submitted.exit_code, 0) << submitted.err;
+        return submitted_id(submitted);
+    };
+    const uint64_t sweep1 = submit("sweep");
+    const uint64_t sweep2 = submit("sweep");
+    const uint64_t other = submit("other");
+    CommandResult cancelled = cluster_->cohort({"cancel", "--me", "-t", "PD", "-n", "sweep"});
+    EXPECT_EQ(cancelled.exit_code, 0) << cancelled.err;
+    EXPECT_EQ(cluster_->wait_final_state(sweep1, std::chrono::seconds(30)), "CANCELLED");
+    EXPECT_EQ(cluster_->wait_final_state(sweep2, std::chrono::seconds(30)), "CANCELLED");
+    EXPECT_EQ(cluster_->job_state(other), "PENDING");
+    CommandResult none = cluster_->cohort({"cancel"});
+    EXPECT_EQ(none.exit_code, 1);
+    EXPECT_NE(none.err.find("job id: missing"), std::string::npos) << none.err;
+    CommandResult bad_state = cluster_->cohort({"cancel", "-t", "SLEEPING"});
+    EXPECT_EQ(bad_state.exit_code, 1);
+    EXPECT_NE(bad_state.err.find("--state: invalid job state 'SLEEPING'"), std::string::npos)
+            << bad_state.err;
+    EXPECT_EQ(cluster_->job_state(other), "PENDING");  // a rejected request changes nothing
+}
+
 }  // namespace
 }  // namespace cohort::testing
