@@ -4,12 +4,15 @@
 #include <iostream>
 #include <iterator>
 #include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 
 #include "cli/client_context.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
+#include "cli/queue_format.h"
+#include "common/begin_time.h"
 #include "common/hostlist.h"
 #include "common/time_spec.h"
 #include "common/topology/topology_report.h"
@@ -21,42 +24,39 @@ std::string fit(const std::string& text, size_t width) {
     return text.size() > width ? text.substr(0, width) : text;
 }
 
+// "a,b,c" as a list; "" as none.
+std::vector<std::string> split_list(const std::string& text) {
+    std::vector<std::string> items;
+    for (size_t start = 0; start < text.size();) {
+        const size_t comma = std::min(text.find(',', start), text.size());
+        if (comma > start) {
+            items.push_back(text.substr(start, comma - start));
+        }
+        start = comma + 1;
+    }
+    return items;
+}
+
+Result<std::vector<uint64_t>> parse_job_ids(const std::string& option, const std::string& text) {
+    std::vector<uint64_t> ids;
+    for (const std::string& id : split_list(text)) {
+        char* end = nullptr;
+        const uint64_t value = std::strtoull(id.c_str(), &end, 10);
+        if (*end != '\0' || value == 0 || !std::isdigit(static_cast<unsigned char>(id[0]))) {
+            return Status::invalid(fmt::format(
+                    "{}: invalid job id '{}' (accepted: comma-separated job ids)", option, id));
+        }
+        ids.push_back(value);
+    }
+    return ids;
+}
+
 int64_t elapsed_of(const protocol::JobRecord& job) {
     if (job.start_time == 0) {
         return 0;
     }
     int64_t end = job.end_time != 0 ? job.end_time : static_cast<int64_t>(std::time(nullptr));
     return std::max<int64_t>(end - job.start_time, 0);
-}
-
-void print_queue_header() {
-    std::printf("%18s %9s %8s %8s %2s %10s %6s %s\n", "JOBID", "PARTITION", "NAME", "USER", "ST",
-                "TIME", "NODES", "NODELIST(REASON)");
-}
-
-void print_queue_row(const protocol::JobRecord& job) {
-    std::string where =
-            job.state == JobState::kPending ? "(" + job.reason + ")" : compress_hostlist(job.nodes);
-    size_t node_count =
-            job.nodes.empty() ? std::max<uint32_t>(job.spec.nodes_min, 1) : job.nodes.size();
-    std::printf("%18s %9s %8s %8s %2s %10s %6zu %s\n", job.display_id().c_str(),
-                fit(job.partition, 9).c_str(), fit(job.spec.name, 8).c_str(),
-                fit(job.user_name, 8).c_str(), std::string(job_state_code(job.state)).c_str(),
-                format_duration(elapsed_of(job)).c_str(), node_count, where.c_str());
-}
-
-// As squeue --start: pending jobs only, with the planned start (N/A when none).
-void print_start_header() {
-    std::printf("%18s %9s %8s %8s %2s %19s %6s %s\n", "JOBID", "PARTITION", "NAME", "USER", "ST",
-                "START_TIME", "NODES", "NODELIST(REASON)");
-}
-
-void print_start_row(const protocol::JobRecord& job) {
-    std::string when = job.expected_start != 0 ? format_time(job.expected_start) : "N/A";
-    std::printf("%18s %9s %8s %8s %2s %19s %6u %s\n", job.display_id().c_str(),
-                fit(job.partition, 9).c_str(), fit(job.spec.name, 8).c_str(),
-                fit(job.user_name, 8).c_str(), "PD", when.c_str(),
-                std::max<uint32_t>(job.spec.nodes_min, 1), ("(" + job.reason + ")").c_str());
 }
 
 void print_acct_job(const protocol::JobRecord& job) {
@@ -81,45 +81,86 @@ void print_acct_step(const protocol::JobRecord& job, const protocol::StepRecord&
 
 int cmd_queue(const Args& args) {
     CLI::App app{"List pending and running jobs (squeue)"};
-    bool json = false;
-    bool start = false;
-    std::string user, states_text;
+    app.set_help_flag("--help", "print this help");  // -h is squeue's --noheader
+    bool json = false, start = false, no_header = false, me = false;
+    std::string users, states_text, jobs_text, partitions, names, accounts, format, fields, sort;
     app.add_flag("--json", json, "print Slurm-shaped JSON");
-    app.add_option("-u,--user", user, "only this user's jobs");
+    app.add_flag("-h,--noheader", no_header, "no header line");
+    app.add_option("-o,--format", format, "columns as printf-like codes, e.g. '%.18i %j %T'");
+    app.add_option("-O,--Format", fields, "columns by name, e.g. 'JobID,Name:30,State'");
+    app.add_option("-S,--sort", sort, "sort by these codes, '-' for descending, e.g. '-t,i'");
+    app.add_option("-u,--user", users, "only these users' jobs (comma separated)");
+    app.add_flag("--me", me, "only my jobs");
+    app.add_option("-j,--jobs", jobs_text, "only these job ids (comma separated)");
     app.add_option("-t,--states", states_text, "only these states, e.g. PD,R");
+    app.add_option("-p,--partition", partitions, "only these partitions (comma separated)");
+    app.add_option("-n,--name", names, "only jobs of these names (comma separated)");
+    app.add_option("-A,--account", accounts, "only these accounts (comma separated)");
     app.add_flag("--start", start, "pending jobs with the start the scheduler plans for them");
     if (int rc = parse_args(app, "queue", args); rc >= 0) {
         return rc;
     }
-    auto states = parse_job_states("--states", states_text);
+    protocol::QueryJobsRequest request;
+    auto states = parse_job_states("--states", start && states_text.empty() ? "PD" : states_text);
     if (!states) {
         return report_error("queue", states.status());
     }
-    protocol::QueryJobsRequest request;
-    request.user = user;
-    request.states = *states;
-    nlohmann::json jobs = nlohmann::json::array();
-    bool header_printed = false;
-    Status listed = ask_job_list(request, [&](protocol::JobListReply& frame) {
-        if (!json && !header_printed) {
-            start ? print_start_header() : print_queue_header();
-            header_printed = true;
+    request.states = std::move(*states);
+    auto ids = parse_job_ids("--jobs", jobs_text);
+    if (!ids) {
+        return report_error("queue", ids.status());
+    }
+    request.job_ids = std::move(*ids);
+    request.users = split_list(me ? current_user_name() : users);
+    request.partitions = split_list(partitions);
+    request.names = split_list(names);
+    request.accounts = split_list(accounts);
+    auto columns = !fields.empty() ? parse_queue_fields(fields)
+                   : !format.empty()
+                           ? parse_queue_format(format)
+                           : parse_queue_format(start ? "%.18i %.9P %.8j %.8u %.2t %.19S %.6D %R"
+                                                      : "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R");
+    if (!columns) {
+        return report_error("queue", columns.status());
+    }
+    auto sort_keys = parse_sort_keys(sort);
+    if (!sort_keys) {
+        return report_error("queue", sort_keys.status());
+    }
+    // Printed as frames arrive, unless the whole listing is needed first (JSON, --sort).
+    const bool keep = json || !sort_keys->empty();
+    const int64_t now = static_cast<int64_t>(std::time(nullptr));
+    std::vector<protocol::JobRecord> kept;
+    bool header_due = !no_header;
+    auto print = [&](const protocol::JobRecord& job) {
+        if (header_due) {
+            std::cout << queue_header(*columns) << "\n";
+            header_due = false;
         }
-        for (const auto& job : frame.jobs) {
-            if (json) {
-                jobs.push_back(job_to_json(job));
-            } else if (!start) {
-                print_queue_row(job);
-            } else if (job.state == JobState::kPending) {
-                print_start_row(job);
-            }
+        std::cout << queue_line(*columns, job, now) << "\n";
+    };
+    Status listed = ask_job_list(request, [&](protocol::JobListReply& frame) {
+        for (auto& job : frame.jobs) {
+            keep ? kept.push_back(std::move(job)) : print(job);
         }
     });
     if (!listed) {
         return report_error("queue", listed);
     }
     if (json) {
+        nlohmann::json jobs = nlohmann::json::array();
+        for (const auto& job : kept) {
+            jobs.push_back(job_to_json(job));
+        }
         std::cout << wrap_payload("jobs", jobs).dump(2) << "\n";
+        return 0;
+    }
+    sort_jobs(kept, *sort_keys, now);
+    for (const auto& job : kept) {
+        print(job);
+    }
+    if (header_due) {
+        std::cout << queue_header(*columns) << "\n";  // squeue prints it over an empty list
     }
     return 0;
 }
@@ -249,11 +290,14 @@ int cmd_show(const Args& args) {
 int cmd_acct(const Args& args) {
     CLI::App app{"Accounting records of jobs and steps (sacct)"};
     bool json = false;
-    std::string user, states_text, jobs_text;
+    std::string user, states_text, jobs_text, start_text, end_text;
     app.add_flag("--json", json, "print Slurm-shaped JSON");
     app.add_option("-u,--user", user, "only this user's jobs");
     app.add_option("-s,--state", states_text, "only these states, e.g. CD,F");
     app.add_option("-j,--jobs", jobs_text, "only these job ids, comma separated");
+    app.add_option("-S,--starttime", start_text,
+                   "jobs active at or after this time (default: midnight, or any with --jobs)");
+    app.add_option("-E,--endtime", end_text, "jobs submitted at or before this time");
     if (int rc = parse_args(app, "acct", args); rc >= 0) {
         return rc;
     }
@@ -264,20 +308,26 @@ int cmd_acct(const Args& args) {
         return report_error("acct", states.status());
     }
     request.states = *states;
-    for (size_t start = 0; !jobs_text.empty() && start <= jobs_text.size();) {
-        size_t comma = jobs_text.find(',', start);
-        std::string id = jobs_text.substr(start, comma - start);
-        char* end = nullptr;
-        uint64_t value = std::strtoull(id.c_str(), &end, 10);
-        if (id.empty() || *end != '\0' || value == 0) {
-            return report_error("acct", Status::invalid("--jobs: invalid job id '" + id
-                                                        + "' (accepted: comma-separated job ids)"));
+    auto ids = parse_job_ids("--jobs", jobs_text);
+    if (!ids) {
+        return report_error("acct", ids.status());
+    }
+    request.job_ids = std::move(*ids);
+    const int64_t now = static_cast<int64_t>(std::time(nullptr));
+    // As sacct: today's jobs unless told otherwise; named jobs whenever they ran.
+    const std::string since = !start_text.empty()       ? start_text
+                              : request.job_ids.empty() ? "midnight"
+                                                        : "";
+    for (auto [option, text, bound] : {std::tuple{"--starttime", since, &request.since},
+                                       std::tuple{"--endtime", end_text, &request.until}}) {
+        if (text.empty()) {
+            continue;
         }
-        request.job_ids.push_back(value);
-        if (comma == std::string::npos) {
-            break;
+        auto time = parse_report_time(text, now);
+        if (!time) {
+            return report_error("acct", time.status().with_context(option));
         }
-        start = comma + 1;
+        *bound = *time;
     }
     nlohmann::json jobs = nlohmann::json::array();
     bool header_printed = false;

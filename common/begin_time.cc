@@ -226,4 +226,23 @@ Result<int64_t> parse_begin_time(std::string_view text, int64_t now) {
     return bad(text);
 }
 
+Result<int64_t> parse_report_time(std::string_view text, int64_t now) {
+    auto time = parse_begin_time(text, now);
+    if (!time || *time <= now) {
+        return time;
+    }
+    std::string lower(text);
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const bool time_of_day =
+            lower == "midnight" || lower == "noon" || lower == "teatime"
+            || (lower.find(':') != std::string::npos && lower.find('-') == std::string::npos);
+    std::tm tm = local(*time);
+    if (!time_of_day || tm.tm_yday == local(now).tm_yday) {
+        return time;
+    }
+    tm.tm_mday -= 1;  // moved to tomorrow by --begin's rule: take today's
+    return to_unix(tm);
+}
+
 }  // namespace cohort

@@ -13,4 +13,8 @@ namespace cohort {
 // Unix seconds of the moment meant; a clock time already past today means tomorrow.
 Result<int64_t> parse_begin_time(std::string_view text, int64_t now);
 
+// sacct's --starttime/--endtime: the same forms, but a time of day (and midnight, noon,
+// teatime) always names today's, even when past.
+Result<int64_t> parse_report_time(std::string_view text, int64_t now);
+
 }  // namespace cohort

@@ -108,15 +108,20 @@ struct SubmitJobReply {
     }
 };
 
+// squeue's filters, applied by the controller; each list empty: any. A job is listed when
+// it matches every list given.
 struct QueryJobsRequest {
     static constexpr MessageType kType = MessageType::kQueryJobs;
-    std::vector<uint64_t> job_ids;  // empty: all
-    std::string user;               // empty: all users
-    std::vector<JobState> states;   // empty: the active ones (pending, running, completing)
+    std::vector<uint64_t> job_ids;  // an array's id stands for its tasks
+    std::vector<std::string> users;
+    std::vector<JobState> states;  // empty: the active ones (pending, running, completing)
+    std::vector<std::string> partitions;
+    std::vector<std::string> names;
+    std::vector<std::string> accounts;
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        serialize_fields(ar, job_ids, user, states);
+        serialize_fields(ar, job_ids, users, states, partitions, names, accounts);
     }
 };
 
@@ -299,12 +304,13 @@ struct AcctQueryRequest {
     static constexpr MessageType kType = MessageType::kAcctQuery;
     std::vector<uint64_t> job_ids;
     std::string user;
-    int64_t since = 0;  // submit time lower bound, unix seconds
+    int64_t since = 0;  // jobs unfinished or ended at or after this (unix seconds); 0: any
     std::vector<JobState> states;
+    int64_t until = 0;  // jobs submitted at or before this; 0: any
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        serialize_fields(ar, job_ids, user, since, states);
+        serialize_fields(ar, job_ids, user, since, states, until);
     }
 };
 

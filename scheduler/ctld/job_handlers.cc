@@ -214,10 +214,14 @@ void Controller::handle_submit(const ConnectionPtr& conn,
 
 void Controller::handle_query(const ConnectionPtr& conn,
                               const protocol::QueryJobsRequest& request) {
+    auto listed = [](const std::vector<std::string>& wanted, const InternedString& value) {
+        return wanted.empty() || std::find(wanted.begin(), wanted.end(), value) != wanted.end();
+    };
     JobListSender out(conn);
     auto offer = [&](uint64_t id, const Job& job) {
-        if (jobs_.is_committed(id) && (request.user.empty() || job.user_name == request.user)
-            && wanted_state(request.states, job.state)) {
+        if (jobs_.is_committed(id) && wanted_state(request.states, job.state)
+            && listed(request.users, job.user_name) && listed(request.partitions, job.partition)
+            && listed(request.names, job.spec.name) && listed(request.accounts, job.spec.account)) {
             out.add(to_record(job));
         }
     };
@@ -226,9 +230,12 @@ void Controller::handle_query(const ConnectionPtr& conn,
             offer(id, job);
         }
     } else {
-        std::vector<uint64_t> ids = request.job_ids;
-        std::sort(ids.begin(), ids.end());
-        ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+        std::set<uint64_t> ids;
+        for (uint64_t id : request.job_ids) {
+            std::vector<uint64_t> tasks = jobs_.array_tasks(id);
+            ids.insert(tasks.begin(), tasks.end());
+            ids.insert(id);
+        }
         for (uint64_t id : ids) {
             if (auto it = jobs_.find(id); it != jobs_.end()) {
                 offer(id, it->second);
@@ -473,7 +480,8 @@ void Controller::handle_job_complete(const ConnectionPtr& conn,
 
 void Controller::handle_acct(const ConnectionPtr& conn, const protocol::AcctQueryRequest& request) {
     writer_.read([conn, request](StateStore& store) {
-        JobFilter filter{request.job_ids, request.user, request.since, request.states};
+        JobFilter filter{request.job_ids, request.user, request.since, request.states,
+                         request.until};
         auto jobs = store.query_jobs(filter);
         if (!jobs) {
             conn->send_error(jobs.status());

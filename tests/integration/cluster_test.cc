@@ -512,5 +512,39 @@ TEST_F(ClusterTest, CancelByFilterSelectsOnlyMatchingJobs) {
     EXPECT_EQ(cluster_->job_state(other), "PENDING");  // a rejected request changes nothing
 }
 
+// What scripts poll with: squeue -h -u $USER | wc -l, and -o/-j/-n/--sort as squeue reads them.
+TEST_F(ClusterTest, QueueTakesSqueuesFormatsAndFilters) {
+    CommandResult array = cluster_->cohort(
+            {"batch", "--parsable", "-H", "--array=0-2", "-J", "sweep", "--wrap", "true"});
+    ASSERT_EQ(array.exit_code, 0) << array.err;
+    CommandResult single =
+            cluster_->cohort({"batch", "--parsable", "-H", "-J", "solo", "--wrap", "true"});
+    ASSERT_EQ(single.exit_code, 0) << single.err;
+    const std::string array_id = std::to_string(submitted_id(array));
+    const std::string single_id = std::to_string(submitted_id(single));
+
+    CommandResult polled = cluster_->cohort({"queue", "-h", "--me"});
+    ASSERT_EQ(polled.exit_code, 0) << polled.err;
+    EXPECT_EQ(line_count(polled.out), 4u) << polled.out;  // no header: one line a job
+
+    CommandResult formatted =
+            cluster_->cohort({"queue", "-h", "-j", array_id, "-o", "%i|%j|%T|%r", "--sort", "-i"});
+    ASSERT_EQ(formatted.exit_code, 0) << formatted.err;
+    EXPECT_EQ(formatted.out, array_id + "_2|sweep|PENDING|JobHeldUser\n" + array_id
+                                     + "_1|sweep|PENDING|JobHeldUser\n" + array_id
+                                     + "_0|sweep|PENDING|JobHeldUser\n");
+
+    CommandResult named = cluster_->cohort({"queue", "-n", "solo", "-O", "JobID:10,Name:6"});
+    ASSERT_EQ(named.exit_code, 0) << named.err;
+    EXPECT_EQ(named.out,
+              "JOBID     NAME\n" + single_id + std::string(10 - single_id.size(), ' ') + "solo\n");
+
+    CommandResult bad = cluster_->cohort({"queue", "-o", "%i %w"});
+    EXPECT_EQ(bad.exit_code, 1);
+    EXPECT_EQ(line_count(bad.err), 1u) << bad.err;
+    EXPECT_NE(bad.err.find("--format: invalid field '%w'"), std::string::npos) << bad.err;
+    EXPECT_TRUE(bad.out.empty());
+}
+
 }  // namespace
 }  // namespace cohort::testing

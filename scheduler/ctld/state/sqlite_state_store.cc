@@ -402,7 +402,10 @@ Result<StoredState> SqliteStateStore::load_active() {
 }
 
 Result<std::vector<protocol::JobRecord>> SqliteStateStore::query_jobs(const JobFilter& filter) {
-    std::string sql = "SELECT record FROM jobs WHERE submit_time >= ?";
+    std::string sql = "SELECT record FROM jobs WHERE (end_time = 0 OR end_time >= ?)";
+    if (filter.until != 0) {
+        sql += fmt::format(" AND submit_time <= {}", filter.until);
+    }
     if (!filter.job_ids.empty()) {
         sql += " AND job_id IN (" + id_list(filter.job_ids) + ")";
     }

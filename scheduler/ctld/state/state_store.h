@@ -18,8 +18,9 @@ namespace cohort::ctld {
 struct JobFilter {
     std::vector<uint64_t> job_ids;
     std::string user;
-    int64_t since = 0;
+    int64_t since = 0;  // unfinished, or ended at or after this; 0: any
     std::vector<JobState> states;
+    int64_t until = 0;  // submitted at or before this; 0: any
 };
 
 struct StoredState {

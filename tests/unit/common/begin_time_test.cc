@@ -28,6 +28,16 @@ TEST_F(BeginTime, RelativeForms) {
     EXPECT_EQ(*parse_begin_time("now+1weeks", kNow), kNow + 7 * 86400);
 }
 
+TEST_F(BeginTime, ReportTimesOfDayLookBack) {
+    const int64_t midnight = kNow - (14 * 3600 + 30 * 60);
+    EXPECT_EQ(*parse_report_time("midnight", kNow), midnight);
+    EXPECT_EQ(*parse_report_time("08:00", kNow), midnight + 8 * 3600);
+    EXPECT_EQ(*parse_report_time("16:00", kNow), midnight + 16 * 3600);  // later today
+    EXPECT_EQ(*parse_report_time("2026-11-30", kNow), midnight - 2 * 86400);
+    EXPECT_EQ(*parse_report_time("now", kNow), kNow);
+    EXPECT_FALSE(parse_report_time("yesterday-ish", kNow));
+}
+
 TEST_F(BeginTime, NamedTimes) {
     EXPECT_EQ(*parse_begin_time("midnight", kNow), 1796256000);  // 2026-12-03 00:00
     EXPECT_EQ(*parse_begin_time("tomorrow", kNow), 1796256000);

@@ -1,0 +1,116 @@
+#!/bin/bash
+# Cohort next to Debian's Slurm 22.05 on this machine, in one run: both as 4-node loopback
+# clusters, held `--wrap true` jobs. For each queue size: sequential submission rate, the
+# controller's memory per pending job, `queue`/`squeue` (text and JSON), and cancelling all
+# of them; then Cohort alone at the largest size, filled by arrays. Timings alternate
+# Cohort and Slurm, best of REPEATS; every figure is lower-is-better, and the ratio column is
+# Cohort's over Slurm's. Prints a table, writes CSV and, with gnuplot, a PNG.
+#   benchmarks/vs-slurm/run.sh [SIZES] [CSV] [BIN_DIR]     (as root: Slurm's daemons are)
+#   SIZES default "1000 10000"; COHORT_ALONE default 100000; REPEATS default 3.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+SIZES=${1:-1000 10000}
+CSV=$(realpath -m "${2:-benchmarks/results/vs-slurm.csv}")
+BIN=$(realpath "${3:-build/bin}")
+COHORT_ALONE=${COHORT_ALONE:-100000}
+REPEATS=${REPEATS:-3}
+. benchmarks/vs-slurm/slurm.sh
+
+WORK=$(mktemp -d /tmp/cohort-vs-slurm.XXXXXX)
+cleanup() {
+    "$BIN/cohort" stop --state-dir "$WORK/cohort" >/dev/null 2>&1 || true
+    slurm_down
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+slurm_install
+slurm_up "$WORK/slurm" 26817
+eval "$("$BIN/cohort" start --nodes 4 --state-dir "$WORK/cohort")"
+cohortctld_pid=$(pgrep -n -f "cohortctld.*$WORK/cohort")
+mkdir -p "$WORK/jobs" "$(dirname "$CSV")"
+cd "$WORK/jobs"
+
+now_ms() { date +%s%3N; }
+rss_kib() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
+# Best (lowest) wall time in ms of REPEATS runs of a command, output discarded.
+best_ms() {
+    local best="" t0 t1 i
+    for i in $(seq "$REPEATS"); do
+        t0=$(now_ms); "$@" >/dev/null 2>&1 || true; t1=$(now_ms)
+        if [ -z "$best" ] || [ $((t1 - t0)) -lt "$best" ]; then best=$((t1 - t0)); fi
+    done
+    echo "$best"
+}
+wait_empty() {  # bounded: until the listing is empty or 120 s
+    for _ in $(seq 600); do [ -z "$("$@" 2>/dev/null)" ] && return 0; sleep 0.2; done
+    echo "still not empty after 120 s: $*" >&2
+}
+row() {  # size, what, cohort, slurm, unit
+    local ratio
+    ratio=$(awk -v c="$3" -v s="$4" 'BEGIN { if (s > 0 && c != "") printf "%.2f", c / s; else print "" }')
+    echo "$1,$2,$3,$4,$5,$ratio" >> "$CSV"
+    printf '%8s  %-34s %12s %12s %-9s %7s\n' "$1" "$2" "$3" "${4:--}" "$5" "${ratio:--}"
+}
+
+echo "size,measure,cohort,slurm,unit,cohort_over_slurm" > "$CSV"
+printf '%8s  %-34s %12s %12s %-9s %7s\n' size measure cohort slurm unit ratio
+for n in $SIZES; do
+    # Submission: alternate 100-job rounds so drift in this machine hits both alike.
+    c_ms=0; s_ms=0; done_n=0
+    c_rss0=$(rss_kib "$cohortctld_pid"); s_rss0=$(rss_kib "$SLURMCTLD_PID")
+    while [ "$done_n" -lt "$n" ]; do
+        k=$(( n - done_n < 100 ? n - done_n : 100 ))
+        t0=$(now_ms)
+        for _ in $(seq "$k"); do "$BIN/cohort" batch -H --wrap true >/dev/null; done
+        t1=$(now_ms)
+        for _ in $(seq "$k"); do sbatch -H --wrap true >/dev/null; done
+        t2=$(now_ms)
+        c_ms=$((c_ms + t1 - t0)); s_ms=$((s_ms + t2 - t1)); done_n=$((done_n + k))
+    done
+    row "$n" "sequential submission, per job" "$(awk -v n="$n" -v t="$c_ms" 'BEGIN { printf "%.2f", t / n }')" \
+        "$(awk -v n="$n" -v t="$s_ms" 'BEGIN { printf "%.2f", t / n }')" "ms"
+    row "$n" "controller RSS per pending job" \
+        "$(awk -v a="$c_rss0" -v b="$(rss_kib "$cohortctld_pid")" -v n="$n" 'BEGIN { printf "%.2f", (b - a) / n }')" \
+        "$(awk -v a="$s_rss0" -v b="$(rss_kib "$SLURMCTLD_PID")" -v n="$n" 'BEGIN { printf "%.2f", (b - a) / n }')" "KiB"
+    row "$n" "queue / squeue" "$(best_ms "$BIN/cohort" queue)" "$(best_ms squeue)" "ms"
+    row "$n" "queue -h -t PD | wc -l (a poll)" "$(best_ms "$BIN/cohort" queue -h -t PD)" \
+        "$(best_ms squeue -h -t PD)" "ms"
+    row "$n" "queue --json / squeue --json" "$(best_ms "$BIN/cohort" queue --json)" \
+        "$(best_ms squeue --json)" "ms"
+    # Until the queue is empty: scancel returns before slurmctld has cancelled them all.
+    t0=$(now_ms); "$BIN/cohort" cancel --me >/dev/null; wait_empty "$BIN/cohort" queue -h
+    t1=$(now_ms); scancel -u "$(id -un)"; wait_empty squeue -h; t2=$(now_ms)
+    row "$n" "cancel all until the queue is empty" "$((t1 - t0))" "$((t2 - t1))" "ms"
+done
+
+# Cohort alone at the largest size: held arrays of 1,000 (one record per task).
+arrays=$(( COHORT_ALONE / 1000 ))
+rss0=$(rss_kib "$cohortctld_pid")
+t0=$(now_ms)
+for _ in $(seq "$arrays"); do "$BIN/cohort" batch -H --array=0-999 --wrap true >/dev/null; done
+t1=$(now_ms)
+n=$((arrays * 1000))
+row "$n" "submission of a 1,000-task array" "$(( (t1 - t0) / arrays ))" "" "ms"
+row "$n" "controller RSS per pending job" \
+    "$(awk -v a="$rss0" -v b="$(rss_kib "$cohortctld_pid")" -v n="$n" 'BEGIN { printf "%.2f", (b - a) / n }')" "" "KiB"
+row "$n" "queue" "$(best_ms "$BIN/cohort" queue)" "" "ms"
+row "$n" "queue -h -t PD" "$(best_ms "$BIN/cohort" queue -h -t PD)" "" "ms"
+row "$n" "queue --json" "$(best_ms "$BIN/cohort" queue --json)" "" "ms"
+t0=$(now_ms); "$BIN/cohort" cancel --me >/dev/null; wait_empty "$BIN/cohort" queue -h; t1=$(now_ms)
+row "$n" "cancel all until the queue is empty" "$((t1 - t0))" "" "ms"
+
+if command -v gnuplot >/dev/null; then
+    PNG="${CSV%.csv}.png"
+    grep -v '^size' "$CSV" | awk -F, '$4 != "" && $3 != "" { print $1 ":" $2 "," $6 }' \
+        | sed 's/ (.*)//; s/,/ /; s/ /_/g; s/_\([0-9.]*\)$/ \1/' > "$WORK/ratios"
+    gnuplot <<PLOT
+set terminal pngcairo size 1000,550
+set output "$PNG"
+set title "Cohort / Slurm 22.05, same machine, same run (below 1: Cohort is faster or smaller)"
+set style fill solid 0.6; set boxwidth 0.7; set yrange [0:*]; set xtics rotate by -30 font ",8"
+set ylabel "ratio"; unset key
+plot "$WORK/ratios" using 0:2:xtic(1) with boxes, 1 with lines dt 2
+PLOT
+    echo "plot: $PNG"
+fi
+echo "csv: $CSV"
