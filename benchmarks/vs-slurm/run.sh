@@ -73,7 +73,7 @@ for n in $SIZES; do
         "$(awk -v a="$c_rss0" -v b="$(rss_kib "$cohortctld_pid")" -v n="$n" 'BEGIN { printf "%.2f", (b - a) / n }')" \
         "$(awk -v a="$s_rss0" -v b="$(rss_kib "$SLURMCTLD_PID")" -v n="$n" 'BEGIN { printf "%.2f", (b - a) / n }')" "KiB"
     row "$n" "queue / squeue" "$(best_ms "$BIN/cohort" queue)" "$(best_ms squeue)" "ms"
-    row "$n" "queue -h -t PD | wc -l (a poll)" "$(best_ms "$BIN/cohort" queue -h -t PD)" \
+    row "$n" "queue -h -t PD (a script's poll)" "$(best_ms "$BIN/cohort" queue -h -t PD)" \
         "$(best_ms squeue -h -t PD)" "ms"
     row "$n" "queue --json / squeue --json" "$(best_ms "$BIN/cohort" queue --json)" \
         "$(best_ms squeue --json)" "ms"

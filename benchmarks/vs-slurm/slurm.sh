@@ -2,16 +2,18 @@
 # `slurmd -N nX`), all in one temporary folder, no accounting. slurm_up starts it and
 # records each daemon's PID; slurm_down stops exactly those.
 
+# Debian's Slurm and munge, and gnuplot for the plot, when missing.
 slurm_install() {
     local missing=""
     for b in slurmctld slurmd sbatch munged; do
         command -v "$b" >/dev/null || missing="$missing $b"
     done
+    command -v gnuplot >/dev/null || missing="$missing gnuplot"
     if [ -n "$missing" ]; then
         echo "installing Slurm (missing:$missing)"
         apt-get update >/dev/null
         DEBIAN_FRONTEND=noninteractive apt-get install -y slurm-wlm slurmctld slurmd \
-            slurm-client munge >/dev/null
+            slurm-client munge gnuplot-nox >/dev/null
     fi
 }
 
