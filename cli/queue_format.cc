@@ -98,11 +98,11 @@ uint64_t cpus_of(const protocol::JobRecord& job) {
     if (cpus != 0) {
         return cpus;
     }
-    const uint64_t tasks = job.spec.ntasks != 0 ? job.spec.ntasks
-                           : job.spec.ntasks_per_node != 0
-                                   ? uint64_t{job.spec.ntasks_per_node}
-                                             * std::max<uint32_t>(job.spec.nodes_min, 1)
-                                   : std::max<uint32_t>(job.spec.nodes_min, 1);
+    const uint64_t tasks =
+            job.spec.ntasks != 0 ? job.spec.ntasks
+            : job.spec.ntasks_per_node != 0
+                    ? uint64_t{job.spec.ntasks_per_node} * std::max<uint32_t>(job.spec.nodes_min, 1)
+                    : std::max<uint32_t>(job.spec.nodes_min, 1);
     return tasks * std::max<uint32_t>(job.spec.cpus_per_task, 1);
 }
 
@@ -151,7 +151,7 @@ std::string value_of(char code, const protocol::JobRecord& job, int64_t now) {
         case 'L':
             return job.time_limit_s < 0 ? "UNLIMITED"
                                         : format_duration(std::max<int64_t>(
-                                                  job.time_limit_s - elapsed_of(job, now), 0));
+                                                job.time_limit_s - elapsed_of(job, now), 0));
         case 'D':
             return std::to_string(nodes_of(job));
         case 'C':
@@ -175,8 +175,8 @@ std::string value_of(char code, const protocol::JobRecord& job, int64_t now) {
         case 'Z':
             return job.spec.cwd;
         case 'm':
-            return fmt::format("{}M", job.mem_per_node_mib != 0 ? job.mem_per_node_mib
-                                                                : job.spec.mem_mib);
+            return fmt::format("{}M",
+                               job.mem_per_node_mib != 0 ? job.mem_per_node_mib : job.spec.mem_mib);
         default:
             return "";
     }
@@ -236,8 +236,9 @@ Result<std::vector<QueueField>> parse_queue_format(std::string_view format) {
         if (i >= format.size() || find_column(format[i]) == nullptr) {
             const std::string code =
                     i < format.size() ? std::string("%") + format[i] : std::string("%");
-            return Status::invalid(fmt::format("--format: invalid field '{}' in '{}' (accepted: {})",
-                                               code, format, accepted_codes()));
+            return Status::invalid(
+                    fmt::format("--format: invalid field '{}' in '{}' (accepted: {})", code, format,
+                                accepted_codes()));
         }
         field.code = format[i];
         fields.push_back(field);
@@ -309,8 +310,8 @@ Result<std::vector<SortKey>> parse_sort_keys(std::string_view list) {
             item.remove_prefix(1);
         }
         if (item.size() != 1 || find_column(item.front()) == nullptr) {
-            return Status::invalid(fmt::format("--sort: invalid key '{}' (accepted: {})", item,
-                                               accepted_codes()));
+            return Status::invalid(
+                    fmt::format("--sort: invalid key '{}' (accepted: {})", item, accepted_codes()));
         }
         key.code = item.front();
         keys.push_back(key);

@@ -23,6 +23,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     record      BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);
+CREATE INDEX IF NOT EXISTS jobs_end ON jobs(end_time);
+CREATE INDEX IF NOT EXISTS jobs_user_end ON jobs(user_name, end_time);
 CREATE TABLE IF NOT EXISTS steps (
     job_id  INTEGER NOT NULL,
     step_id INTEGER NOT NULL,

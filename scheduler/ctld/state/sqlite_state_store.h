@@ -22,7 +22,7 @@ public:
     Status commit() override;
     Status rollback() override;
     // The layout this code writes; PRAGMA user_version holds a database's.
-    static constexpr int kSchemaVersion = 2;
+    static constexpr int kSchemaVersion = 3;
 
     Status put_job(const protocol::JobRecord& job) override;
     Status put_payload(const StoredPayload& payload) override;

@@ -172,9 +172,63 @@ TEST(SqliteStateStore, RefusesADatabaseOfANewerSchema) {
     auto store = SqliteStateStore::open(path, "full");
     ASSERT_FALSE(store);
     EXPECT_NE(store.status().message().find("schema version 99 is newer than this "
-                                            "cohortctld's (2)"),
+                                            "cohortctld's (3)"),
               std::string::npos)
             << store.status().message();
+}
+
+// Version 3 adds the indexes `acct` filters by (end time, and user with end time).
+TEST(SqliteStateStore, MigratesVersion2ByIndexingTheHistory) {
+    const std::string path = temp_db();
+    ASSERT_TRUE(SqliteStateStore::open(path, "full"));
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(
+            sqlite3_exec(db, "DROP INDEX jobs_end; DROP INDEX jobs_user_end; PRAGMA user_version=2",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+    sqlite3_close(db);
+    ASSERT_TRUE(SqliteStateStore::open(path, "full"));
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    auto single_int = [db](const char* sql) {
+        sqlite3_stmt* stmt = nullptr;
+        sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr);
+        const int value = sqlite3_step(stmt) == SQLITE_ROW ? sqlite3_column_int(stmt, 0) : -1;
+        sqlite3_finalize(stmt);
+        return value;
+    };
+    EXPECT_EQ(single_int("PRAGMA user_version"), SqliteStateStore::kSchemaVersion);
+    EXPECT_EQ(single_int("SELECT count(*) FROM sqlite_master WHERE type='index' AND name IN "
+                         "('jobs_end','jobs_user_end')"),
+              2);
+    sqlite3_close(db);
+}
+
+// acct's filters: jobs still unfinished or ended since `since`, submitted by `until`.
+TEST(SqliteStateStore, HistoryQueriesSelectByEndAndSubmitTime) {
+    const std::string path = temp_db();
+    auto store = SqliteStateStore::open(path, "full");
+    ASSERT_TRUE(store);
+    ASSERT_TRUE((*store)->begin());
+    for (uint64_t id = 1; id <= 4; ++id) {
+        protocol::JobRecord record = job(id, id == 4 ? JobState::kRunning : JobState::kCompleted);
+        record.submit_time = 1000 * static_cast<int64_t>(id);
+        record.end_time = id == 4 ? 0 : record.submit_time + 500;  // 1500, 2500, 3500, running
+        ASSERT_TRUE((*store)->put_job(record));
+    }
+    ASSERT_TRUE((*store)->commit());
+    auto ids = [&](const JobFilter& filter) {
+        std::vector<uint64_t> out;
+        auto found = (*store)->query_jobs(filter);
+        for (const auto& record : *found) {
+            out.push_back(record.job_id);
+        }
+        return out;
+    };
+    EXPECT_EQ(ids({{}, "", 2500, {}, 0}), (std::vector<uint64_t>{2, 3, 4}));
+    EXPECT_EQ(ids({{}, "alice", 3000, {}, 0}), (std::vector<uint64_t>{3, 4}));
+    EXPECT_EQ(ids({{}, "", 0, {}, 2000}), (std::vector<uint64_t>{1, 2}));
+    EXPECT_EQ(ids({{}, "", 0, {JobState::kRunning}, 0}), (std::vector<uint64_t>{4}));
 }
 
 }  // namespace
