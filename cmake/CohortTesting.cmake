@@ -1,6 +1,7 @@
 # cohort_add_test(NAME SOURCES ... LIBS ... LABELS ...): one GoogleTest binary, registered with ctest.
 function(cohort_add_test name)
-  cmake_parse_arguments(T "" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  # SERIAL: its tests run alone, for those that would starve others on a small machine.
+  cmake_parse_arguments(T "SERIAL" "" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   cohort_target_defaults(${name})
   target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main)
@@ -8,6 +9,6 @@ function(cohort_add_test name)
   include(GoogleTest)
   gtest_discover_tests(${name}
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
-    PROPERTIES LABELS "${T_LABELS}"
+    PROPERTIES LABELS "${T_LABELS}" RUN_SERIAL ${T_SERIAL}
     DISCOVERY_TIMEOUT 60)
 endfunction()

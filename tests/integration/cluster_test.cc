@@ -253,12 +253,15 @@ TEST_F(ClusterTest, CancellingAWaitingRunEndsTheClient) {
 
 TEST_F(ClusterTest, CtrlCIsForwardedToTheTasks) {
     // A non-interactive sh ignores SIGINT in background jobs; cohort run installs its own.
+    // The interrupt comes once both tasks run (bounded wait): the agent signals the tasks it
+    // has, so an interrupt that reaches a node before its tasks start is not delivered there.
     CommandResult result = run_command(
             {"sh", "-c",
              cohort_binary()
-                     + " run -n2 sleep 60 & pid=$!; sleep 1; kill -INT $pid; wait $pid; "
-                       "echo rc=$?"},
-            cluster_->conf(), std::chrono::seconds(30), cluster_->work_dir());
+                     + " run -n2 sh -c 'touch started.$SLURM_PROCID; exec sleep 60' & pid=$!; "
+                       "for i in $(seq 300); do [ -e started.0 ] && [ -e started.1 ] && break; "
+                       "sleep 0.1; done; kill -INT $pid; wait $pid; echo rc=$?"},
+            cluster_->conf(), std::chrono::seconds(60), cluster_->work_dir());
     EXPECT_NE(result.out.find("rc=130"), std::string::npos) << result.out << result.err;
     EXPECT_NE(result.err.find("interrupt"), std::string::npos) << result.err;
 }
@@ -436,34 +439,6 @@ TEST(RecordedTopology, AgentsRegisterTheResourcesOfTheXml) {
 
 size_t line_count(const std::string& text) {
     return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
-}
-
-// 50,000 jobs: their listing (tens of MiB) is more than one frame may hold (16 MiB), so
-// `queue`, `queue --json` and `acct` only work because replies stream in frames.
-TEST_F(ClusterTest, ListingsOfFiftyThousandJobsStreamInFrames) {
-    constexpr int kArrays = 50;  // of 1,000 tasks each, the largest array Slurm allows
-    std::vector<std::string> ids;
-    for (int i = 0; i < kArrays; ++i) {
-        CommandResult submitted = cluster_->cohort(
-                {"batch", "--parsable", "-H", "--array=0-999", "-J", "many", "--wrap", "true"});
-        ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
-        ids.push_back(std::to_string(submitted_id(submitted)));
-    }
-    const size_t jobs = kArrays * 1000;
-    CommandResult queue = cluster_->cohort({"queue", "-t", "PD"}, std::chrono::seconds(120));
-    ASSERT_EQ(queue.exit_code, 0) << queue.err;
-    EXPECT_EQ(line_count(queue.out), jobs + 1);  // the header, then one line a job
-    CommandResult json = cluster_->cohort({"queue", "--json"}, std::chrono::seconds(120));
-    ASSERT_EQ(json.exit_code, 0) << json.err;
-    EXPECT_EQ(nlohmann::json::parse(json.out).at("jobs").size(), jobs);
-
-    std::vector<std::string> cancel = {"cancel"};
-    cancel.insert(cancel.end(), ids.begin(), ids.end());
-    CommandResult cancelled = cluster_->cohort(cancel, std::chrono::seconds(120));
-    ASSERT_EQ(cancelled.exit_code, 0) << cancelled.err;
-    CommandResult acct = cluster_->cohort({"acct", "-s", "CA"}, std::chrono::seconds(120));
-    ASSERT_EQ(acct.exit_code, 0) << acct.err;
-    EXPECT_EQ(line_count(acct.out), jobs + 1);
 }
 
 // As scancel: the jobs that exist are cancelled, each unknown id gets one line, exit 1.

@@ -45,9 +45,10 @@ void restart_controller(const LocalCluster& cluster) {
 TEST(Restart, KillNineAfter200SubmissionsKeepsEveryJob) {
     LocalCluster cluster(2);
     ASSERT_TRUE(cluster.up());
-    // Runs until the test creates `go`, so it is surely running across the restart.
+    // Runs until the test creates `go`, so it is surely running across the restart; its
+    // limit leaves room for 200 submissions on a slow, sanitized build.
     const std::string go = cluster.work_dir() + "/go";
-    CommandResult running = cluster.cohort({"batch", "--parsable", "-t", "2:00", "--wrap",
+    CommandResult running = cluster.cohort({"batch", "--parsable", "-t", "15:00", "--wrap",
                                             "while [ ! -e " + go + " ]; do sleep 0.1; done"});
     ASSERT_EQ(running.exit_code, 0);
     uint64_t running_id = std::strtoull(running.out.c_str(), nullptr, 10);
