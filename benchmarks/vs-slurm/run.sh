@@ -9,6 +9,7 @@
 #   SIZES default "1000 10000"; COHORT_ALONE default 100000; REPEATS default 3.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+ROOT=$(pwd)
 SIZES=${1:-1000 10000}
 CSV=$(realpath -m "${2:-benchmarks/results/vs-slurm.csv}")
 BIN=$(realpath "${3:-build/bin}")
@@ -67,7 +68,7 @@ for n in $SIZES; do
         t2=$(now_ms)
         c_ms=$((c_ms + t1 - t0)); s_ms=$((s_ms + t2 - t1)); done_n=$((done_n + k))
     done
-    row "$n" "sequential submission, per job" "$(awk -v n="$n" -v t="$c_ms" 'BEGIN { printf "%.2f", t / n }')" \
+    row "$n" "sequential submission per job" "$(awk -v n="$n" -v t="$c_ms" 'BEGIN { printf "%.2f", t / n }')" \
         "$(awk -v n="$n" -v t="$s_ms" 'BEGIN { printf "%.2f", t / n }')" "ms"
     row "$n" "controller RSS per pending job" \
         "$(awk -v a="$c_rss0" -v b="$(rss_kib "$cohortctld_pid")" -v n="$n" 'BEGIN { printf "%.2f", (b - a) / n }')" \
@@ -90,7 +91,7 @@ t0=$(now_ms)
 for _ in $(seq "$arrays"); do "$BIN/cohort" batch -H --array=0-999 --wrap true >/dev/null; done
 t1=$(now_ms)
 n=$((arrays * 1000))
-row "$n" "submission of a 1,000-task array" "$(( (t1 - t0) / arrays ))" "" "ms"
+row "$n" "submission of a 1000-task array" "$(( (t1 - t0) / arrays ))" "" "ms"
 row "$n" "controller RSS per pending job" \
     "$(awk -v a="$rss0" -v b="$(rss_kib "$cohortctld_pid")" -v n="$n" 'BEGIN { printf "%.2f", (b - a) / n }')" "" "KiB"
 row "$n" "queue" "$(best_ms "$BIN/cohort" queue)" "" "ms"
@@ -99,18 +100,5 @@ row "$n" "queue --json" "$(best_ms "$BIN/cohort" queue --json)" "" "ms"
 t0=$(now_ms); "$BIN/cohort" cancel --me >/dev/null; wait_empty "$BIN/cohort" queue -h; t1=$(now_ms)
 row "$n" "cancel all until the queue is empty" "$((t1 - t0))" "" "ms"
 
-if command -v gnuplot >/dev/null; then
-    PNG="${CSV%.csv}.png"
-    grep -v '^size' "$CSV" | awk -F, '$4 != "" && $3 != "" { print $1 ":" $2 "," $6 }' \
-        | sed 's/ (.*)//; s/,/ /; s/ /_/g; s/_\([0-9.]*\)$/ \1/' > "$WORK/ratios"
-    gnuplot <<PLOT
-set terminal pngcairo size 1000,550
-set output "$PNG"
-set title "Cohort / Slurm 22.05, same machine, same run (below 1: Cohort is faster or smaller)"
-set style fill solid 0.6; set boxwidth 0.7; set yrange [0:*]; set xtics rotate by -30 font ",8"
-set ylabel "ratio"; unset key
-plot "$WORK/ratios" using 0:2:xtic(1) with boxes, 1 with lines dt 2
-PLOT
-    echo "plot: $PNG"
-fi
+"$ROOT/benchmarks/vs-slurm/plot.sh" "$CSV"
 echo "csv: $CSV"
