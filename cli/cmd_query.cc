@@ -257,7 +257,9 @@ int cmd_show(const Args& args) {
     }
     std::cout << "JobId=" << job.job_id;
     if (job.is_array_task()) {
-        std::cout << " ArrayJobId=" << job.array_job_id << " ArrayTaskId=" << job.array_task_id;
+        std::cout << " ArrayJobId=" << job.array_job_id << " ArrayTaskId="
+                  << (job.is_array_remainder() ? job.array_pending
+                                               : std::to_string(job.array_task_id));
     }
     std::cout << " JobName=" << job.spec.name << "\n"
               << "   UserId=" << job.user_name << "(" << job.uid << ") GroupId=" << job.gid << "\n"

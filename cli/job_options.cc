@@ -2,6 +2,7 @@
 #include "cli/job_options.h"
 
 #include <ctime>
+#include <limits>
 #include <map>
 #include <tuple>
 
@@ -315,7 +316,9 @@ Result<protocol::JobSpec> job_spec_from(const JobOptions& o) {
         spec.begin_time = *begin;
     }
     if (!o.array.empty()) {
-        if (auto parsed = sched::parse_array_spec(o.array); !parsed) {
+        // Syntax only: the cluster's max_array_size bounds the indexes.
+        if (auto parsed = sched::parse_array_spec(o.array, std::numeric_limits<uint32_t>::max());
+            !parsed) {
             return parsed.status();
         }
         spec.array = o.array;

@@ -127,6 +127,9 @@ std::string value_of(char code, const protocol::JobRecord& job, int64_t now) {
         case 'F':
             return std::to_string(job.is_array_task() ? job.array_job_id : job.job_id);
         case 'K':
+            if (job.is_array_remainder()) {
+                return job.array_pending;
+            }
             return job.is_array_task() ? std::to_string(job.array_task_id) : "N/A";
         case 'j':
             return job.spec.name;

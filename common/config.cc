@@ -93,6 +93,12 @@ Result<ClusterConfig> parse_config(const json& doc) {
                 fmt::format("collective_fanout: invalid value '{}' (accepted: 1 or more)",
                             config.collective_fanout));
     }
+    config.max_array_size = doc.value("max_array_size", config.max_array_size);
+    if (config.max_array_size < 1 || config.max_array_size > 4000001) {
+        return Status::invalid(
+                fmt::format("max_array_size: invalid value '{}' (accepted: 1 to 4000001)",
+                            config.max_array_size));
+    }
     config.sqlite_synchronous = doc.value("sqlite_synchronous", config.sqlite_synchronous);
     if (config.sqlite_synchronous != "full" && config.sqlite_synchronous != "normal") {
         return Status::invalid("sqlite_synchronous: invalid value '" + config.sqlite_synchronous
@@ -220,6 +226,7 @@ Status save_config(const ClusterConfig& config, const std::string& path) {
             {"kill_wait_s", config.kill_wait_s},
             {"launch_fanout", config.launch_fanout},
             {"collective_fanout", config.collective_fanout},
+            {"max_array_size", config.max_array_size},
             {"sqlite_synchronous", config.sqlite_synchronous},
             {"backfill", backfill_policy_name(config.backfill)},
             {"backfill_reservations", config.backfill_reservations}};

@@ -39,6 +39,9 @@ struct ClusterConfig {
     int64_t kill_wait_s = 30;         // SIGTERM to SIGKILL grace, as Slurm's KillWait
     int64_t launch_fanout = 8;        // children per agent when a step launch fans out
     int64_t collective_fanout = 32;   // children per step manager in fence/barrier trees
+    // Array indexes stay below this, as Slurm's MaxArraySize. Slurm's default is 1001 as each
+    // task costs a record; here pending tasks share one, so the default is 100 times larger.
+    int64_t max_array_size = 100001;
     std::string sqlite_synchronous = "full";
     BackfillPolicy backfill = BackfillPolicy::kEasy;
     int64_t backfill_reservations = -1;  // conservative: waiting jobs planned; -1: all

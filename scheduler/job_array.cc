@@ -26,6 +26,108 @@ bool parse_number(std::string_view digits, uint32_t& out) {
 
 }  // namespace
 
+ArrayIndexes::ArrayIndexes(std::vector<Run> runs) : runs_(std::move(runs)) {
+    for (const Run& run : runs_) {
+        size_ += run.size();
+    }
+}
+
+ArrayIndexes ArrayIndexes::from_sorted(const std::vector<uint32_t>& indexes) {
+    std::vector<Run> runs;
+    for (size_t i = 0; i < indexes.size();) {
+        Run run{indexes[i], indexes[i], 1};
+        size_t next = i + 1;
+        if (next < indexes.size()) {
+            run.step = indexes[next] - indexes[i];
+            while (next < indexes.size() && indexes[next] - run.last == run.step) {
+                run.last = indexes[next++];
+            }
+        }
+        if (run.first == run.last) {
+            run.step = 1;
+        }
+        runs.push_back(run);
+        i = next;
+    }
+    return ArrayIndexes(std::move(runs));
+}
+
+std::optional<uint32_t> ArrayIndexes::position_of(uint32_t index) const {
+    uint32_t before = 0;
+    for (const Run& run : runs_) {
+        if (index < run.first) {
+            return std::nullopt;
+        }
+        if (index <= run.last) {
+            if ((index - run.first) % run.step != 0) {
+                return std::nullopt;
+            }
+            return before + (index - run.first) / run.step;
+        }
+        before += run.size();
+    }
+    return std::nullopt;
+}
+
+uint32_t ArrayIndexes::at(uint32_t position) const {
+    for (const Run& run : runs_) {
+        if (position < run.size()) {
+            return run.first + position * run.step;
+        }
+        position -= run.size();
+    }
+    return runs_.back().last;  // out of range: the caller broke the precondition
+}
+
+bool ArrayIndexes::erase(uint32_t index) {
+    auto run = std::find_if(runs_.begin(), runs_.end(),
+                            [index](const Run& r) { return index <= r.last; });
+    if (run == runs_.end() || index < run->first || (index - run->first) % run->step != 0) {
+        return false;
+    }
+    --size_;
+    if (run->first == run->last) {
+        runs_.erase(run);
+    } else if (index == run->first) {
+        run->first += run->step;
+    } else if (index == run->last) {
+        run->last -= run->step;
+    } else {
+        Run after{index + run->step, run->last, run->step};
+        run->last = index - run->step;
+        runs_.insert(run + 1, after);
+    }
+    return true;
+}
+
+std::vector<uint32_t> ArrayIndexes::to_vector() const {
+    std::vector<uint32_t> out;
+    out.reserve(size_);
+    for (const Run& run : runs_) {
+        for (uint64_t i = run.first; i <= run.last; i += run.step) {
+            out.push_back(static_cast<uint32_t>(i));
+        }
+    }
+    return out;
+}
+
+std::string ArrayIndexes::to_string() const {
+    std::string out;
+    for (const Run& run : runs_) {
+        if (!out.empty()) {
+            out += ',';
+        }
+        out += std::to_string(run.first);
+        if (run.last != run.first) {
+            out += '-' + std::to_string(run.last);
+            if (run.step != 1) {
+                out += ':' + std::to_string(run.step);
+            }
+        }
+    }
+    return out;
+}
+
 Result<ArraySpec> parse_array_spec(std::string_view text, uint32_t max_size) {
     ArraySpec spec;
     std::string_view ranges = text;
@@ -38,7 +140,8 @@ Result<ArraySpec> parse_array_spec(std::string_view text, uint32_t max_size) {
     if (ranges.empty()) {
         return bad(text, "no indexes");
     }
-    bool first_range = true;
+    std::vector<ArrayIndexes::Run> runs;
+    bool ascending = true;  // each item above the one before: the runs need no sorting
     for (size_t start = 0; start <= ranges.size();) {
         size_t comma = ranges.find(',', start);
         std::string_view item = ranges.substr(
@@ -69,20 +172,25 @@ Result<ArraySpec> parse_array_spec(std::string_view text, uint32_t max_size) {
             return bad(text,
                        fmt::format("index {} is above the maximum of {}", high, max_size - 1));
         }
-        if (first_range) {
+        if (runs.empty()) {
             spec.step = step;
-            first_range = false;
         }
-        for (uint64_t i = low; i <= high; i += step) {
-            spec.indexes.push_back(static_cast<uint32_t>(i));
-        }
+        const uint32_t last = low + (high - low) / step * step;
+        ascending = ascending && (runs.empty() || low > runs.back().last);
+        runs.push_back({low, last, low == last ? 1 : step});
         if (comma == std::string_view::npos) {
             break;
         }
         start = comma + 1;
     }
-    std::sort(spec.indexes.begin(), spec.indexes.end());
-    spec.indexes.erase(std::unique(spec.indexes.begin(), spec.indexes.end()), spec.indexes.end());
+    if (ascending) {
+        spec.indexes = ArrayIndexes(std::move(runs));
+        return spec;
+    }
+    std::vector<uint32_t> all = ArrayIndexes(std::move(runs)).to_vector();
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    spec.indexes = ArrayIndexes::from_sorted(all);
     return spec;
 }
 

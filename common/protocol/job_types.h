@@ -11,6 +11,7 @@
 #include <boost/serialization/string.hpp>
 #include <boost/serialization/utility.hpp>
 #include <boost/serialization/vector.hpp>
+#include <boost/serialization/version.hpp>
 
 #include "common/gpu_options.h"
 #include "common/job_state.h"
@@ -111,7 +112,8 @@ struct JobRecord {
     // While COMPLETING: the state it ends in, and the nodes still cleaning up.
     JobState final_state = JobState::kCompleted;
     std::vector<std::string> nodes_cleaning;
-    // Array tasks: every task is a job of its own; array_job_id is the first task's id.
+    // Array tasks: task ids are consecutive from array_job_id, in index order. Tasks not yet
+    // split off stay in one record, the array's remainder, with array_pending non-empty.
     uint64_t array_job_id = 0;  // 0: not an array task
     uint32_t array_task_id = 0;
     uint32_t array_max_running = 0;  // the %N throttle; 0: unlimited
@@ -121,23 +123,34 @@ struct JobRecord {
     uint32_t array_step = 1;
     int64_t expected_start = 0;  // a pending job's planned start (cohort queue --start); 0: none
     std::vector<NodeGpuAlloc> gpu_alloc;  // per node of `nodes`; empty: no GPUs
+    std::string array_pending;  // a remainder's pending task indexes ("5-99999"); else empty
 
     bool is_array_task() const { return array_job_id != 0; }
 
-    // "123" or "120_3", as squeue and sacct print job ids.
+    bool is_array_remainder() const { return !array_pending.empty(); }
+
+    // "123", "120_3" or "120_[4-9]" (a remainder), as squeue and sacct print job ids.
     std::string display_id() const {
+        if (is_array_remainder()) {
+            return std::to_string(array_job_id) + "_[" + array_pending
+                   + (array_max_running != 0 ? "%" + std::to_string(array_max_running) : "") + "]";
+        }
         return is_array_task() ? std::to_string(array_job_id) + "_" + std::to_string(array_task_id)
                                : std::to_string(job_id);
     }
 
+    // Version 1 added array_pending; stored records of version 0 read without it.
     template <class Archive>
-    void serialize(Archive& ar, unsigned /*version*/) {
+    void serialize(Archive& ar, unsigned version) {
         serialize_fields(ar, job_id, spec, uid, gid, user_name, partition, state, reason, held,
                          priority, submit_time, start_time, end_time, time_limit_s, nodes,
                          tasks_per_node, cpus_per_node, mem_per_node_mib, exit_code, exit_signal,
                          restart_count, next_step_id, interactive, final_state, nodes_cleaning,
                          array_job_id, array_task_id, array_max_running, array_count, array_min,
                          array_max, array_step, expected_start, gpu_alloc);
+        if (version >= 1) {
+            ar& array_pending;
+        }
     }
 };
 
@@ -309,3 +322,5 @@ struct StepLayout {
 };
 
 }  // namespace cohort::protocol
+
+BOOST_CLASS_VERSION(cohort::protocol::JobRecord, 1)

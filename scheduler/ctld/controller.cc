@@ -99,7 +99,11 @@ Status Controller::start() {
     }
     usage_.restore(loaded->usage.as_of, std::move(usage));
     for (const auto& job : loaded->jobs) {
-        jobs_.load(job_from_record(job));
+        if (job.is_array_remainder()) {
+            jobs_.load(remainder_from_record(job));
+        } else {
+            jobs_.load(job_from_record(job));
+        }
     }
     for (const auto& job : depended_on) {
         if (is_final(job.state)) {
@@ -120,8 +124,8 @@ Status Controller::start() {
     for (auto& node : nodes_) {
         node.last_heard_ms = clock_.steady_ms();
     }
-    spdlog::info("loaded {} unfinished jobs, {} reservations, next job id {}", jobs_.size(),
-                 reservations_.size(), next_job_id_);
+    spdlog::info("loaded {} unfinished jobs, {} array remainders, {} reservations, next job id {}",
+                 jobs_.size(), jobs_.remainders().size(), reservations_.size(), next_job_id_);
 
     Status listening =
             transport::listen_on(acceptor_, config_.controller_host, config_.controller_port);

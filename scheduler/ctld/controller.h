@@ -26,6 +26,7 @@
 #include "scheduler/ctld/step_table.h"
 #include "scheduler/ctld/submit_validation.h"
 #include "scheduler/dependency.h"
+#include "scheduler/job_rules.h"
 #include "scheduler/placement/gpu_select.h"
 #include "scheduler/priority/fairshare_usage.h"
 #include "scheduler/priority/priority_model.h"
@@ -133,11 +134,23 @@ private:
     sched::DependencyStatus dependency_status(const Job& job, int64_t now) const;
     // Ends a pending job (telling a waiting cohort run client why).
     void cancel_pending(Job& job, const std::string& reason);
+    // Ends an array's remainder: its tasks not yet split off are cancelled as one record.
+    void cancel_remainder(ArrayRemainder& remainder, const std::string& reason = "None");
 
     // --- scheduling and job life cycle (scheduling.cc)
     void request_schedule();
     void schedule();
     sched::Snapshot build_snapshot(int64_t now);
+    sched::EligibilityFacts eligibility_facts(const Job& job,
+                                              int64_t now,
+                                              bool reservation_exists) const;
+    // Splits off the tasks of each array's remainder that the pass may start: as many as
+    // `idle_cpus` could hold, within the array's throttle.
+    void split_startable_tasks(int64_t now,
+                               int64_t idle_cpus,
+                               const std::map<std::string, int>& window_index);
+    // Splits these tasks off the array's remainder into pending jobs, and stores both.
+    void split_tasks(uint64_t array_id, const std::vector<uint32_t>& indexes);
     // Runs one budgeted step of the current pass; posts the next step until it is done.
     void continue_pass();
     void apply(const sched::Decisions& decisions, const sched::Snapshot& snapshot);
@@ -146,6 +159,7 @@ private:
     void end_job(Job& job, JobState final_state, const std::string& clean_node);
     void finish_if_clean(Job& job);
     void persist(const Job& job, std::function<void()> after = nullptr);
+    void persist(const ArrayRemainder& remainder);
     // Runs `then` on the strand once everything persisted so far is committed.
     void after_durable(std::function<void()> then);
     // Picks each node's GPU set (gpu_allocation.cc) for a job about to start.

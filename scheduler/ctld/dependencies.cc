@@ -66,4 +66,11 @@ void Controller::cancel_pending(Job& job, const std::string& reason) {
     }
 }
 
+void Controller::cancel_remainder(ArrayRemainder& remainder, const std::string& reason) {
+    remainder.job.state = JobState::kCancelled;
+    remainder.job.end_time = clock_.unix_seconds();
+    remainder.job.reason = reason;
+    persist(remainder);  // leaves memory once durable
+}
+
 }  // namespace cohort::ctld

@@ -1,5 +1,7 @@
 #include "scheduler/ctld/job.h"
 
+#include <limits>
+
 #include <fmt/format.h>
 
 #include "scheduler/ctld/submit_validation.h"
@@ -158,6 +160,29 @@ Job job_from_record(const protocol::JobRecord& record) {
     job.resources = request_of(record.spec);
     job.geometry = effective_geometry(record.spec);
     return job;
+}
+
+std::string ArrayRemainder::display_id() const {
+    return to_record(*this).display_id();
+}
+
+protocol::JobRecord to_record(const ArrayRemainder& remainder) {
+    protocol::JobRecord record = to_record(remainder.job);
+    record.array_pending = remainder.pending.to_string();
+    return record;
+}
+
+ArrayRemainder remainder_from_record(const protocol::JobRecord& record) {
+    constexpr uint32_t kAnyIndex = std::numeric_limits<uint32_t>::max();
+    ArrayRemainder remainder{job_from_record(record), {}, {}};
+    // Both were written by Cohort and parse (an unparsable one leaves nothing pending).
+    auto pending = sched::parse_array_spec(record.array_pending, kAnyIndex);
+    auto all = sched::parse_array_spec(record.spec.array, kAnyIndex);
+    if (pending && all) {
+        remainder.pending = std::move(pending->indexes);
+        remainder.all = std::move(all->indexes);
+    }
+    return remainder;
 }
 
 }  // namespace cohort::ctld

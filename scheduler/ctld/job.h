@@ -17,6 +17,7 @@
 #include "common/job_state.h"
 #include "common/protocol/job_types.h"
 #include "scheduler/ctld/interned_string.h"
+#include "scheduler/job_array.h"
 #include "scheduler/snapshot.h"
 
 namespace cohort::ctld {
@@ -101,9 +102,27 @@ struct Job {
     std::string display_id() const;
 };
 
+// An array's tasks that have not been split off to start, as one record (Slurm's meta job
+// record): `job` holds what they share, with job_id = array_job_id, and `pending` their
+// indexes. A task is split off as a job of its own (id array_job_id + its position in the
+// array) when the scheduler may start it or a request names it.
+struct ArrayRemainder {
+    Job job;
+    sched::ArrayIndexes pending;
+    sched::ArrayIndexes all;  // every index of the array (job.spec.array), for task ids
+
+    // The id task `index` has, or will have once split off.
+    uint64_t task_id(uint32_t index) const { return job.job_id + all.position_of(index).value(); }
+
+    // "120_[4-9]" or "120_[4-9%2]", as squeue prints it.
+    std::string display_id() const;
+};
+
 // The job as it travels and is stored; the payload fields are left empty.
 protocol::JobRecord to_record(const Job& job);
+protocol::JobRecord to_record(const ArrayRemainder& remainder);
 // From a submission (its payload already taken) or the store.
 Job job_from_record(const protocol::JobRecord& record);
+ArrayRemainder remainder_from_record(const protocol::JobRecord& record);
 
 }  // namespace cohort::ctld

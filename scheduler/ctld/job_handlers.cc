@@ -1,6 +1,8 @@
 // Client requests: submit, allocate, query, cancel/hold/release, steps, accounting.
 #include <algorithm>
 #include <functional>
+#include <limits>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -44,13 +46,14 @@ bool matches(const protocol::JobFilterSpec& filter, const Job& job) {
 }
 
 struct JobSelection {
-    std::vector<uint64_t> ids;   // unfinished, durable, may be acted on; each once
-    std::vector<Status> errors;  // one per named id that may not
+    std::vector<uint64_t> ids;         // unfinished, durable, may be acted on; each once
+    std::vector<uint64_t> remainders;  // arrays whose remainder is acted on, as one record
+    std::vector<Status> errors;        // one per named id that may not
 };
 
-// The jobs a JobControlRequest acts on. A named array id stands for its unfinished tasks,
-// as in scancel. A filter alone selects only the jobs the caller may control; a named job
-// the caller may not is an error.
+// The jobs a JobControlRequest acts on. A named array id stands for its unfinished tasks
+// and its remainder, as in scancel. A filter alone selects only the jobs the caller may
+// control; a named job the caller may not is an error.
 JobSelection select_jobs(const JobTable& jobs,
                          const protocol::JobControlRequest& request,
                          const std::function<Status(const Job&)>& may_control) {
@@ -63,13 +66,30 @@ JobSelection select_jobs(const JobTable& jobs,
                        ? &it->second
                        : nullptr;
     };
+    auto usable_remainder = [&](uint64_t id) -> const Job* {
+        auto it = jobs.remainders().find(id);
+        return it != jobs.remainders().end() && jobs.is_committed(id)
+                               && it->second.job.state == JobState::kPending
+                               && matches(request.filter, it->second.job)
+                       ? &it->second.job
+                       : nullptr;
+    };
     for (uint64_t id : request.job_ids) {
         std::vector<uint64_t> tasks = jobs.array_tasks(id);
-        const bool is_array = !tasks.empty();
+        const Job* remainder = usable_remainder(id);
+        const bool is_array = !tasks.empty() || jobs.remainders().contains(id);
         if (!is_array) {
             tasks.push_back(id);
         }
         bool found = false;
+        if (remainder != nullptr) {
+            found = true;
+            if (Status owner = may_control(*remainder); !owner) {
+                out.errors.push_back(owner);
+                continue;
+            }
+            out.remainders.push_back(id);
+        }
         for (uint64_t task : tasks) {
             const Job* job = usable(task);
             if (job == nullptr || !matches(request.filter, *job)
@@ -104,6 +124,11 @@ JobSelection select_jobs(const JobTable& jobs,
                 out.ids.push_back(id);
             }
         }
+        for (const auto& [id, remainder] : jobs.remainders()) {
+            if (usable_remainder(id) != nullptr && may_control(remainder.job)) {
+                out.remainders.push_back(id);
+            }
+        }
     }
     return out;
 }
@@ -135,7 +160,8 @@ void Controller::handle_submit(const ConnectionPtr& conn,
     }
     sched::ArraySpec array;
     if (!spec.array.empty()) {
-        auto parsed = sched::parse_array_spec(spec.array);
+        auto parsed =
+                sched::parse_array_spec(spec.array, static_cast<uint32_t>(config_.max_array_size));
         if (!parsed || interactive) {
             conn->send_error(!parsed ? parsed.status()
                                      : Status::invalid("--array: only batch jobs can be arrays"));
@@ -160,56 +186,57 @@ void Controller::handle_submit(const ConnectionPtr& conn,
     if (job.spec.name.empty()) {
         job.spec.name = interactive ? "interactive" : "sbatch";
     }
-    // An array is one job per index, with consecutive ids, stored in one transaction with
-    // the one payload its tasks share; memory keeps the jobs without it.
+    // An array is one record, its remainder, until its tasks are split off to start; it
+    // takes the ids of all its tasks now. Its payload is stored once, for every task.
     const uint64_t id = next_job_id_;
+    job.job_id = id;
     std::vector<StateChange> changes;
     changes.emplace_back(StoredPayload{id, take_payload(job.spec)});
-    std::vector<uint64_t> ids;
-    const size_t count = array.indexes.empty() ? 1 : array.indexes.size();
-    for (size_t i = 0; i < count; ++i) {
-        protocol::JobRecord task = job;
-        task.job_id = next_job_id_++;
-        if (!array.indexes.empty()) {
-            task.array_job_id = id;
-            task.array_task_id = array.indexes[i];
-            task.array_max_running = array.max_running;
-            task.array_count = static_cast<uint32_t>(array.indexes.size());
-            task.array_min = array.indexes.front();
-            task.array_max = array.indexes.back();
-            task.array_step = array.step;
-        }
-        ids.push_back(task.job_id);
-        jobs_.add_submitted(job_from_record(task));
-        changes.emplace_back(std::in_place_type<protocol::JobRecord>, std::move(task));
+    if (array.indexes.empty()) {
+        next_job_id_ += 1;
+        jobs_.add_submitted(job_from_record(job));
+    } else {
+        next_job_id_ += array.indexes.size();
+        job.array_job_id = id;
+        job.array_max_running = array.max_running;
+        job.array_count = array.indexes.size();
+        job.array_min = array.indexes.front();
+        job.array_max = array.indexes.back();
+        job.array_step = array.step;
+        job.array_pending = array.indexes.to_string();
+        ArrayRemainder remainder{job_from_record(job), array.indexes, array.indexes};
+        jobs_.add_submitted(std::move(remainder));
     }
+    changes.emplace_back(std::in_place_type<protocol::JobRecord>, std::move(job));
     changes.emplace_back(std::in_place_type<NextJobId>, NextJobId{next_job_id_});
     if (interactive) {
         job_clients_[id] = conn;
     }
-    writer_.write(std::move(changes), [this, conn, id, ids, interactive](const Status& status) {
-        on_strand([this, conn, id, ids, interactive, status] {
-            for (uint64_t task : ids) {
-                jobs_.committed(task);
-                if (!status) {
-                    jobs_.forget(task);
-                }
-            }
-            if (!status) {
-                job_clients_.erase(id);
-                conn->send_error(status.with_context("storing the job"));
-                return;
-            }
-            if (interactive) {
-                protocol::AllocationReply reply;
-                reply.job_id = id;
-                conn->send(reply);
-            } else {
-                conn->send(protocol::SubmitJobReply{id});
-            }
-            request_schedule();
-        });
-    });
+    const bool is_array = !array.indexes.empty();
+    writer_.write(std::move(changes),
+                  [this, conn, id, is_array, interactive](const Status& status) {
+                      on_strand([this, conn, id, is_array, interactive, status] {
+                          jobs_.committed(id);
+                          if (!status) {
+                              if (is_array) {
+                                  jobs_.remainders().erase(id);
+                              } else {
+                                  jobs_.forget(id);
+                              }
+                              job_clients_.erase(id);
+                              conn->send_error(status.with_context("storing the job"));
+                              return;
+                          }
+                          if (interactive) {
+                              protocol::AllocationReply reply;
+                              reply.job_id = id;
+                              conn->send(reply);
+                          } else {
+                              conn->send(protocol::SubmitJobReply{id});
+                          }
+                          request_schedule();
+                      });
+                  });
 }
 
 void Controller::handle_query(const ConnectionPtr& conn,
@@ -217,28 +244,63 @@ void Controller::handle_query(const ConnectionPtr& conn,
     auto listed = [](const std::vector<std::string>& wanted, const InternedString& value) {
         return wanted.empty() || std::find(wanted.begin(), wanted.end(), value) != wanted.end();
     };
+    auto wanted = [&](uint64_t id, const Job& job) {
+        return jobs_.is_committed(id) && wanted_state(request.states, job.state)
+               && listed(request.users, job.user_name) && listed(request.partitions, job.partition)
+               && listed(request.names, job.spec.name)
+               && listed(request.accounts, job.spec.account);
+    };
+    // By id, each array's remainder after its first task.
     JobListSender out(conn);
+    const auto& remainders = jobs_.remainders();
+    auto next_remainder = remainders.begin();
+    auto offer_remainders_to = [&](uint64_t last) {
+        for (; next_remainder != remainders.end() && next_remainder->first <= last;
+             ++next_remainder) {
+            if (wanted(next_remainder->first, next_remainder->second.job)) {
+                out.add(to_record(next_remainder->second));
+            }
+        }
+    };
     auto offer = [&](uint64_t id, const Job& job) {
-        if (jobs_.is_committed(id) && wanted_state(request.states, job.state)
-            && listed(request.users, job.user_name) && listed(request.partitions, job.partition)
-            && listed(request.names, job.spec.name) && listed(request.accounts, job.spec.account)) {
+        offer_remainders_to(id - 1);
+        if (wanted(id, job)) {
             out.add(to_record(job));
         }
+        offer_remainders_to(id);
     };
     if (request.job_ids.empty()) {
         for (const auto& [id, job] : jobs_) {
             offer(id, job);
         }
+        offer_remainders_to(std::numeric_limits<uint64_t>::max());
     } else {
+        // A named array stands for its tasks and remainder; a named task not yet split off
+        // for the remainder holding it.
         std::set<uint64_t> ids;
+        std::set<uint64_t> arrays;
         for (uint64_t id : request.job_ids) {
             std::vector<uint64_t> tasks = jobs_.array_tasks(id);
             ids.insert(tasks.begin(), tasks.end());
             ids.insert(id);
+            if (auto task = jobs_.unsplit_task(id)) {
+                arrays.insert(task->first);
+            }
+            if (remainders.contains(id)) {
+                arrays.insert(id);
+            }
         }
         for (uint64_t id : ids) {
-            if (auto it = jobs_.find(id); it != jobs_.end()) {
-                offer(id, it->second);
+            if (auto it = jobs_.find(id); it != jobs_.end() && wanted(id, it->second)) {
+                out.add(to_record(it->second));
+            }
+            if (arrays.erase(id) != 0 && wanted(id, remainders.at(id).job)) {
+                out.add(to_record(remainders.at(id)));
+            }
+        }
+        for (uint64_t id : arrays) {
+            if (wanted(id, remainders.at(id).job)) {
+                out.add(to_record(remainders.at(id)));
             }
         }
     }
@@ -274,6 +336,21 @@ void Controller::handle_control(const ConnectionPtr& conn,
         conn->send_error(Status::invalid(
                 "job id: missing (accepted: job ids, or a filter such as --user or --state)"));
         return;
+    }
+    // A named task still in its array's remainder is split off, to be acted on alone. The
+    // array's own id (also its first task's) names the whole array.
+    std::map<uint64_t, std::vector<uint32_t>> named_tasks;  // array id -> indexes
+    for (uint64_t id : request.job_ids) {
+        auto task = jobs_.unsplit_task(id);
+        if (task && task->first != id && jobs_.is_committed(task->first)
+            && check_owner(cred, jobs_.remainders().at(task->first).job)) {
+            named_tasks[task->first].push_back(task->second);
+        }
+    }
+    for (auto& [array_id, indexes] : named_tasks) {
+        std::sort(indexes.begin(), indexes.end());
+        indexes.erase(std::unique(indexes.begin(), indexes.end()), indexes.end());
+        split_tasks(array_id, indexes);
     }
     JobSelection selected =
             select_jobs(jobs_, request, [&](const Job& job) { return check_owner(cred, job); });
@@ -317,6 +394,17 @@ void Controller::handle_control(const ConnectionPtr& conn,
     }
     protocol::JobControlReply reply;
     reply.acted_on = selected.ids.size();
+    for (uint64_t id : selected.remainders) {
+        ArrayRemainder& remainder = jobs_.remainders().at(id);
+        reply.acted_on += remainder.pending.size();
+        if (cancel) {
+            cancel_remainder(remainder);
+            continue;
+        }
+        remainder.job.held = request.action == protocol::JobAction::kHold;
+        remainder.job.reason = remainder.job.held ? "JobHeldUser" : "None";
+        persist(remainder);
+    }
     for (const Status& error : selected.errors) {
         reply.errors.push_back(error.message());
     }

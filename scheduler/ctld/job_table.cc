@@ -18,6 +18,53 @@ void JobTable::add_submitted(Job job) {
     load(std::move(job));
 }
 
+void JobTable::load(ArrayRemainder remainder) {
+    const uint64_t id = remainder.job.job_id;
+    array_sizes_[id] = remainder.job.array_count;
+    remainders_.insert_or_assign(id, std::move(remainder));
+}
+
+void JobTable::add_submitted(ArrayRemainder remainder) {
+    uncommitted_.insert(remainder.job.job_id);
+    load(std::move(remainder));
+}
+
+std::optional<std::pair<uint64_t, uint32_t>> JobTable::unsplit_task(uint64_t id) const {
+    auto it = remainders_.upper_bound(id);
+    if (it == remainders_.begin()) {
+        return std::nullopt;
+    }
+    const ArrayRemainder& remainder = (--it)->second;
+    const uint64_t position = id - remainder.job.job_id;
+    if (position >= remainder.all.size()) {
+        return std::nullopt;
+    }
+    const uint32_t index = remainder.all.at(static_cast<uint32_t>(position));
+    if (!remainder.pending.contains(index)) {
+        return std::nullopt;
+    }
+    return std::pair{it->first, index};
+}
+
+Job& JobTable::split_task(uint64_t array_id, uint32_t index) {
+    auto it = remainders_.find(array_id);
+    ArrayRemainder& remainder = it->second;
+    Job task = remainder.job;
+    task.job_id = remainder.task_id(index);
+    task.array_task_id = index;
+    remainder.pending.erase(index);
+    if (remainder.pending.empty()) {
+        remainders_.erase(it);
+    }
+    const uint64_t id = task.job_id;
+    return jobs_.insert_or_assign(id, std::move(task)).first->second;
+}
+
+void JobTable::forget_remainder(uint64_t array_id, JobState final_state) {
+    remainders_.erase(array_id);
+    ended_remainders_[array_id] = final_state;
+}
+
 void JobTable::remember_final(const Job& job) {
     if (finished_states_.emplace(job.job_id, sched::OtherJob{job.state, job.start_time}).second) {
         finished_order_.push_back(job.job_id);
@@ -50,12 +97,15 @@ std::optional<sched::OtherJob> JobTable::other_job(uint64_t id) const {
         return single_job(id);
     }
     sched::OtherJob combined{JobState::kCompleted, 0};
-    bool all_final = true;
+    bool all_final = !remainders_.contains(id);
     bool any_started = false;
+    if (auto ended = ended_remainders_.find(id); ended != ended_remainders_.end()) {
+        combined.state = ended->second == JobState::kCompleted ? combined.state : JobState::kFailed;
+    }
     for (uint64_t task = id; task < id + array->second; ++task) {
         auto state = single_job(task);
         if (!state) {
-            continue;  // forgotten long ago: it finished
+            continue;  // in the remainder, or forgotten long ago: it finished
         }
         any_started = any_started || state->state != JobState::kPending;
         combined.start_time = std::max(combined.start_time, state->start_time);

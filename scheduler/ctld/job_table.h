@@ -1,6 +1,7 @@
-// The controller's jobs: the unfinished ones (in memory without their payload), which of
-// them are not yet durable, the final states of recently finished ones and the size of each
-// array, which dependencies on finished jobs and arrays are judged by.
+// The controller's jobs: the unfinished ones (in memory without their payload), the pending
+// remainders of arrays, which of them are not yet durable, the final states of recently
+// finished ones and the size of each array, which dependencies on finished jobs and arrays
+// are judged by.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,7 @@ namespace cohort::ctld {
 class JobTable {
 public:
     using Map = std::map<uint64_t, Job>;
+    using Remainders = std::map<uint64_t, ArrayRemainder>;  // by array id
 
     // Final states kept for dependencies; beyond this the oldest are forgotten.
     static constexpr size_t kFinishedStatesKept = 200000;
@@ -45,6 +47,21 @@ public:
     // A submitted job, not durable until committed() (queries and passes skip it till then).
     void add_submitted(Job job);
 
+    // Arrays' tasks not yet split off, one record per array, by array id.
+    Remainders& remainders() { return remainders_; }
+
+    const Remainders& remainders() const { return remainders_; }
+
+    void load(ArrayRemainder remainder);
+    void add_submitted(ArrayRemainder remainder);
+    // The array and index of job `id` while it is a task in a remainder; nullopt otherwise.
+    std::optional<std::pair<uint64_t, uint32_t>> unsplit_task(uint64_t id) const;
+    // Splits task `index` off array `array_id`'s remainder into a pending job of its own; a
+    // remainder left without tasks is dropped (the caller stores both changes).
+    Job& split_task(uint64_t array_id, uint32_t index);
+    // A remainder that ended (cancelled) leaves memory; dependencies remember how it ended.
+    void forget_remainder(uint64_t array_id, JobState final_state);
+
     void committed(uint64_t id) { uncommitted_.erase(id); }
 
     bool is_committed(uint64_t id) const { return uncommitted_.count(id) == 0; }
@@ -69,6 +86,8 @@ private:
     std::map<uint64_t, sched::OtherJob> finished_states_;
     std::deque<uint64_t> finished_order_;
     std::map<uint64_t, uint32_t> array_sizes_;  // array id -> tasks (ids id .. id + n - 1)
+    Remainders remainders_;
+    std::map<uint64_t, JobState> ended_remainders_;  // array id -> how its remainder ended
 };
 
 }  // namespace cohort::ctld

@@ -52,11 +52,18 @@ void Controller::refresh_priorities(int64_t now) {
     for (const auto& [id, job] : jobs_) {
         users.emplace(job.user_name, priority_.charged_account(job.spec.account));
     }
+    for (const auto& [id, remainder] : jobs_.remainders()) {
+        users.emplace(remainder.job.user_name,
+                      priority_.charged_account(remainder.job.spec.account));
+    }
     priority_.refresh(usage_.ledger(), users, nodes_.total_cpus());
     for (auto& [id, job] : jobs_) {
         if (job.state == JobState::kPending) {
             job.priority = priority_.factors(priority_job_of(job), now).priority;
         }
+    }
+    for (auto& [id, remainder] : jobs_.remainders()) {
+        remainder.job.priority = priority_.factors(priority_job_of(remainder.job), now).priority;
     }
 }
 

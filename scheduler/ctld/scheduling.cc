@@ -50,6 +50,41 @@ void Controller::persist(const Job& job, std::function<void()> after) {
     });
 }
 
+void Controller::persist(const ArrayRemainder& remainder) {
+    const uint64_t id = remainder.job.job_id;
+    writer_.write({to_record(remainder)}, [this, id](const Status& status) {
+        on_strand([this, id, status] {
+            if (!status) {
+                spdlog::error("array {}: state not stored: {}", id, status.message());
+            }
+            auto it = jobs_.remainders().find(id);
+            if (it != jobs_.remainders().end() && is_final(it->second.job.state)) {
+                jobs_.forget_remainder(id, it->second.job.state);
+            }
+        });
+    });
+}
+
+void Controller::split_tasks(uint64_t array_id, const std::vector<uint32_t>& indexes) {
+    std::vector<StateChange> changes;
+    for (uint32_t index : indexes) {
+        changes.emplace_back(to_record(jobs_.split_task(array_id, index)));
+    }
+    auto rest = jobs_.remainders().find(array_id);
+    if (rest == jobs_.remainders().end()) {
+        changes.emplace_back(ArrayRemainderEmptied{array_id});
+    } else {
+        changes.emplace_back(to_record(rest->second));
+    }
+    // Ordered before any later write of these tasks, so a task is never RUNNING in the store
+    // while its index is still in the remainder.
+    writer_.write(std::move(changes), [array_id](const Status& status) {
+        if (!status) {
+            spdlog::error("array {}: split tasks not stored: {}", array_id, status.message());
+        }
+    });
+}
+
 void Controller::after_durable(std::function<void()> then) {
     // The writer commits in queue order, so an empty write completes after every earlier one.
     writer_.write({}, [this, then = std::move(then)](const Status&) { on_strand(then); });
@@ -144,6 +179,16 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
     for (auto& [id, job] : jobs_) {
         job.expected_start = 0;  // this pass plans anew
     }
+    int64_t idle_cpus = 0;
+    for (const auto& node : snapshot.nodes) {
+        idle_cpus += node.up ? node.cpus : 0;
+    }
+    for (const auto& running : snapshot.running) {
+        for (int32_t cpus : running.cpus_per_node) {
+            idle_cpus -= cpus;
+        }
+    }
+    split_startable_tasks(now, std::max<int64_t>(idle_cpus, 0), window_index);
     std::vector<uint64_t> never;  // dependencies that can never be met
     sched::ArrayThrottle throttle;
     for (const auto& [id, job] : jobs_) {
@@ -156,15 +201,8 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
         if (job.state != JobState::kPending || job.held || !jobs_.is_committed(id)) {
             continue;
         }
-        sched::EligibilityFacts facts;
-        facts.begin_time = job.spec.begin_time;
-        if (!job.spec.dependency.empty() && job.spec.begin_time <= now) {
-            facts.dependency = dependency_status(job, now);
-        }
-        facts.kill_on_invalid_dep = job.spec.kill_on_invalid_dep;
         auto window = window_index.find(job.spec.reservation);
-        facts.wants_reservation = !job.spec.reservation.empty();
-        facts.reservation_exists = window != window_index.end();
+        sched::EligibilityFacts facts = eligibility_facts(job, now, window != window_index.end());
         facts.array_id = job.is_array_task() ? job.array_job_id : 0;
         const sched::Eligibility eligibility = sched::check_eligibility(facts, now, throttle);
         if (eligibility.verdict != sched::Eligibility::Verdict::kOffer) {
@@ -197,6 +235,91 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
         cancel_pending(jobs_.at(id), "DependencyNeverSatisfied");
     }
     return snapshot;
+}
+
+sched::EligibilityFacts Controller::eligibility_facts(const Job& job,
+                                                      int64_t now,
+                                                      bool reservation_exists) const {
+    sched::EligibilityFacts facts;
+    facts.begin_time = job.spec.begin_time;
+    if (!job.spec.dependency.empty() && job.spec.begin_time <= now) {
+        facts.dependency = dependency_status(job, now);
+    }
+    facts.kill_on_invalid_dep = job.spec.kill_on_invalid_dep;
+    facts.wants_reservation = !job.spec.reservation.empty();
+    facts.reservation_exists = reservation_exists;
+    return facts;
+}
+
+void Controller::split_startable_tasks(int64_t now,
+                                       int64_t idle_cpus,
+                                       const std::map<std::string, int>& window_index) {
+    if (jobs_.remainders().empty()) {
+        return;
+    }
+
+    struct TaskCounts {
+        int64_t running = 0;
+        int64_t waiting = 0;  // split off, pending and not held
+    };
+
+    std::map<uint64_t, TaskCounts> counts;
+    for (const auto& [id, job] : jobs_) {
+        if (job.is_array_task() && !is_final(job.state)) {
+            TaskCounts& c = counts[job.array_job_id];
+            ++(job.state == JobState::kPending ? c.waiting : c.running);
+            c.waiting -= job.state == JobState::kPending && job.held ? 1 : 0;
+        }
+    }
+    std::vector<uint64_t> never;
+    std::vector<std::pair<uint64_t, std::vector<uint32_t>>> splits;
+    for (auto& [id, remainder] : jobs_.remainders()) {
+        Job& job = remainder.job;
+        if (job.state != JobState::kPending || job.held || !jobs_.is_committed(id)) {
+            continue;
+        }
+        const sched::EligibilityFacts facts = eligibility_facts(
+                job, now, window_index.contains(std::string(job.spec.reservation)));
+        sched::ArrayThrottle unthrottled;  // the throttle is applied below, to the count
+        const sched::Eligibility eligibility = sched::check_eligibility(facts, now, unthrottled);
+        if (eligibility.verdict != sched::Eligibility::Verdict::kOffer) {
+            job.reason = std::string(eligibility.reason);
+            if (eligibility.verdict == sched::Eligibility::Verdict::kCancel) {
+                never.push_back(id);
+            }
+            continue;
+        }
+        // As many tasks as the idle CPUs could start, and one more to plan ahead for, less
+        // those already split off and waiting; never beyond the %N throttle.
+        const TaskCounts c = counts[id];
+        const int64_t task_cpus = std::max<int64_t>(
+                1, int64_t{job.resources.cpus_per_task} * std::max(1u, job.resources.ntasks));
+        int64_t wanted = idle_cpus / task_cpus + 1 - c.waiting;
+        if (job.array_max_running != 0) {
+            const int64_t room = int64_t{job.array_max_running} - c.running - c.waiting;
+            if (room <= 0) {
+                job.reason = "JobArrayTaskLimit";
+            }
+            wanted = std::min(wanted, room);
+        }
+        wanted = std::min<int64_t>(wanted, remainder.pending.size());
+        if (wanted > 0) {
+            std::vector<uint32_t> indexes;
+            for (uint32_t i = 0; i < wanted; ++i) {
+                indexes.push_back(remainder.pending.at(i));
+            }
+            splits.emplace_back(id, std::move(indexes));
+        }
+    }
+    for (const auto& [id, indexes] : splits) {
+        split_tasks(id, indexes);
+    }
+    for (uint64_t id : never) {
+        ArrayRemainder& remainder = jobs_.remainders().at(id);
+        spdlog::info("array {}: dependency '{}' can never be satisfied; cancelling", id,
+                     remainder.job.spec.dependency);
+        cancel_remainder(remainder, "DependencyNeverSatisfied");
+    }
 }
 
 void Controller::continue_pass() {
@@ -235,6 +358,11 @@ void Controller::apply(const sched::Decisions& decisions, const sched::Snapshot&
     for (const auto& wait : decisions.waits) {
         if (Job* job = still_pending(wait.job_id)) {
             job->reason = sched::wait_reason_name(wait, snapshot.limits);
+            // The remainder shows why its tasks wait, as Slurm's array record does.
+            auto remainder = jobs_.remainders().find(job->array_job_id);
+            if (job->is_array_task() && remainder != jobs_.remainders().end()) {
+                remainder->second.job.reason = job->reason;
+            }
         }
     }
     for (const auto& reserved : decisions.reservations) {

@@ -309,8 +309,8 @@ TEST_F(ClusterTest, ArrayTasksRunWithTheirIndexAndTheThrottleHolds) {
                      + log});
     ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
     const uint64_t array_id = submitted_id(submitted);
-    CommandResult queue = cluster_->cohort({"queue"});
-    EXPECT_NE(queue.out.find(std::to_string(array_id) + "_5"), std::string::npos) << queue.out;
+    CommandResult queue = cluster_->cohort({"queue", "-h", "-j", std::to_string(array_id)});
+    EXPECT_NE(queue.out.find(std::to_string(array_id) + "_"), std::string::npos) << queue.out;
     for (uint64_t task = 0; task < 6; ++task) {
         EXPECT_EQ(cluster_->wait_final_state(array_id + task, std::chrono::seconds(60)),
                   "COMPLETED");
@@ -337,16 +337,31 @@ TEST_F(ClusterTest, ArrayTasksRunWithTheirIndexAndTheThrottleHolds) {
     EXPECT_GE(most, 1);
 }
 
+// As in Slurm, an array's pending tasks are one record until they start: squeue shows one
+// line for them, a task named alone is split off, and the array's id stands for all.
 TEST_F(ClusterTest, CancellingAnArrayIdCancelsEveryTask) {
     CommandResult submitted =
             cluster_->cohort({"batch", "--parsable", "-H", "--array=1-3", "--wrap", "true"});
     ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
     const uint64_t array_id = submitted_id(submitted);
-    ASSERT_EQ(cluster_->cohort({"cancel", std::to_string(array_id)}).exit_code, 0);
-    for (uint64_t task = 0; task < 3; ++task) {
-        EXPECT_EQ(cluster_->wait_final_state(array_id + task, std::chrono::seconds(30)),
-                  "CANCELLED");
-    }
+    const std::string id = std::to_string(array_id);
+    CommandResult queue = cluster_->cohort({"queue", "-h", "-o", "%i %K %T %r"});
+    EXPECT_EQ(queue.out, id + "_[1-3] 1-3 PENDING JobHeldUser\n");
+
+    // Task 2 has the array's second id; cancelling it alone leaves tasks 1 and 3 as one record.
+    ASSERT_EQ(cluster_->cohort({"cancel", std::to_string(array_id + 1)}).exit_code, 0);
+    EXPECT_EQ(cluster_->wait_final_state(array_id + 1, std::chrono::seconds(30)), "CANCELLED");
+    queue = cluster_->cohort({"queue", "-h", "-o", "%i %T"});
+    EXPECT_EQ(queue.out, id + "_[1,3] PENDING\n");
+
+    ASSERT_EQ(cluster_->cohort({"cancel", id}).exit_code, 0);
+    EXPECT_EQ(cluster_->wait_final_state(array_id, std::chrono::seconds(30)), "CANCELLED");
+    queue = cluster_->cohort({"queue", "-h"});
+    EXPECT_EQ(queue.out, "");
+    CommandResult acct = cluster_->cohort({"acct", "-j", id, "-s", "CA"});
+    EXPECT_NE(acct.out.find(id + "_[1,3]"), std::string::npos) << acct.out;
+    acct = cluster_->cohort({"acct", "-j", std::to_string(array_id + 1)});
+    EXPECT_NE(acct.out.find(id + "_2 "), std::string::npos) << acct.out;
 }
 
 TEST_F(ClusterTest, BeginTimeHoldsAJobBack) {
@@ -500,14 +515,17 @@ TEST_F(ClusterTest, QueueTakesSqueuesFormatsAndFilters) {
 
     CommandResult polled = cluster_->cohort({"queue", "-h", "--me"});
     ASSERT_EQ(polled.exit_code, 0) << polled.err;
-    EXPECT_EQ(line_count(polled.out), 4u) << polled.out;  // no header: one line a job
+    // No header, one line a job; the held array's tasks are one record, as in Slurm.
+    EXPECT_EQ(line_count(polled.out), 2u) << polled.out;
 
+    // Holding a task by its id splits it off the array's record.
+    const std::string task_1 = std::to_string(submitted_id(array) + 1);
+    ASSERT_EQ(cluster_->cohort({"hold", task_1}).exit_code, 0);
     CommandResult formatted =
             cluster_->cohort({"queue", "-h", "-j", array_id, "-o", "%i|%j|%T|%r", "--sort", "-i"});
     ASSERT_EQ(formatted.exit_code, 0) << formatted.err;
-    EXPECT_EQ(formatted.out, array_id + "_2|sweep|PENDING|JobHeldUser\n" + array_id
-                                     + "_1|sweep|PENDING|JobHeldUser\n" + array_id
-                                     + "_0|sweep|PENDING|JobHeldUser\n");
+    EXPECT_EQ(formatted.out, array_id + "_1|sweep|PENDING|JobHeldUser\n" + array_id
+                                     + "_[0,2]|sweep|PENDING|JobHeldUser\n");
 
     CommandResult named = cluster_->cohort({"queue", "-n", "solo", "-O", "JobID:10,Name:6"});
     ASSERT_EQ(named.exit_code, 0) << named.err;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -32,7 +33,15 @@ TEST(Scale, ListingsOfFiftyThousandJobsStreamInFrames) {
         CommandResult submitted = cluster.cohort(
                 {"batch", "--parsable", "-H", "--array=0-999", "-J", "many", "--wrap", "true"});
         ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
-        ids.push_back(std::to_string(submitted_id(submitted)));
+        const uint64_t array_id = submitted_id(submitted);
+        ids.push_back(std::to_string(array_id));
+        // Naming every task splits it off the array's one record: 1,000 jobs of their own.
+        std::vector<std::string> hold = {"hold"};
+        for (uint64_t task = 0; task < 1000; ++task) {
+            hold.push_back(std::to_string(array_id + task));
+        }
+        CommandResult held = cluster.cohort(hold);
+        ASSERT_EQ(held.exit_code, 0) << held.err;
     }
     const size_t jobs = kArrays * 1000;
     CommandResult queue = cluster.cohort({"queue", "-t", "PD"}, std::chrono::seconds(120));
@@ -49,6 +58,43 @@ TEST(Scale, ListingsOfFiftyThousandJobsStreamInFrames) {
     CommandResult acct = cluster.cohort({"acct", "-s", "CA"}, std::chrono::seconds(120));
     ASSERT_EQ(acct.exit_code, 0) << acct.err;
     EXPECT_EQ(line_count(acct.out), jobs + 1);
+}
+
+// --array=0-99999 is one record, as in Slurm: listed as one line, its tasks split off only
+// as they may start, so the record shrinks while they run.
+TEST(Scale, AnArrayOfAHundredThousandTasksIsOneRecordUntilItsTasksRun) {
+    LocalCluster cluster(2);
+    ASSERT_TRUE(cluster.up());
+    CommandResult submitted = cluster.cohort(
+            {"batch", "--parsable", "-H", "--array=0-99999", "-J", "sweep", "--wrap", "true"});
+    ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+    const std::string id = std::to_string(submitted_id(submitted));
+    CommandResult queue = cluster.cohort({"queue", "-h", "-o", "%i %j %T %r"});
+    EXPECT_EQ(queue.out, id + "_[0-99999] sweep PENDING JobHeldUser\n");
+    CommandResult json = cluster.cohort({"queue", "--json"});
+    auto jobs = nlohmann::json::parse(json.out).at("jobs");
+    ASSERT_EQ(jobs.size(), 1u) << json.out;
+    EXPECT_EQ(jobs[0].at("array_task_string"), "0-99999");
+
+    ASSERT_EQ(cluster.cohort({"release", id}).exit_code, 0);
+    // Bounded: tasks start, finish and leave the record; it never lists them all.
+    std::string remaining;
+    for (int i = 0; i < 300 && remaining.empty(); ++i) {
+        queue = cluster.cohort({"queue", "-h", "-t", "PD", "-o", "%i"});
+        if (queue.out.rfind(id + "_[", 0) == 0 && queue.out.rfind(id + "_[0-", 0) != 0) {
+            remaining = queue.out;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_FALSE(remaining.empty()) << queue.out;
+    EXPECT_LE(line_count(queue.out), 3u) << queue.out;  // the record, and a few split-off tasks
+    ASSERT_EQ(cluster.cohort({"cancel", id}).exit_code, 0);
+    CommandResult acct;
+    for (int i = 0; i < 100 && acct.out.find(id + "_[") == std::string::npos; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        acct = cluster.cohort({"acct", "-j", id, "-s", "CA"});
+    }
+    EXPECT_NE(acct.out.find(id + "_["), std::string::npos) << acct.out;  // the record, CANCELLED
 }
 
 }  // namespace

@@ -43,6 +43,14 @@ CREATE TABLE IF NOT EXISTS blobs (
     key    TEXT PRIMARY KEY,
     record BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS array_remainders (
+    job_id      INTEGER PRIMARY KEY,
+    user_name   TEXT NOT NULL,
+    state       TEXT NOT NULL,
+    submit_time INTEGER NOT NULL,
+    end_time    INTEGER NOT NULL,
+    record      BLOB NOT NULL
+);
 CREATE TABLE IF NOT EXISTS job_payloads (
     key     INTEGER PRIMARY KEY,
     payload BLOB NOT NULL
@@ -110,6 +118,8 @@ Result<std::unique_ptr<SqliteStateStore>> SqliteStateStore::open(const std::stri
 
 SqliteStateStore::~SqliteStateStore() {
     sqlite3_finalize(put_job_);
+    sqlite3_finalize(put_remainder_);
+    sqlite3_finalize(delete_remainder_);
     sqlite3_finalize(put_step_);
     sqlite3_finalize(put_meta_);
     sqlite3_finalize(put_reservation_);
@@ -140,7 +150,14 @@ Status SqliteStateStore::prepare_statements() {
             "VALUES(?,?,?,?,?,?)";
     const char* step_sql = "INSERT OR REPLACE INTO steps(job_id,step_id,record) VALUES(?,?,?)";
     const char* meta_sql = "INSERT OR REPLACE INTO meta(key,value) VALUES('next_job_id',?)";
+    const char* remainder_sql =
+            "INSERT OR REPLACE INTO array_remainders(job_id,user_name,state,submit_time,end_time,"
+            "record) VALUES(?,?,?,?,?,?)";
     if (sqlite3_prepare_v2(db_, job_sql, -1, &put_job_, nullptr) != SQLITE_OK
+        || sqlite3_prepare_v2(db_, remainder_sql, -1, &put_remainder_, nullptr) != SQLITE_OK
+        || sqlite3_prepare_v2(db_, "DELETE FROM array_remainders WHERE job_id=?", -1,
+                              &delete_remainder_, nullptr)
+                   != SQLITE_OK
         || sqlite3_prepare_v2(db_, step_sql, -1, &put_step_, nullptr) != SQLITE_OK
         || sqlite3_prepare_v2(db_, meta_sql, -1, &put_meta_, nullptr) != SQLITE_OK
         || sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO reservations(name,record) VALUES(?,?)",
@@ -271,16 +288,24 @@ Status SqliteStateStore::rollback() {
 }
 
 Status SqliteStateStore::put_job(const protocol::JobRecord& job) {
-    Reset reset{put_job_};
+    sqlite3_stmt* put = job.is_array_remainder() ? put_remainder_ : put_job_;
+    Reset reset{put};
     std::string blob = protocol::encode_body(job);
     std::string state(job_state_name(job.state));
-    sqlite3_bind_int64(put_job_, 1, static_cast<sqlite3_int64>(job.job_id));
-    sqlite3_bind_text(put_job_, 2, job.user_name.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(put_job_, 3, state.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(put_job_, 4, job.submit_time);
-    sqlite3_bind_int64(put_job_, 5, job.end_time);
-    sqlite3_bind_blob(put_job_, 6, blob.data(), static_cast<int>(blob.size()), SQLITE_TRANSIENT);
-    return sqlite3_step(put_job_) == SQLITE_DONE ? Status::ok() : error("put job");
+    sqlite3_bind_int64(put, 1, static_cast<sqlite3_int64>(job.job_id));
+    sqlite3_bind_text(put, 2, job.user_name.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(put, 3, state.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(put, 4, job.submit_time);
+    sqlite3_bind_int64(put, 5, job.end_time);
+    sqlite3_bind_blob(put, 6, blob.data(), static_cast<int>(blob.size()), SQLITE_TRANSIENT);
+    return sqlite3_step(put) == SQLITE_DONE ? Status::ok() : error("put job");
+}
+
+Status SqliteStateStore::delete_array_remainder(uint64_t array_id) {
+    Reset reset{delete_remainder_};
+    sqlite3_bind_int64(delete_remainder_, 1, static_cast<sqlite3_int64>(array_id));
+    return sqlite3_step(delete_remainder_) == SQLITE_DONE ? Status::ok()
+                                                          : error("delete array remainder");
 }
 
 Status SqliteStateStore::put_payload(const StoredPayload& stored) {
@@ -383,7 +408,7 @@ Result<StoredState> SqliteStateStore::load_active() {
     Statement jobs;
     sqlite3_prepare_v2(db_,
                        "SELECT record FROM jobs WHERE state IN ('PENDING','RUNNING','COMPLETING') "
-                       "ORDER BY job_id",
+                       "UNION ALL SELECT record FROM array_remainders WHERE state = 'PENDING'",
                        -1, &jobs.stmt, nullptr);
     int rc = 0;
     while ((rc = sqlite3_step(jobs.stmt)) == SQLITE_ROW) {
@@ -404,25 +429,28 @@ Result<StoredState> SqliteStateStore::load_active() {
 }
 
 Result<std::vector<protocol::JobRecord>> SqliteStateStore::query_jobs(const JobFilter& filter) {
-    std::string sql = "SELECT record FROM jobs WHERE (end_time = 0 OR end_time >= ?)";
+    std::string where = "(end_time = 0 OR end_time >= ?1)";
     if (filter.until != 0) {
-        sql += fmt::format(" AND submit_time <= {}", filter.until);
+        where += fmt::format(" AND submit_time <= {}", filter.until);
     }
     if (!filter.job_ids.empty()) {
-        sql += " AND job_id IN (" + id_list(filter.job_ids) + ")";
+        where += " AND job_id IN (" + id_list(filter.job_ids) + ")";
     }
     if (!filter.user.empty()) {
-        sql += " AND user_name = ?";
+        where += " AND user_name = ?2";
     }
     if (!filter.states.empty()) {
-        sql += " AND state IN (";
+        where += " AND state IN (";
         for (size_t i = 0; i < filter.states.size(); ++i) {
-            sql += std::string(i == 0 ? "'" : ",'") + std::string(job_state_name(filter.states[i]))
-                   + "'";
+            where += std::string(i == 0 ? "'" : ",'")
+                     + std::string(job_state_name(filter.states[i])) + "'";
         }
-        sql += ")";
+        where += ")";
     }
-    sql += " ORDER BY job_id";
+    // A remainder shares its id with its first task: the task is listed first.
+    const std::string sql = "SELECT record, job_id, 0 AS remainder FROM jobs WHERE " + where
+                            + " UNION ALL SELECT record, job_id, 1 FROM array_remainders WHERE "
+                            + where + " ORDER BY job_id, remainder";
     Statement stmt;
     if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt.stmt, nullptr) != SQLITE_OK) {
         return error("query jobs");

@@ -22,9 +22,10 @@ public:
     Status commit() override;
     Status rollback() override;
     // The layout this code writes; PRAGMA user_version holds a database's.
-    static constexpr int kSchemaVersion = 3;
+    static constexpr int kSchemaVersion = 4;
 
     Status put_job(const protocol::JobRecord& job) override;
+    Status delete_array_remainder(uint64_t array_id) override;
     Status put_payload(const StoredPayload& payload) override;
     Status put_step(const protocol::StepRecord& step) override;
     Status put_next_job_id(uint64_t next) override;
@@ -51,6 +52,8 @@ private:
 
     sqlite3* db_;
     sqlite3_stmt* put_job_ = nullptr;
+    sqlite3_stmt* put_remainder_ = nullptr;
+    sqlite3_stmt* delete_remainder_ = nullptr;
     sqlite3_stmt* put_step_ = nullptr;
     sqlite3_stmt* put_meta_ = nullptr;
     sqlite3_stmt* put_reservation_ = nullptr;

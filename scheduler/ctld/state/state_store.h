@@ -37,17 +37,21 @@ public:
     virtual Status begin() = 0;
     virtual Status commit() = 0;
     virtual Status rollback() = 0;
-    // Jobs are stored without their payload (see job_payload.h).
+    // Jobs are stored without their payload (see job_payload.h). An array's remainder
+    // (is_array_remainder()) is stored apart from the jobs, as its id is also its first task's.
     virtual Status put_job(const protocol::JobRecord& job) = 0;
+    // Once every task of the array has been split off.
+    virtual Status delete_array_remainder(uint64_t array_id) = 0;
     virtual Status put_payload(const StoredPayload& payload) = 0;
     virtual Status put_step(const protocol::StepRecord& step) = 0;
     virtual Status put_next_job_id(uint64_t next) = 0;
     virtual Status put_reservation(const protocol::ReservationRecord& reservation) = 0;
     virtual Status delete_reservation(const std::string& name) = 0;
     virtual Status put_usage(const protocol::UsageLedgerRecord& usage) = 0;
-    // Everything the controller needs after a restart: unfinished jobs, the id counter,
-    // reservations and fair-share usage.
+    // Everything the controller needs after a restart: unfinished jobs and array remainders,
+    // the id counter, reservations and fair-share usage.
     virtual Result<StoredState> load_active() = 0;
+    // Jobs and ended array remainders that match, by id.
     virtual Result<std::vector<protocol::JobRecord>> query_jobs(const JobFilter& filter) = 0;
     // The payload stored under `key` (payload_key()); kNotFound if none.
     virtual Result<JobPayload> payload(uint64_t key) = 0;

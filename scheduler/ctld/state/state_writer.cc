@@ -68,6 +68,8 @@ Status StateWriter::apply(const std::vector<StateChange>& changes) {
                         return store_->put_reservation(value);
                     } else if constexpr (std::is_same_v<T, ReservationDeleted>) {
                         return store_->delete_reservation(value.name);
+                    } else if constexpr (std::is_same_v<T, ArrayRemainderEmptied>) {
+                        return store_->delete_array_remainder(value.array_id);
                     } else {
                         return store_->put_usage(value);
                     }

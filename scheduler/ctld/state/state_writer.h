@@ -22,12 +22,17 @@ struct ReservationDeleted {
     std::string name;
 };
 
+struct ArrayRemainderEmptied {
+    uint64_t array_id = 0;
+};
+
 using StateChange = std::variant<protocol::JobRecord,
                                  StoredPayload,
                                  protocol::StepRecord,
                                  NextJobId,
                                  protocol::ReservationRecord,
                                  ReservationDeleted,
+                                 ArrayRemainderEmptied,
                                  protocol::UsageLedgerRecord>;
 
 class StateWriter {

@@ -162,6 +162,69 @@ TEST(SqliteStateStore, MigratesTheUnversionedLayoutKeepingEveryJobScriptAndEnvir
     EXPECT_TRUE((*again)->payload(1));
 }
 
+// Version 3 (tests/data/state/SOURCES.md) stored every array task as a job, and records
+// without `array_pending` (encoded as JobRecord version 0): they load as they were.
+TEST(SqliteStateStore, MigratesVersion3KeepingItsArrayTasksAsJobs) {
+    const std::string path = temp_db();
+    std::filesystem::copy_file(COHORT_TEST_DATA_DIR "/state/v3-cohort.db", path);
+    auto store = SqliteStateStore::open(path, "full");
+    ASSERT_TRUE(store) << store.status().message();
+    auto loaded = (*store)->load_active();
+    ASSERT_TRUE(loaded) << loaded.status().message();
+    std::vector<std::string> ids;
+    for (const auto& job : loaded->jobs) {
+        ids.push_back(job.display_id());
+        EXPECT_TRUE(job.held);
+    }
+    EXPECT_EQ(ids, (std::vector<std::string>{"1", "2_0", "2_1", "2_2", "2_3"}));
+    EXPECT_EQ(loaded->next_job_id, 6u);
+    auto array = (*store)->payload(payload_key(loaded->jobs[4]));
+    ASSERT_TRUE(array) << array.status().message();
+    EXPECT_NE(array->script.find("echo a"), std::string::npos);
+}
+
+// An array's remainder shares its id with its first task, so it is kept apart from jobs:
+// both load, an ended remainder is listed after its first task, an emptied one is deleted.
+TEST(SqliteStateStore, ArrayRemaindersLiveBesideTheirTasks) {
+    const std::string path = temp_db();
+    auto store = SqliteStateStore::open(path, "full");
+    ASSERT_TRUE(store) << store.status().message();
+    protocol::JobRecord task = job(10, JobState::kPending);
+    task.array_job_id = 10;
+    protocol::JobRecord remainder = task;
+    remainder.array_pending = "1-99999";
+    protocol::JobRecord other = remainder;
+    other.job_id = other.array_job_id = 200000;
+    ASSERT_TRUE((*store)->begin());
+    ASSERT_TRUE((*store)->put_job(task));
+    ASSERT_TRUE((*store)->put_job(remainder));
+    ASSERT_TRUE((*store)->put_job(other));
+    ASSERT_TRUE((*store)->commit());
+    auto loaded = (*store)->load_active();
+    ASSERT_TRUE(loaded);
+    ASSERT_EQ(loaded->jobs.size(), 3u);
+    EXPECT_EQ(std::count_if(loaded->jobs.begin(), loaded->jobs.end(),
+                            [](const auto& j) { return j.is_array_remainder(); }),
+              2);
+
+    remainder.state = JobState::kCancelled;
+    remainder.end_time = 500;
+    ASSERT_TRUE((*store)->begin());
+    ASSERT_TRUE((*store)->put_job(remainder));
+    ASSERT_TRUE((*store)->delete_array_remainder(200000));
+    ASSERT_TRUE((*store)->commit());
+    loaded = (*store)->load_active();
+    ASSERT_TRUE(loaded);
+    ASSERT_EQ(loaded->jobs.size(), 1u);
+    EXPECT_FALSE(loaded->jobs[0].is_array_remainder());
+    auto listed = (*store)->query_jobs({{10}, "alice", 0, {}});
+    ASSERT_TRUE(listed);
+    ASSERT_EQ(listed->size(), 2u);
+    EXPECT_EQ((*listed)[0].display_id(), "10_0");
+    EXPECT_EQ((*listed)[1].display_id(), "10_[1-99999]");
+    EXPECT_EQ((*listed)[1].state, JobState::kCancelled);
+}
+
 TEST(SqliteStateStore, RefusesADatabaseOfANewerSchema) {
     const std::string path = temp_db();
     ASSERT_TRUE(SqliteStateStore::open(path, "full"));
@@ -172,7 +235,7 @@ TEST(SqliteStateStore, RefusesADatabaseOfANewerSchema) {
     auto store = SqliteStateStore::open(path, "full");
     ASSERT_FALSE(store);
     EXPECT_NE(store.status().message().find("schema version 99 is newer than this "
-                                            "cohortctld's (3)"),
+                                            "cohortctld's (4)"),
               std::string::npos)
             << store.status().message();
 }

@@ -16,11 +16,44 @@ TEST(ArraySpec, RangesListsStepsAndThrottle) {
     EXPECT_EQ(spec->max_running, 10u);
     spec = parse_array_spec("1,3,5-9:2");
     ASSERT_TRUE(spec);
-    EXPECT_EQ(spec->indexes, (std::vector<uint32_t>{1, 3, 5, 7, 9}));
+    EXPECT_EQ(spec->indexes.to_vector(), (std::vector<uint32_t>{1, 3, 5, 7, 9}));
     spec = parse_array_spec("0-15:4");
     ASSERT_TRUE(spec);
-    EXPECT_EQ(spec->indexes, (std::vector<uint32_t>{0, 4, 8, 12}));
+    EXPECT_EQ(spec->indexes.to_vector(), (std::vector<uint32_t>{0, 4, 8, 12}));
     EXPECT_EQ(spec->step, 4u);
+    spec = parse_array_spec("7,0-6:3,3");  // out of order and overlapping, as Slurm allows
+    ASSERT_TRUE(spec);
+    EXPECT_EQ(spec->indexes.to_vector(), (std::vector<uint32_t>{0, 3, 6, 7}));
+}
+
+TEST(ArraySpec, AHundredThousandTasksAreOneRun) {
+    auto spec = parse_array_spec("0-99999", 100001);
+    ASSERT_TRUE(spec);
+    EXPECT_EQ(spec->indexes.size(), 100000u);
+    EXPECT_EQ(spec->indexes.runs().size(), 1u);
+    EXPECT_EQ(spec->indexes.to_string(), "0-99999");
+}
+
+TEST(ArrayIndexes, PositionsErasureAndSlurmNotation) {
+    ArrayIndexes indexes = parse_array_spec("1,3,10-20:5,30-33")->indexes;
+    EXPECT_EQ(indexes.to_string(), "1,3,10-20:5,30-33");
+    EXPECT_EQ(indexes.size(), 9u);
+    EXPECT_EQ(indexes.position_of(15), 3u);
+    EXPECT_EQ(indexes.position_of(31), 6u);
+    EXPECT_FALSE(indexes.position_of(12));
+    EXPECT_FALSE(indexes.position_of(99));
+    EXPECT_EQ(indexes.at(0), 1u);
+    EXPECT_EQ(indexes.at(4), 20u);
+    EXPECT_EQ(indexes.at(8), 33u);
+    EXPECT_TRUE(indexes.erase(31));  // splits a run
+    EXPECT_TRUE(indexes.erase(10));  // shortens one from the front
+    EXPECT_TRUE(indexes.erase(3));   // removes a single
+    EXPECT_FALSE(indexes.erase(3));
+    EXPECT_FALSE(indexes.erase(12));
+    EXPECT_EQ(indexes.to_string(), "1,15-20:5,30,32-33");
+    EXPECT_EQ(indexes.size(), 6u);
+    EXPECT_EQ(indexes.to_vector(), (std::vector<uint32_t>{1, 15, 20, 30, 32, 33}));
+    EXPECT_EQ(ArrayIndexes::from_sorted(indexes.to_vector()).to_vector(), indexes.to_vector());
 }
 
 TEST(ArraySpec, BadSpecsNameTheValue) {
