@@ -99,6 +99,13 @@ Result<ClusterConfig> parse_config(const json& doc) {
                 fmt::format("max_array_size: invalid value '{}' (accepted: 1 to 4000001)",
                             config.max_array_size));
     }
+    config.purge_jobs_after_days = doc.value("purge_jobs_after_days", config.purge_jobs_after_days);
+    if (config.purge_jobs_after_days < 0) {
+        return Status::invalid(
+                fmt::format("purge_jobs_after_days: invalid value '{}' (accepted: 0 to keep "
+                            "finished jobs forever, or a number of days)",
+                            config.purge_jobs_after_days));
+    }
     config.sqlite_synchronous = doc.value("sqlite_synchronous", config.sqlite_synchronous);
     if (config.sqlite_synchronous != "full" && config.sqlite_synchronous != "normal") {
         return Status::invalid("sqlite_synchronous: invalid value '" + config.sqlite_synchronous
@@ -227,6 +234,7 @@ Status save_config(const ClusterConfig& config, const std::string& path) {
             {"launch_fanout", config.launch_fanout},
             {"collective_fanout", config.collective_fanout},
             {"max_array_size", config.max_array_size},
+            {"purge_jobs_after_days", config.purge_jobs_after_days},
             {"sqlite_synchronous", config.sqlite_synchronous},
             {"backfill", backfill_policy_name(config.backfill)},
             {"backfill_reservations", config.backfill_reservations}};

@@ -42,6 +42,9 @@ struct ClusterConfig {
     // Array indexes stay below this, as Slurm's MaxArraySize. Slurm's default is 1001 as each
     // task costs a record; here pending tasks share one, so the default is 100 times larger.
     int64_t max_array_size = 100001;
+    // Finished jobs (with their steps and payload) are purged this long after they end, as
+    // slurmdbd's PurgeJobAfter; 0 keeps them forever.
+    int64_t purge_jobs_after_days = 0;
     std::string sqlite_synchronous = "full";
     BackfillPolicy backfill = BackfillPolicy::kEasy;
     int64_t backfill_reservations = -1;  // conservative: waiting jobs planned; -1: all

@@ -287,11 +287,42 @@ void Controller::on_tick() {
         mark_node_down(*node, "Not responding");
     }
     request_schedule();
+    purge_history(clock_.unix_seconds());
     tick_.expires_after(std::chrono::milliseconds(config_.heartbeat_interval_ms));
     tick_.async_wait([this](boost::system::error_code ec) {
         if (!ec) {
             on_tick();
         }
+    });
+}
+
+void Controller::purge_history(int64_t now) {
+    constexpr int64_t kPurgeInterval_s = 3600;
+    constexpr size_t kPurgeBatch = 10000;  // one transaction stays short for the writer
+    if (config_.purge_jobs_after_days == 0 || purging_ || now < next_purge_at_) {
+        return;
+    }
+    purging_ = true;
+    const int64_t ended_before = now - config_.purge_jobs_after_days * 86400;
+    writer_.run_alone([this, now, ended_before](StateStore& store) {
+        Status begun = store.begin();
+        Result<size_t> purged =
+                begun ? store.purge_finished(ended_before, kPurgeBatch) : Result<size_t>(begun);
+        Status done = purged ? store.commit() : purged.status();
+        if (!done) {
+            store.rollback();
+        }
+        on_strand([this, now, purged, done] {
+            purging_ = false;
+            if (!done) {
+                spdlog::error("purging finished jobs: {}", done.message());
+            } else if (*purged > 0) {
+                spdlog::info("purged {} finished jobs older than {} days", *purged,
+                             config_.purge_jobs_after_days);
+            }
+            const bool more = done && *purged == kPurgeBatch;
+            next_purge_at_ = more ? now : now + kPurgeInterval_s;
+        });
     });
 }
 

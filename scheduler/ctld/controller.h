@@ -58,6 +58,9 @@ private:
     void accept();
     void on_close(const ConnectionPtr& conn);
     void on_tick();
+    // Deletes a batch of the history older than purge_jobs_after_days, hourly (or at once
+    // again while batches come back full), off the strand.
+    void purge_history(int64_t now);
     // The job's owner, root and the controller's own user may act on a job.
     Status check_owner(const protocol::Credential& cred, const Job& job) const;
 
@@ -193,6 +196,8 @@ private:
     std::unique_ptr<sched::PlanPass> pass_;
     bool pass_again_ = false;  // something changed while it ran: plan anew when it ends
     uint64_t next_job_id_ = 1;
+    bool purging_ = false;
+    int64_t next_purge_at_ = 0;
     bool schedule_posted_ = false;
 };
 

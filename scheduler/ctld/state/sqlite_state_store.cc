@@ -3,6 +3,7 @@
 #include "scheduler/ctld/state/sqlite_state_store.h"
 
 #include <algorithm>
+#include <set>
 #include <string>
 
 #include <fmt/format.h>
@@ -468,6 +469,58 @@ Result<std::vector<protocol::JobRecord>> SqliteStateStore::query_jobs(const JobF
         out.push_back(std::move(*job));
     }
     return out;
+}
+
+Result<size_t> SqliteStateStore::purge_finished(int64_t ended_before, size_t limit) {
+    // The jobs_end index finds them; payloads go once no job of their submission is left.
+    std::vector<protocol::JobRecord> purged;
+    for (const char* table : {"jobs", "array_remainders"}) {
+        const std::string sql = fmt::format(
+                "SELECT record FROM {} WHERE end_time > 0 AND end_time < ? AND state NOT IN "
+                "('PENDING','RUNNING','COMPLETING') LIMIT ?",
+                table);
+        Statement select;
+        if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &select.stmt, nullptr) != SQLITE_OK) {
+            return error("purge: select");
+        }
+        sqlite3_bind_int64(select.stmt, 1, ended_before);
+        sqlite3_bind_int64(select.stmt, 2, static_cast<sqlite3_int64>(limit - purged.size()));
+        while (sqlite3_step(select.stmt) == SQLITE_ROW) {
+            auto job = column_record<protocol::JobRecord>(select.stmt, 0, "stored job record");
+            if (!job) {
+                return job.status();
+            }
+            purged.push_back(std::move(*job));
+        }
+    }
+    std::vector<uint64_t> jobs;
+    std::vector<uint64_t> remainders;
+    for (const auto& job : purged) {
+        (job.is_array_remainder() ? remainders : jobs).push_back(job.job_id);
+    }
+    const std::string deletes = fmt::format(
+            "DELETE FROM jobs WHERE job_id IN ({0}); "
+            "DELETE FROM steps WHERE job_id IN ({0}); "
+            "DELETE FROM array_remainders WHERE job_id IN ({1});",
+            id_list(jobs), id_list(remainders));
+    if (Status deleted = exec(deletes.c_str()); !deleted) {
+        return deleted;
+    }
+    std::set<std::pair<uint64_t, uint64_t>> submissions;  // payload key, ids it covers
+    for (const auto& job : purged) {
+        submissions.emplace(payload_key(job), std::max<uint64_t>(1, job.array_count));
+    }
+    for (const auto& [key, ids] : submissions) {
+        const std::string sql = fmt::format(
+                "DELETE FROM job_payloads WHERE key = {0} "
+                "AND NOT EXISTS (SELECT 1 FROM jobs WHERE job_id >= {0} AND job_id < {1}) "
+                "AND NOT EXISTS (SELECT 1 FROM array_remainders WHERE job_id = {0})",
+                key, key + ids);
+        if (Status deleted = exec(sql.c_str()); !deleted) {
+            return deleted;
+        }
+    }
+    return purged.size();
 }
 
 Result<std::vector<protocol::StepRecord>> SqliteStateStore::query_steps(

@@ -34,6 +34,7 @@ public:
     Status put_usage(const protocol::UsageLedgerRecord& usage) override;
     Result<StoredState> load_active() override;
     Result<std::vector<protocol::JobRecord>> query_jobs(const JobFilter& filter) override;
+    Result<size_t> purge_finished(int64_t ended_before, size_t limit) override;
     Result<JobPayload> payload(uint64_t key) override;
     Result<std::vector<protocol::StepRecord>> query_steps(
             const std::vector<uint64_t>& job_ids) override;

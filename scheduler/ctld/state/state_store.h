@@ -53,6 +53,10 @@ public:
     virtual Result<StoredState> load_active() = 0;
     // Jobs and ended array remainders that match, by id.
     virtual Result<std::vector<protocol::JobRecord>> query_jobs(const JobFilter& filter) = 0;
+    // Deletes at most `limit` jobs (and ended array remainders) that ended before
+    // `ended_before`, with their steps and the payloads no job refers to any more; returns
+    // how many records went.
+    virtual Result<size_t> purge_finished(int64_t ended_before, size_t limit) = 0;
     // The payload stored under `key` (payload_key()); kNotFound if none.
     virtual Result<JobPayload> payload(uint64_t key) = 0;
     virtual Result<std::vector<protocol::StepRecord>> query_steps(

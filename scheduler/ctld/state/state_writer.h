@@ -55,6 +55,10 @@ public:
     // before, such as a launching job's payload.
     void read_committed(Read read);
 
+    // Thread-safe. Runs `work` alone on the writer thread, between group commits, after every
+    // write queued before it: housekeeping that opens transactions of its own.
+    void run_alone(Read work) { read(std::move(work)); }
+
     // Commits what is queued, then stops the thread.
     void stop();
 

@@ -225,6 +225,58 @@ TEST(SqliteStateStore, ArrayRemaindersLiveBesideTheirTasks) {
     EXPECT_EQ((*listed)[1].state, JobState::kCancelled);
 }
 
+// purge_jobs_after_days: jobs that ended before the cut go with their steps and payload;
+// unfinished and recent ones stay, and so does a payload another job still refers to.
+TEST(SqliteStateStore, PurgeDeletesOnlyHistoryOlderThanTheCut) {
+    const std::string path = temp_db();
+    auto store = SqliteStateStore::open(path, "full");
+    ASSERT_TRUE(store) << store.status().message();
+    ASSERT_TRUE((*store)->begin());
+    for (uint64_t id = 1; id <= 30; ++id) {
+        protocol::JobRecord record = job(id, id <= 20 ? JobState::kCompleted : JobState::kPending);
+        record.end_time = id <= 10 ? 1000 : id <= 20 ? 5000 : 0;  // old, recent, unfinished
+        ASSERT_TRUE((*store)->put_job(record));
+        ASSERT_TRUE((*store)->put_payload({id, {}}));
+        protocol::StepRecord step;
+        step.job_id = id;
+        ASSERT_TRUE((*store)->put_step(step));
+    }
+    // An array whose first task is old and second still pending keeps its payload.
+    protocol::JobRecord first = job(40, JobState::kCompleted);
+    first.array_job_id = 40;
+    first.array_count = 2;
+    first.end_time = 1000;
+    protocol::JobRecord second = first;
+    second.job_id = 41;
+    second.state = JobState::kPending;
+    second.end_time = 0;
+    ASSERT_TRUE((*store)->put_job(first));
+    ASSERT_TRUE((*store)->put_job(second));
+    ASSERT_TRUE((*store)->put_payload({40, {}}));
+    ASSERT_TRUE((*store)->commit());
+
+    ASSERT_TRUE((*store)->begin());
+    auto purged = (*store)->purge_finished(2000, 8);  // a batch smaller than the history
+    ASSERT_TRUE(purged) << purged.status().message();
+    EXPECT_EQ(*purged, 8u);
+    purged = (*store)->purge_finished(2000, 8);
+    ASSERT_TRUE(purged);
+    EXPECT_EQ(*purged, 3u);  // jobs 1-10 and task 40
+    ASSERT_TRUE((*store)->commit());
+
+    auto left = (*store)->query_jobs({});
+    ASSERT_TRUE(left);
+    EXPECT_EQ(left->size(), 21u);
+    EXPECT_EQ(left->front().job_id, 11u);
+    EXPECT_EQ((*store)->payload(5).status().code(), StatusCode::kNotFound);
+    EXPECT_TRUE((*store)->payload(15));
+    EXPECT_TRUE((*store)->payload(40));
+    auto steps = (*store)->query_steps({5, 15});
+    ASSERT_TRUE(steps);
+    ASSERT_EQ(steps->size(), 1u);
+    EXPECT_EQ(steps->front().job_id, 15u);
+}
+
 TEST(SqliteStateStore, RefusesADatabaseOfANewerSchema) {
     const std::string path = temp_db();
     ASSERT_TRUE(SqliteStateStore::open(path, "full"));
