@@ -44,17 +44,17 @@ Status ask_job_list(const Request& request,
     if (Status sent = client->send(request); !sent) {
         return sent;
     }
+    protocol::JobListReply reply;  // one for every frame: its records' memory is reused
     for (;;) {
         auto envelope = client->receive();
         if (!envelope) {
             return envelope.status();
         }
-        auto reply = protocol::decode_message<protocol::JobListReply>(*envelope);
-        if (!reply) {
-            return reply.status();
+        if (Status decoded = protocol::decode_message_into(*envelope, reply); !decoded) {
+            return decoded;
         }
-        frame(*reply);
-        if (!reply->more) {
+        frame(reply);
+        if (!reply.more) {
             return Status::ok();
         }
     }

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -127,8 +128,8 @@ int cmd_queue(const Args& args) {
     if (!sort_keys) {
         return report_error("queue", sort_keys.status());
     }
-    // Printed as frames arrive, unless the whole listing is needed first (JSON, --sort).
-    const bool keep = json || !sort_keys->empty();
+    // Printed as frames arrive, unless the whole listing is needed first (--sort).
+    const bool keep = !sort_keys->empty();
     const int64_t now = static_cast<int64_t>(std::time(nullptr));
     std::vector<protocol::JobRecord> kept;
     bool header_due = !no_header;
@@ -139,20 +140,24 @@ int cmd_queue(const Args& args) {
         }
         std::cout << queue_line(*columns, job, now) << "\n";
     };
+    std::optional<JsonPayloadStream> json_out;
+    if (json) {
+        json_out.emplace(std::cout, "jobs");
+    }
     Status listed = ask_job_list(request, [&](protocol::JobListReply& frame) {
         for (auto& job : frame.jobs) {
-            keep ? kept.push_back(std::move(job)) : print(job);
+            if (json_out) {
+                json_out->add(job_to_json(job));
+            } else {
+                keep ? kept.push_back(std::move(job)) : print(job);
+            }
         }
     });
     if (!listed) {
         return report_error("queue", listed);
     }
-    if (json) {
-        nlohmann::json jobs = nlohmann::json::array();
-        for (const auto& job : kept) {
-            jobs.push_back(job_to_json(job));
-        }
-        std::cout << wrap_payload("jobs", jobs).dump(2) << "\n";
+    if (json_out) {
+        json_out->finish();
         return 0;
     }
     sort_jobs(kept, *sort_keys, now);
@@ -331,7 +336,10 @@ int cmd_acct(const Args& args) {
         }
         *bound = *time;
     }
-    nlohmann::json jobs = nlohmann::json::array();
+    std::optional<JsonPayloadStream> json_out;
+    if (json) {
+        json_out.emplace(std::cout, "jobs");
+    }
     bool header_printed = false;
     Status listed = ask_job_list(request, [&](protocol::JobListReply& frame) {
         std::map<uint64_t, std::vector<const protocol::StepRecord*>> steps_of;
@@ -351,7 +359,7 @@ int cmd_acct(const Args& args) {
                 for (const protocol::StepRecord* step : steps) {
                     entry["steps"].push_back(step_to_json(*step));
                 }
-                jobs.push_back(std::move(entry));
+                json_out->add(entry);
                 continue;
             }
             print_acct_job(job);
@@ -363,8 +371,8 @@ int cmd_acct(const Args& args) {
     if (!listed) {
         return report_error("acct", listed);
     }
-    if (json) {
-        std::cout << wrap_payload("jobs", jobs).dump(2) << "\n";
+    if (json_out) {
+        json_out->finish();
     }
     return 0;
 }

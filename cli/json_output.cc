@@ -3,6 +3,8 @@
 
 #include <ctime>
 
+#include <fmt/format.h>
+
 #include "common/hostlist.h"
 
 namespace cohort::cli {
@@ -116,6 +118,34 @@ json wrap_payload(const char* key, json items) {
             {"meta", {{"plugin", {{"type", "cohort"}, {"name", "cohort"}}}}},
             {"errors", json::array()},
             {"warnings", json::array()}};
+}
+
+JsonPayloadStream::JsonPayloadStream(std::ostream& out, const char* key) : out_(out) {
+    const std::string document = wrap_payload(key, json::array()).dump(2);
+    const std::string empty_items = fmt::format("\"{}\": []", key);
+    const size_t at = document.find(empty_items) + empty_items.size() - 1;  // at its ']'
+    out_ << document.substr(0, at);
+    after_items_ = document.substr(at);
+}
+
+void JsonPayloadStream::add(const json& item) {
+    // An item of the document sits two levels deep: four more spaces on every line.
+    std::string text = item.dump(2);
+    std::string indented;
+    indented.reserve(text.size() + text.size() / 8);
+    indented += empty_ ? "\n    " : ",\n    ";
+    for (char c : text) {
+        indented += c;
+        if (c == '\n') {
+            indented += "    ";
+        }
+    }
+    out_ << indented;
+    empty_ = false;
+}
+
+void JsonPayloadStream::finish() {
+    out_ << (empty_ ? "" : "\n  ") << after_items_ << "\n";
 }
 
 // Local time as Slurm prints it, "Unknown" for 0.

@@ -1,6 +1,8 @@
 // Slurm-shaped JSON (as squeue/sinfo/sacct --json print it) for Cohort's records.
 #pragma once
 
+#include <ostream>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -18,5 +20,21 @@ nlohmann::json step_to_json(const protocol::StepRecord& step);
 
 // {"jobs": [...], "meta": {...}, "errors": [], "warnings": []}
 nlohmann::json wrap_payload(const char* key, nlohmann::json items);
+
+// Prints wrap_payload(key, items) one item at a time, as items arrive, in the text that
+// dump(2) of the whole document gives: a listing of 100,000 jobs never exists as one JSON
+// value (that took 2.4 GB and 15 s).
+class JsonPayloadStream {
+public:
+    JsonPayloadStream(std::ostream& out, const char* key);
+    void add(const nlohmann::json& item);
+    // Closes the array and prints the rest of the document.
+    void finish();
+
+private:
+    std::ostream& out_;
+    std::string after_items_;  // the document's text after its items
+    bool empty_ = true;
+};
 
 }  // namespace cohort::cli

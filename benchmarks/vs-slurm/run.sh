@@ -2,7 +2,8 @@
 # Cohort next to Debian's Slurm 22.05 on this machine, in one run: both as 4-node loopback
 # clusters, held `--wrap true` jobs. For each queue size: sequential submission rate, the
 # controller's memory per pending job, `queue`/`squeue` (text and JSON), and cancelling all
-# of them; then Cohort alone at the largest size, filled by arrays. Timings alternate
+# of them; then Cohort alone at the largest size: one array of that many tasks (one record
+# until they start), then that many pending jobs of their own. Timings alternate
 # Cohort and Slurm, best of REPEATS; every figure is lower-is-better, and the ratio column is
 # Cohort's over Slurm's. Prints a table, writes CSV and, with gnuplot, a PNG.
 #   benchmarks/vs-slurm/run.sh [SIZES] [CSV] [BIN_DIR]     (as root: Slurm's daemons are)
@@ -84,14 +85,23 @@ for n in $SIZES; do
     row "$n" "cancel all until the queue is empty" "$((t1 - t0))" "$((t2 - t1))" "ms"
 done
 
-# Cohort alone at the largest size: held arrays of 1,000 (one record per task).
-arrays=$(( COHORT_ALONE / 1000 ))
+# Cohort alone at the largest size. First as one array: its pending tasks are one record.
 rss0=$(rss_kib "$cohortctld_pid")
 t0=$(now_ms)
-for _ in $(seq "$arrays"); do "$BIN/cohort" batch -H --array=0-999 --wrap true >/dev/null; done
+array=$("$BIN/cohort" batch --parsable -H --array=0-$((COHORT_ALONE - 1)) --wrap true)
 t1=$(now_ms)
+row "$COHORT_ALONE" "submission of one array of them" "$((t1 - t0))" "" "ms"
+row "$COHORT_ALONE" "controller RSS of that array" "$(( $(rss_kib "$cohortctld_pid") - rss0 ))" "" "KiB"
+"$BIN/cohort" cancel "$array" >/dev/null
+wait_empty "$BIN/cohort" queue -h
+# Then as jobs of their own: held arrays of 1,000 whose tasks are split off by naming them.
+arrays=$(( COHORT_ALONE / 1000 ))
+rss0=$(rss_kib "$cohortctld_pid")
+for _ in $(seq "$arrays"); do
+    first=$("$BIN/cohort" batch --parsable -H --array=0-999 --wrap true)
+    "$BIN/cohort" hold $(seq "$first" $((first + 999))) >/dev/null
+done
 n=$((arrays * 1000))
-row "$n" "submission of a 1000-task array" "$(( (t1 - t0) / arrays ))" "" "ms"
 row "$n" "controller RSS per pending job" \
     "$(awk -v a="$rss0" -v b="$(rss_kib "$cohortctld_pid")" -v n="$n" 'BEGIN { printf "%.2f", (b - a) / n }')" "" "KiB"
 row "$n" "queue" "$(best_ms "$BIN/cohort" queue)" "" "ms"

@@ -3,6 +3,7 @@
 
 #include <exception>
 #include <sstream>
+#include <streambuf>
 #include <string>
 #include <string_view>
 
@@ -37,18 +38,38 @@ std::string encode_message(const Message& message, const Credential& cred, std::
     return encode_frame(static_cast<uint16_t>(Message::kType), cred, encode_body(message), key);
 }
 
-// Decodes bytes made by encode_body; malformed bytes give kCorrupt, never a throw.
+// Reads a body in place, without copying it into a stream.
+class BodyBuffer : public std::streambuf {
+public:
+    explicit BodyBuffer(std::string_view bytes) {
+        char* begin = const_cast<char*>(bytes.data());  // only read: get area, no put area
+        setg(begin, begin, begin + bytes.size());
+    }
+};
+
+// Decodes bytes made by encode_body into `value`, reusing the vectors and strings it holds:
+// the frames of a long listing, decoded one after another into one value, allocate almost
+// nothing. Malformed bytes give kCorrupt, never a throw.
 template <typename Value>
-Result<Value> decode_body(std::string_view bytes, const char* what) {
+Status decode_body_into(std::string_view bytes, const char* what, Value& value) {
     try {
-        std::istringstream in{std::string(bytes)};
-        boost::archive::binary_iarchive archive(in, boost::archive::no_header);
-        Value value;
+        BodyBuffer buffer(bytes);
+        boost::archive::binary_iarchive archive(buffer, boost::archive::no_header);
         archive >> value;
-        return value;
+        return Status::ok();
     } catch (const std::exception& e) {
         return Status::corrupt(std::string("malformed ") + what + ": " + e.what());
     }
+}
+
+// Decodes bytes made by encode_body; malformed bytes give kCorrupt, never a throw.
+template <typename Value>
+Result<Value> decode_body(std::string_view bytes, const char* what) {
+    Value value;
+    if (Status decoded = decode_body_into(bytes, what, value); !decoded) {
+        return decoded;
+    }
+    return value;
 }
 
 // Decodes a verified body of the expected type.
@@ -60,6 +81,17 @@ Result<Message> decode_message(const Envelope& envelope) {
                                + " message, got " + message_type_name(envelope.type));
     }
     return decode_body<Message>(envelope.body, message_type_name(envelope.type));
+}
+
+// decode_message into `message`, reusing what it holds (see decode_body_into).
+template <typename Message>
+Status decode_message_into(const Envelope& envelope, Message& message) {
+    if (envelope.type != static_cast<uint16_t>(Message::kType)) {
+        return Status::corrupt(std::string("expected a ")
+                               + message_type_name(static_cast<uint16_t>(Message::kType))
+                               + " message, got " + message_type_name(envelope.type));
+    }
+    return decode_body_into(envelope.body, message_type_name(envelope.type), message);
 }
 
 // The Status carried by an ErrorReply, or kCorrupt if the envelope is not one.
