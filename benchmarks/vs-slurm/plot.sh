@@ -13,7 +13,7 @@ set terminal pngcairo noenhanced size 1100,600
 set output "$PNG"
 set title "Cohort / Slurm 22.05, same machine, same run (below 1: Cohort is faster or smaller)"
 set style fill solid 0.6; set boxwidth 0.7; set yrange [0:*]; set xtics rotate by -35 font ",8"
-set bmargin 12; set ylabel "ratio"; unset key
+set bmargin 12; set rmargin 16; set ylabel "ratio"; unset key
 plot "$DATA" using 0:2:xtic(1) with boxes, 1 with lines dt 2
 PLOT
 echo "plot: $PNG"

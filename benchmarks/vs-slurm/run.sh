@@ -2,7 +2,8 @@
 # Cohort next to Debian's Slurm 22.05 on this machine, in one run: both as 4-node loopback
 # clusters, held `--wrap true` jobs. For each queue size: sequential submission rate, the
 # controller's memory per pending job, `queue`/`squeue` (text and JSON), and cancelling all
-# of them; then Cohort alone at the largest size: one array of that many tasks (one record
+# of them; then 8 parallel submitters, 1,000 trivial jobs to completion and a 2-node step;
+# then Cohort alone at the largest size: one array of that many tasks (one record
 # until they start), then that many pending jobs of their own. Timings alternate
 # Cohort and Slurm, best of REPEATS; every figure is lower-is-better, and the ratio column is
 # Cohort's over Slurm's. Prints a table, writes CSV and, with gnuplot, a PNG.
@@ -43,9 +44,21 @@ best_ms() {
     done
     echo "$best"
 }
-wait_empty() {  # bounded: until the listing is empty or 120 s
-    for _ in $(seq 600); do [ -z "$("$@" 2>/dev/null)" ] && return 0; sleep 0.2; done
-    echo "still not empty after 120 s: $*" >&2
+wait_empty() {  # bounded: until the listing is empty or WAIT_S (default 120) seconds
+    local polls=$(( ${WAIT_S:-120} * 5 ))
+    for _ in $(seq "$polls"); do [ -z "$("$@" 2>/dev/null)" ] && return 0; sleep 0.2; done
+    echo "still not empty after ${WAIT_S:-120} s: $*" >&2
+}
+# 8 loops at once, each submitting JOBS/8 held jobs with "$@"; prints the wall ms.
+parallel_submit_ms() {
+    local t0 t1 i
+    t0=$(now_ms)
+    for i in $(seq 8); do
+        (for _ in $(seq $((JOBS / 8))); do "$@" -H --wrap true >/dev/null; done) &
+    done
+    wait
+    t1=$(now_ms)
+    echo $((t1 - t0))
 }
 row() {  # size, what, cohort, slurm, unit
     local ratio
@@ -84,6 +97,29 @@ for n in $SIZES; do
     t1=$(now_ms); scancel -u "$(id -un)"; wait_empty squeue -h; t2=$(now_ms)
     row "$n" "cancel all until the queue is empty" "$((t1 - t0))" "$((t2 - t1))" "ms"
 done
+
+# Eight submitting loops at once, on empty queues.
+JOBS=1000
+c_ms=$(parallel_submit_ms "$BIN/cohort" batch)
+s_ms=$(parallel_submit_ms sbatch)
+row "$JOBS" "8 parallel submitters (per job)" "$(awk -v t="$c_ms" 'BEGIN { printf "%.2f", t / 1000 }')" \
+    "$(awk -v t="$s_ms" 'BEGIN { printf "%.2f", t / 1000 }')" "ms"
+"$BIN/cohort" cancel --me >/dev/null; scancel -u "$(id -un)"
+wait_empty "$BIN/cohort" queue -h; wait_empty squeue -h
+
+# Turnaround: 1,000 trivial jobs, from the first submission until none is left.
+t0=$(now_ms)
+for _ in $(seq 1000); do "$BIN/cohort" batch -o /dev/null --wrap true >/dev/null; done
+WAIT_S=600 wait_empty "$BIN/cohort" queue -h
+t1=$(now_ms)
+for _ in $(seq 1000); do sbatch -o /dev/null --wrap true >/dev/null; done
+WAIT_S=600 wait_empty squeue -h
+t2=$(now_ms)
+row 1000 "1000 trivial jobs from submit to all done" "$((t1 - t0))" "$((t2 - t1))" "ms"
+
+# A step over two nodes, from the command to its end.
+row 1 "run / srun -N2 -n4 true" "$(best_ms "$BIN/cohort" run -N2 -n4 true)" \
+    "$(best_ms srun -N2 -n4 true)" "ms"
 
 # Cohort alone at the largest size. First as one array: its pending tasks are one record.
 rss0=$(rss_kib "$cohortctld_pid")
