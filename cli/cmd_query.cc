@@ -352,7 +352,9 @@ int cmd_acct(const Args& args) {
             header_printed = true;
         }
         for (const auto& job : frame.jobs) {
-            const auto& steps = steps_of[job.job_id];
+            // An array's record shares its id with its first task, whose steps these are.
+            static const std::vector<const protocol::StepRecord*> kNoSteps;
+            const auto& steps = job.is_array_remainder() ? kNoSteps : steps_of[job.job_id];
             if (json) {
                 nlohmann::json entry = job_to_json(job);
                 entry["steps"] = nlohmann::json::array();

@@ -2,7 +2,6 @@
 #include "cli/job_options.h"
 
 #include <ctime>
-#include <limits>
 #include <map>
 #include <tuple>
 
@@ -317,8 +316,7 @@ Result<protocol::JobSpec> job_spec_from(const JobOptions& o) {
     }
     if (!o.array.empty()) {
         // Syntax only: the cluster's max_array_size bounds the indexes.
-        if (auto parsed = sched::parse_array_spec(o.array, std::numeric_limits<uint32_t>::max());
-            !parsed) {
+        if (auto parsed = sched::parse_array_spec(o.array, sched::kLargestMaxArraySize); !parsed) {
             return parsed.status();
         }
         spec.array = o.array;

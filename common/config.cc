@@ -100,10 +100,10 @@ Result<ClusterConfig> parse_config(const json& doc) {
                             config.max_array_size));
     }
     config.purge_jobs_after_days = doc.value("purge_jobs_after_days", config.purge_jobs_after_days);
-    if (config.purge_jobs_after_days < 0) {
+    if (config.purge_jobs_after_days < 0 || config.purge_jobs_after_days > 36500) {
         return Status::invalid(
                 fmt::format("purge_jobs_after_days: invalid value '{}' (accepted: 0 to keep "
-                            "finished jobs forever, or a number of days)",
+                            "finished jobs forever, or 1 to 36500 days)",
                             config.purge_jobs_after_days));
     }
     config.sqlite_synchronous = doc.value("sqlite_synchronous", config.sqlite_synchronous);

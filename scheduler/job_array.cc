@@ -187,6 +187,14 @@ Result<ArraySpec> parse_array_spec(std::string_view text, uint32_t max_size) {
         spec.indexes = ArrayIndexes(std::move(runs));
         return spec;
     }
+    uint64_t listed = 0;  // bounds the expansion below: overlapping items repeat indexes
+    for (const auto& run : runs) {
+        listed += run.size();
+    }
+    if (listed > max_size) {
+        return bad(text, fmt::format("its items list {} indexes, more than the maximum of {}",
+                                     listed, max_size));
+    }
     std::vector<uint32_t> all = ArrayIndexes(std::move(runs)).to_vector();
     std::sort(all.begin(), all.end());
     all.erase(std::unique(all.begin(), all.end()), all.end());

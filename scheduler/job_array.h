@@ -12,8 +12,10 @@
 
 namespace cohort::sched {
 
-// Indexes 0..1000, as Slurm's MaxArraySize; a cluster raises it with `max_array_size`.
+// Indexes 0..1000, as Slurm's MaxArraySize; a cluster raises it with `max_array_size`, up
+// to Slurm's largest (what a client checks against, not knowing the cluster's).
 inline constexpr uint32_t kDefaultMaxArraySize = 1001;
+inline constexpr uint32_t kLargestMaxArraySize = 4000001;
 
 // Ascending, unique task indexes, kept as runs (first, first + step, ..., last) so that
 // "0-99999" costs one run, not 100,000 entries.
@@ -70,7 +72,8 @@ struct ArraySpec {
     uint32_t step = 1;         // the number after the first ':', for SLURM_ARRAY_TASK_STEP
 };
 
-// Errors name the spec and what is accepted; every index must be below `max_size`.
+// Errors name the spec and what is accepted; every index must be below `max_size`, and
+// overlapping items may not list more than `max_size` indexes in all.
 Result<ArraySpec> parse_array_spec(std::string_view text, uint32_t max_size = kDefaultMaxArraySize);
 
 }  // namespace cohort::sched

@@ -99,15 +99,22 @@ Status Controller::start() {
     }
     usage_.restore(loaded->usage.as_of, std::move(usage));
     for (const auto& job : loaded->jobs) {
-        if (job.is_array_remainder()) {
-            jobs_.load(remainder_from_record(job));
-        } else {
+        if (!job.is_array_remainder()) {
             jobs_.load(job_from_record(job));
+        } else if (auto remainder = remainder_from_record(job)) {
+            jobs_.load(std::move(*remainder));
+        } else {
+            return remainder.status();
         }
     }
     for (const auto& job : depended_on) {
-        if (is_final(job.state)) {
+        if (!is_final(job.state)) {
+            continue;
+        }
+        if (!job.is_array_remainder()) {
             jobs_.remember_final(job_from_record(job));
+        } else if (auto remainder = remainder_from_record(job)) {
+            jobs_.remember_ended(*remainder);
         }
     }
     for (auto& step : steps) {

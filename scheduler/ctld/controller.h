@@ -152,8 +152,9 @@ private:
     void split_startable_tasks(int64_t now,
                                int64_t idle_cpus,
                                const std::map<std::string, int>& window_index);
-    // Splits these tasks off the array's remainder into pending jobs, and stores both.
-    void split_tasks(uint64_t array_id, const std::vector<uint32_t>& indexes);
+    // Splits these tasks off the array's remainder into pending jobs, stores both, and
+    // returns the tasks' ids.
+    std::vector<uint64_t> split_tasks(uint64_t array_id, const std::vector<uint32_t>& indexes);
     // Runs one budgeted step of the current pass; posts the next step until it is done.
     void continue_pass();
     void apply(const sched::Decisions& decisions, const sched::Snapshot& snapshot);

@@ -172,17 +172,17 @@ protocol::JobRecord to_record(const ArrayRemainder& remainder) {
     return record;
 }
 
-ArrayRemainder remainder_from_record(const protocol::JobRecord& record) {
+Result<ArrayRemainder> remainder_from_record(const protocol::JobRecord& record) {
     constexpr uint32_t kAnyIndex = std::numeric_limits<uint32_t>::max();
-    ArrayRemainder remainder{job_from_record(record), {}, {}};
-    // Both were written by Cohort and parse (an unparsable one leaves nothing pending).
     auto pending = sched::parse_array_spec(record.array_pending, kAnyIndex);
     auto all = sched::parse_array_spec(record.spec.array, kAnyIndex);
-    if (pending && all) {
-        remainder.pending = std::move(pending->indexes);
-        remainder.all = std::move(all->indexes);
+    if (!pending || !all) {
+        return Status::corrupt(
+                fmt::format("array {}: stored task indexes '{}' of '{}' do not parse",
+                            record.job_id, record.array_pending, record.spec.array));
     }
-    return remainder;
+    return ArrayRemainder{job_from_record(record), std::move(pending->indexes),
+                          std::move(all->indexes)};
 }
 
 }  // namespace cohort::ctld

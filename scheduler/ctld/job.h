@@ -123,6 +123,7 @@ protocol::JobRecord to_record(const Job& job);
 protocol::JobRecord to_record(const ArrayRemainder& remainder);
 // From a submission (its payload already taken) or the store.
 Job job_from_record(const protocol::JobRecord& record);
-ArrayRemainder remainder_from_record(const protocol::JobRecord& record);
+// Fails (naming the array) when its index lists do not parse.
+Result<ArrayRemainder> remainder_from_record(const protocol::JobRecord& record);
 
 }  // namespace cohort::ctld

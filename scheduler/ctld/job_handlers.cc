@@ -48,7 +48,9 @@ bool matches(const protocol::JobFilterSpec& filter, const Job& job) {
 struct JobSelection {
     std::vector<uint64_t> ids;         // unfinished, durable, may be acted on; each once
     std::vector<uint64_t> remainders;  // arrays whose remainder is acted on, as one record
-    std::vector<Status> errors;        // one per named id that may not
+    // Named tasks still in their array's record: array id -> indexes, to split off and act on.
+    std::map<uint64_t, std::vector<uint32_t>> unsplit;
+    std::vector<Status> errors;  // one per named id that may not
 };
 
 // The jobs a JobControlRequest acts on. A named array id stands for its unfinished tasks
@@ -75,6 +77,19 @@ JobSelection select_jobs(const JobTable& jobs,
                        : nullptr;
     };
     for (uint64_t id : request.job_ids) {
+        // A task in its array's record (the array's own id names the whole array).
+        if (auto task = jobs.unsplit_task(id); task && task->first != id) {
+            const Job* remainder = usable_remainder(task->first);
+            if (remainder == nullptr) {
+                out.errors.push_back(Status::not_found(
+                        fmt::format("job {}: no such pending or running job", id)));
+            } else if (Status owner = may_control(*remainder); !owner) {
+                out.errors.push_back(owner);
+            } else {
+                out.unsplit[task->first].push_back(task->second);
+            }
+            continue;
+        }
         std::vector<uint64_t> tasks = jobs.array_tasks(id);
         const Job* remainder = usable_remainder(id);
         const bool is_array = !tasks.empty() || jobs.remainders().contains(id);
@@ -290,16 +305,14 @@ void Controller::handle_query(const ConnectionPtr& conn,
                 arrays.insert(id);
             }
         }
-        for (uint64_t id : ids) {
-            if (auto it = jobs_.find(id); it != jobs_.end() && wanted(id, it->second)) {
+        std::set<uint64_t> in_order = ids;
+        in_order.insert(arrays.begin(), arrays.end());
+        for (uint64_t id : in_order) {
+            if (auto it = jobs_.find(id);
+                ids.contains(id) && it != jobs_.end() && wanted(id, it->second)) {
                 out.add(to_record(it->second));
             }
-            if (arrays.erase(id) != 0 && wanted(id, remainders.at(id).job)) {
-                out.add(to_record(remainders.at(id)));
-            }
-        }
-        for (uint64_t id : arrays) {
-            if (wanted(id, remainders.at(id).job)) {
+            if (arrays.contains(id) && wanted(id, remainders.at(id).job)) {
                 out.add(to_record(remainders.at(id)));
             }
         }
@@ -337,21 +350,6 @@ void Controller::handle_control(const ConnectionPtr& conn,
                 "job id: missing (accepted: job ids, or a filter such as --user or --state)"));
         return;
     }
-    // A named task still in its array's remainder is split off, to be acted on alone. The
-    // array's own id (also its first task's) names the whole array.
-    std::map<uint64_t, std::vector<uint32_t>> named_tasks;  // array id -> indexes
-    for (uint64_t id : request.job_ids) {
-        auto task = jobs_.unsplit_task(id);
-        if (task && task->first != id && jobs_.is_committed(task->first)
-            && check_owner(cred, jobs_.remainders().at(task->first).job)) {
-            named_tasks[task->first].push_back(task->second);
-        }
-    }
-    for (auto& [array_id, indexes] : named_tasks) {
-        std::sort(indexes.begin(), indexes.end());
-        indexes.erase(std::unique(indexes.begin(), indexes.end()), indexes.end());
-        split_tasks(array_id, indexes);
-    }
     JobSelection selected =
             select_jobs(jobs_, request, [&](const Job& job) { return check_owner(cred, job); });
     // Hold and release are all or nothing; cancel acts on what it may, as scancel does.
@@ -359,6 +357,14 @@ void Controller::handle_control(const ConnectionPtr& conn,
     if (!cancel && !selected.errors.empty()) {
         conn->send_error(selected.errors.front());
         return;
+    }
+    // Named tasks still in their array's record are split off now, to be acted on alone.
+    for (auto& [array_id, indexes] : selected.unsplit) {
+        std::sort(indexes.begin(), indexes.end());
+        indexes.erase(std::unique(indexes.begin(), indexes.end()), indexes.end());
+        for (uint64_t id : split_tasks(array_id, indexes)) {
+            selected.ids.push_back(id);
+        }
     }
     for (uint64_t id : selected.ids) {
         Job& job = jobs_.at(id);

@@ -4,6 +4,30 @@
 #include <algorithm>
 
 namespace cohort::ctld {
+namespace {
+
+// The entry of `remainders` (by array id, each with `pending` and `all` indexes) whose
+// pending tasks include job `id`, and that task's index.
+template <typename Remainders>
+std::optional<std::pair<typename Remainders::const_iterator, uint32_t>> holding(
+        const Remainders& remainders, uint64_t id) {
+    auto it = remainders.upper_bound(id);
+    if (it == remainders.begin()) {
+        return std::nullopt;
+    }
+    --it;
+    const uint64_t position = id - it->first;
+    if (position >= it->second.all.size()) {
+        return std::nullopt;
+    }
+    const uint32_t index = it->second.all.at(static_cast<uint32_t>(position));
+    if (!it->second.pending.contains(index)) {
+        return std::nullopt;
+    }
+    return std::pair{it, index};
+}
+
+}  // namespace
 
 void JobTable::load(Job job) {
     if (job.is_array_task()) {
@@ -30,20 +54,10 @@ void JobTable::add_submitted(ArrayRemainder remainder) {
 }
 
 std::optional<std::pair<uint64_t, uint32_t>> JobTable::unsplit_task(uint64_t id) const {
-    auto it = remainders_.upper_bound(id);
-    if (it == remainders_.begin()) {
-        return std::nullopt;
+    if (auto held = holding(remainders_, id)) {
+        return std::pair{held->first->first, held->second};
     }
-    const ArrayRemainder& remainder = (--it)->second;
-    const uint64_t position = id - remainder.job.job_id;
-    if (position >= remainder.all.size()) {
-        return std::nullopt;
-    }
-    const uint32_t index = remainder.all.at(static_cast<uint32_t>(position));
-    if (!remainder.pending.contains(index)) {
-        return std::nullopt;
-    }
-    return std::pair{it->first, index};
+    return std::nullopt;
 }
 
 Job& JobTable::split_task(uint64_t array_id, uint32_t index) {
@@ -60,9 +74,28 @@ Job& JobTable::split_task(uint64_t array_id, uint32_t index) {
     return jobs_.insert_or_assign(id, std::move(task)).first->second;
 }
 
-void JobTable::forget_remainder(uint64_t array_id, JobState final_state) {
-    remainders_.erase(array_id);
-    ended_remainders_[array_id] = final_state;
+void JobTable::forget_remainder(uint64_t array_id) {
+    auto it = remainders_.find(array_id);
+    if (it == remainders_.end()) {
+        return;
+    }
+    remember_ended(it->second);
+    remainders_.erase(it);
+}
+
+void JobTable::remember_ended(const ArrayRemainder& remainder) {
+    const uint64_t id = remainder.job.job_id;
+    array_sizes_[id] = remainder.job.array_count;
+    if (ended_remainders_
+                .insert_or_assign(
+                        id, EndedRemainder{remainder.job.state, remainder.pending, remainder.all})
+                .second) {
+        ended_order_.push_back(id);
+    }
+    if (ended_order_.size() > kEndedRemaindersKept) {
+        ended_remainders_.erase(ended_order_.front());
+        ended_order_.pop_front();
+    }
 }
 
 void JobTable::remember_final(const Job& job) {
@@ -97,15 +130,12 @@ std::optional<sched::OtherJob> JobTable::other_job(uint64_t id) const {
         return single_job(id);
     }
     sched::OtherJob combined{JobState::kCompleted, 0};
-    bool all_final = !remainders_.contains(id);
+    bool all_final = true;
     bool any_started = false;
-    if (auto ended = ended_remainders_.find(id); ended != ended_remainders_.end()) {
-        combined.state = ended->second == JobState::kCompleted ? combined.state : JobState::kFailed;
-    }
     for (uint64_t task = id; task < id + array->second; ++task) {
         auto state = single_job(task);
         if (!state) {
-            continue;  // in the remainder, or forgotten long ago: it finished
+            continue;  // forgotten long ago: it finished
         }
         any_started = any_started || state->state != JobState::kPending;
         combined.start_time = std::max(combined.start_time, state->start_time);
@@ -127,6 +157,13 @@ std::optional<sched::OtherJob> JobTable::single_job(uint64_t id) const {
     }
     if (auto it = finished_states_.find(id); it != finished_states_.end()) {
         return it->second;
+    }
+    // A task not split off from its array's record waits, or ended with it.
+    if (holding(remainders_, id)) {
+        return sched::OtherJob{JobState::kPending, 0};
+    }
+    if (auto ended = holding(ended_remainders_, id)) {
+        return sched::OtherJob{ended->first->second.state, 0};
     }
     return std::nullopt;
 }

@@ -24,6 +24,7 @@ public:
 
     // Final states kept for dependencies; beyond this the oldest are forgotten.
     static constexpr size_t kFinishedStatesKept = 200000;
+    static constexpr size_t kEndedRemaindersKept = 10000;
 
     // The unfinished jobs, by id.
     Map::iterator find(uint64_t id) { return jobs_.find(id); }
@@ -59,8 +60,11 @@ public:
     // Splits task `index` off array `array_id`'s remainder into a pending job of its own; a
     // remainder left without tasks is dropped (the caller stores both changes).
     Job& split_task(uint64_t array_id, uint32_t index);
-    // A remainder that ended (cancelled) leaves memory; dependencies remember how it ended.
-    void forget_remainder(uint64_t array_id, JobState final_state);
+    // A remainder that ended (cancelled) leaves memory; dependencies remember how its tasks
+    // ended (the last kEndedRemaindersKept of them).
+    void forget_remainder(uint64_t array_id);
+    // An ended remainder read back from the store, for dependencies after a restart.
+    void remember_ended(const ArrayRemainder& remainder);
 
     void committed(uint64_t id) { uncommitted_.erase(id); }
 
@@ -79,6 +83,13 @@ public:
     std::optional<sched::OtherJob> other_job(uint64_t id) const;
 
 private:
+    // How an ended remainder's tasks ended.
+    struct EndedRemainder {
+        JobState state = JobState::kCancelled;
+        sched::ArrayIndexes pending;
+        sched::ArrayIndexes all;
+    };
+
     std::optional<sched::OtherJob> single_job(uint64_t id) const;
 
     Map jobs_;
@@ -87,7 +98,8 @@ private:
     std::deque<uint64_t> finished_order_;
     std::map<uint64_t, uint32_t> array_sizes_;  // array id -> tasks (ids id .. id + n - 1)
     Remainders remainders_;
-    std::map<uint64_t, JobState> ended_remainders_;  // array id -> how its remainder ended
+    std::map<uint64_t, EndedRemainder> ended_remainders_;  // by array id
+    std::deque<uint64_t> ended_order_;
 };
 
 }  // namespace cohort::ctld

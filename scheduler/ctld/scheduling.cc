@@ -59,16 +59,20 @@ void Controller::persist(const ArrayRemainder& remainder) {
             }
             auto it = jobs_.remainders().find(id);
             if (it != jobs_.remainders().end() && is_final(it->second.job.state)) {
-                jobs_.forget_remainder(id, it->second.job.state);
+                jobs_.forget_remainder(id);
             }
         });
     });
 }
 
-void Controller::split_tasks(uint64_t array_id, const std::vector<uint32_t>& indexes) {
+std::vector<uint64_t> Controller::split_tasks(uint64_t array_id,
+                                              const std::vector<uint32_t>& indexes) {
     std::vector<StateChange> changes;
+    std::vector<uint64_t> ids;
     for (uint32_t index : indexes) {
-        changes.emplace_back(to_record(jobs_.split_task(array_id, index)));
+        const Job& task = jobs_.split_task(array_id, index);
+        ids.push_back(task.job_id);
+        changes.emplace_back(to_record(task));
     }
     auto rest = jobs_.remainders().find(array_id);
     if (rest == jobs_.remainders().end()) {
@@ -83,6 +87,7 @@ void Controller::split_tasks(uint64_t array_id, const std::vector<uint32_t>& ind
             spdlog::error("array {}: split tasks not stored: {}", array_id, status.message());
         }
     });
+    return ids;
 }
 
 void Controller::after_durable(std::function<void()> then) {

@@ -348,6 +348,10 @@ TEST_F(ClusterTest, CancellingAnArrayIdCancelsEveryTask) {
     CommandResult queue = cluster_->cohort({"queue", "-h", "-o", "%i %K %T %r"});
     EXPECT_EQ(queue.out, id + "_[1-3] 1-3 PENDING JobHeldUser\n");
 
+    // A refused hold (one id unknown) splits nothing off.
+    EXPECT_NE(cluster_->cohort({"hold", std::to_string(array_id + 1), "999999"}).exit_code, 0);
+    EXPECT_EQ(cluster_->cohort({"queue", "-h", "-o", "%i"}).out, id + "_[1-3]\n");
+
     // Task 2 has the array's second id; cancelling it alone leaves tasks 1 and 3 as one record.
     ASSERT_EQ(cluster_->cohort({"cancel", std::to_string(array_id + 1)}).exit_code, 0);
     EXPECT_EQ(cluster_->wait_final_state(array_id + 1, std::chrono::seconds(30)), "CANCELLED");

@@ -56,5 +56,34 @@ TEST(JobTable, AnArraysIdStandsForAllItsTasks) {
     EXPECT_EQ(jobs.other_job(10)->state, JobState::kCompleted);
 }
 
+// Array 100 has indexes 0-9 (ids 100-109); tasks 0-2 were split off, 3-9 are one record.
+TEST(JobTable, TasksStillInTheirArraysRecordAreSeenByDependencies) {
+    JobTable jobs;
+    ArrayRemainder remainder{job(100, JobState::kPending, 100, 10), {}, {}};
+    remainder.all = sched::parse_array_spec("0-9")->indexes;
+    remainder.pending = sched::parse_array_spec("3-9")->indexes;
+    jobs.load(std::move(remainder));
+    for (uint64_t id = 100; id < 103; ++id) {
+        jobs.load(job(id, JobState::kCompleted, 100, 10));
+    }
+    EXPECT_EQ(jobs.unsplit_task(105), (std::pair<uint64_t, uint32_t>{100, 5}));
+    EXPECT_FALSE(jobs.unsplit_task(102));  // split off
+    EXPECT_FALSE(jobs.unsplit_task(110));  // beyond the array
+    ASSERT_TRUE(jobs.other_job(105));
+    EXPECT_EQ(jobs.other_job(105)->state, JobState::kPending);  // afterok:105 waits
+    EXPECT_EQ(jobs.other_job(100)->state, JobState::kRunning);  // the array: some ran
+
+    Job& task = jobs.split_task(100, 3);
+    EXPECT_EQ(task.job_id, 103u);
+    EXPECT_EQ(task.array_task_id, 3u);
+    EXPECT_EQ(jobs.remainders().at(100).pending.to_string(), "4-9");
+
+    jobs.remainders().at(100).job.state = JobState::kCancelled;
+    jobs.forget_remainder(100);
+    EXPECT_TRUE(jobs.remainders().empty());
+    EXPECT_EQ(jobs.other_job(107)->state, JobState::kCancelled);  // ended with the record
+    EXPECT_EQ(jobs.other_job(103)->state, JobState::kPending);    // split off before
+}
+
 }  // namespace
 }  // namespace cohort::ctld

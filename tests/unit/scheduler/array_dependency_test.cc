@@ -64,6 +64,9 @@ TEST(ArraySpec, BadSpecsNameTheValue) {
     }
     EXPECT_NE(parse_array_spec("0-1001").status().message().find("maximum of 1000"),
               std::string::npos);
+    // Overlapping items are expanded to merge them: bounded by the maximum, not by memory.
+    EXPECT_NE(parse_array_spec("1,0-1000,0-1000").status().message().find("list 2003 indexes"),
+              std::string::npos);
 }
 
 TEST(Dependency, ParsesTypesListsAndSeparators) {
