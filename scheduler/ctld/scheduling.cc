@@ -272,8 +272,11 @@ void Controller::split_startable_tasks(int64_t now,
     for (const auto& [id, job] : jobs_) {
         if (job.is_array_task() && !is_final(job.state)) {
             TaskCounts& c = counts[job.array_job_id];
-            ++(job.state == JobState::kPending ? c.waiting : c.running);
-            c.waiting -= job.state == JobState::kPending && job.held ? 1 : 0;
+            if (job.state != JobState::kPending) {
+                ++c.running;
+            } else if (!job.held) {
+                ++c.waiting;
+            }
         }
     }
     std::vector<uint64_t> never;
