@@ -368,6 +368,29 @@ TEST_F(ClusterTest, CancellingAnArrayIdCancelsEveryTask) {
     EXPECT_NE(acct.out.find(id + "_2 "), std::string::npos) << acct.out;
 }
 
+// A dependency on a task still in its array's record waits for it (it is no unknown job).
+TEST_F(ClusterTest, ADependencyOnATaskNotYetSplitOffWaits) {
+    CommandResult array =
+            cluster_->cohort({"batch", "--parsable", "-H", "--array=0-3", "--wrap", "true"});
+    ASSERT_EQ(array.exit_code, 0) << array.err;
+    const uint64_t array_id = submitted_id(array);
+    const std::string task_2 = std::to_string(array_id + 2);
+    CommandResult after =
+            cluster_->cohort({"batch", "--parsable", "-d", "afterok:" + task_2, "--wrap", "true"});
+    ASSERT_EQ(after.exit_code, 0) << after.err;
+    const std::string after_id = std::to_string(submitted_id(after));
+    std::string reason;
+    for (int i = 0; i < 50 && reason != "Dependency\n"; ++i) {  // bounded: a pass or two
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        reason = cluster_->cohort({"queue", "-h", "-j", after_id, "-o", "%r"}).out;
+    }
+    EXPECT_EQ(reason, "Dependency\n");
+    EXPECT_EQ(cluster_->job_state(submitted_id(after)), "PENDING");
+    ASSERT_EQ(cluster_->cohort({"release", std::to_string(array_id)}).exit_code, 0);
+    EXPECT_EQ(cluster_->wait_final_state(submitted_id(after), std::chrono::seconds(60)),
+              "COMPLETED");
+}
+
 TEST_F(ClusterTest, BeginTimeHoldsAJobBack) {
     CommandResult submitted =
             cluster_->cohort({"batch", "--parsable", "--begin", "now+2", "--wrap", "true"});
