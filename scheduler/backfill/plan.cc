@@ -2,9 +2,9 @@
 #include "scheduler/backfill/plan.h"
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <tuple>
 
@@ -15,13 +15,6 @@
 
 namespace cohort::sched {
 namespace {
-
-// What one node has free over time.
-struct NodeTimeline {
-    AvailabilityProfile cpus;
-    AvailabilityProfile memory;
-    AvailabilityProfile gpus;
-};
 
 int64_t duration_of(const PendingJob& job) {
     return job.time_limit_s < 0 ? kForever : std::clamp<int64_t>(job.time_limit_s, 1, kForever);
@@ -69,25 +62,21 @@ bool overlaps(int64_t start, int64_t end, const ReservationWindow& window) {
 
 class PlanPass::Planner {
 public:
-    Planner(Snapshot snapshot, const BackfillOptions& options)
-        : snapshot_(std::move(snapshot)), options_(options) {
+    Planner(Snapshot snapshot, const BackfillOptions& options, const NodeTimelines* committed)
+        : snapshot_(std::move(snapshot)), options_(options), committed_(committed) {
         const int64_t now = snapshot_.now;
-        timelines_.reserve(snapshot_.nodes.size());
-        for (const NodeCapacity& node : snapshot_.nodes) {
-            timelines_.push_back({AvailabilityProfile(node.cpus, now),
-                                  AvailabilityProfile(node.memory_mib, now),
-                                  AvailabilityProfile(node.gpus, now)});
-        }
-        for (const RunningAllocation& running : snapshot_.running) {
-            const int64_t duration = std::max<int64_t>(running.expected_end - now, 1);
-            for (size_t i = 0; i < running.nodes.size(); ++i) {
-                NodeTimeline& timeline = timelines_[static_cast<size_t>(running.nodes[i])];
-                take(timeline.cpus, now, duration, running.cpus_per_node[i]);
-                take(timeline.memory, now, duration, running.memory_mib_per_node);
-                take(timeline.gpus, now, duration, running.gpus_per_node);
+        const size_t node_count = snapshot_.nodes.size();
+        if (committed_ == nullptr) {
+            owned_ = std::make_unique<NodeTimelines>(snapshot_.nodes, now);
+            uint64_t key = 0;
+            for (RunningAllocation running : snapshot_.running) {
+                running.expected_end = std::max(running.expected_end, now + 1);
+                owned_->add(key++, running, now);
             }
+            committed_ = owned_.get();
         }
-        node_windows_.resize(snapshot_.nodes.size());
+        overlay_slot_.assign(node_count, -1);
+        node_windows_.resize(node_count);
         for (size_t w = 0; w < snapshot_.windows.size(); ++w) {
             for (int node : snapshot_.windows[w].nodes) {
                 node_windows_[static_cast<size_t>(node)].push_back(static_cast<int>(w));
@@ -96,22 +85,11 @@ public:
         for (const UsageLimit& limit : snapshot_.limits) {
             limit_used_.push_back(limit.used);
         }
-        for (const NodeCapacity& node : snapshot_.nodes) {
-            gpus_free_now_.push_back(node.free_gpus);
+        free_now_.resize(node_count);
+        for (size_t i = 0; i < node_count; ++i) {
+            free_now_[i] = snapshot_.nodes[i].up ? committed_->cpus_unheld(i) : 0;
         }
-        reachable_cache_.resize(snapshot_.nodes.size());
-        free_now_.resize(snapshot_.nodes.size());
-        node_partitions_.resize(snapshot_.nodes.size());
-        for (size_t i = 0; i < snapshot_.nodes.size(); ++i) {
-            free_now_[i] = snapshot_.nodes[i].up ? timelines_[i].cpus.min_free(now, 1) : 0;
-        }
-        partition_free_now_.assign(snapshot_.partitions.size(), 0);
-        for (size_t p = 0; p < snapshot_.partitions.size(); ++p) {
-            for (int node : snapshot_.partitions[p]) {
-                node_partitions_[static_cast<size_t>(node)].push_back(static_cast<int>(p));
-                partition_free_now_[p] += free_now_[static_cast<size_t>(node)];
-            }
-        }
+        index_partitions_of_nodes();
         order_.reserve(snapshot_.pending.size());
         for (size_t i = 0; i < snapshot_.pending.size(); ++i) {
             order_.push_back(i);
@@ -143,11 +121,58 @@ public:
 
     bool done() const { return position_ == order_.size(); }
 
+    Snapshot release_snapshot() { return std::move(snapshot_); }
+
     size_t jobs_tested() const { return position_; }
 
     const Snapshot& snapshot() const { return snapshot_; }
 
 private:
+    const NodeTimeline& timeline(size_t node) const {
+        const int32_t slot = overlay_slot_[node];
+        return slot < 0 ? committed_->node(node) : overlay_[static_cast<size_t>(slot)];
+    }
+
+    // The pass's own copy of a node's timeline, made when the pass first takes from it: a
+    // pass over a large cluster copies only the nodes it plans on.
+    NodeTimeline& writable(size_t node) {
+        int32_t& slot = overlay_slot_[node];
+        if (slot < 0) {
+            slot = static_cast<int32_t>(overlay_.size());
+            overlay_.push_back(committed_->node(node));
+        }
+        return overlay_[static_cast<size_t>(slot)];
+    }
+
+    // The partitions of each node, flat, and each partition's CPUs free now.
+    void index_partitions_of_nodes() {
+        const size_t node_count = snapshot_.nodes.size();
+        partitions_from_.assign(node_count + 1, 0);
+        for (const std::vector<int>& members : snapshot_.partitions) {
+            for (int node : members) {
+                ++partitions_from_[static_cast<size_t>(node) + 1];
+            }
+        }
+        for (size_t i = 0; i < node_count; ++i) {
+            partitions_from_[i + 1] += partitions_from_[i];
+        }
+        partitions_of_node_.resize(partitions_from_[node_count]);
+        std::vector<size_t> cursor(partitions_from_.begin(), partitions_from_.end() - 1);
+        partition_free_now_.assign(snapshot_.partitions.size(), 0);
+        for (size_t p = 0; p < snapshot_.partitions.size(); ++p) {
+            for (int node : snapshot_.partitions[p]) {
+                const auto n = static_cast<size_t>(node);
+                partitions_of_node_[cursor[n]++] = static_cast<int>(p);
+                partition_free_now_[p] += free_now_[n];
+            }
+        }
+    }
+
+    const std::vector<int>& gpus_free_now(size_t node) const {
+        auto it = gpus_free_changed_.find(node);
+        return it != gpus_free_changed_.end() ? it->second : snapshot_.nodes[node].free_gpus;
+    }
+
     void decide(const PendingJob& job, Decisions& decisions) {
         const int64_t duration = duration_of(job);
         if (int limit = binding_limit(job, job_cpus_lower_bound(job)); limit >= 0) {
@@ -240,20 +265,32 @@ private:
                                       bool honour_windows) const {
         const std::vector<int>& eligible = nodes_for(job);
         const int32_t k = job.request.gpus_per_node;
-        const std::vector<int> order =
-                k > 0 ? gpu_fit_order(
-                        eligible,
-                        [&](int index) {
-                            return timelines_[static_cast<size_t>(index)].gpus.min_free(start,
-                                                                                        duration);
-                        },
-                        [&](int index) {
-                            return start == snapshot_.now ? reachable_now(index, k)
-                                                          : GpuSetLocality{};
-                        })
-                      : std::vector<int>{};
+        const std::vector<int> order = k > 0 ? gpu_fit_order(
+                                               eligible,
+                                               [&](int index) {
+                                                   return timeline(static_cast<size_t>(index))
+                                                           .gpus.min_free(start, duration);
+                                               },
+                                               [&](int index) {
+                                                   return start == snapshot_.now
+                                                                  ? reachable_now(index, k)
+                                                                  : GpuSetLocality{};
+                                               })
+                                             : std::vector<int>{};
         const bool switch_limit_binds = start < job.switches_wait_until;
-        const std::vector<int>& preferred = order.empty() ? eligible : order;
+        const std::vector<int>& in_order = order.empty() ? eligible : order;
+        // Now, a node with no CPU free takes no task: try only the others, which on a busy
+        // cluster are few. The switch-aware placement weighs every node, so it sees them all.
+        std::vector<int> with_free_cpus;
+        if (start == snapshot_.now && snapshot_.network.empty()) {
+            for (int index : in_order) {
+                if (free_now_[static_cast<size_t>(index)] > 0) {
+                    with_free_cpus.push_back(index);
+                }
+            }
+        }
+        const std::vector<int>& preferred =
+                start == snapshot_.now && snapshot_.network.empty() ? with_free_cpus : in_order;
         return place_on_network(
                 job.request, preferred,
                 [&](int index) -> uint32_t {
@@ -262,10 +299,14 @@ private:
                         || (honour_windows && !windows_allow(job, index, start, duration))) {
                         return 0;
                     }
-                    const NodeTimeline& timeline = timelines_[static_cast<size_t>(index)];
-                    return tasks_that_fit(job.request, timeline.cpus.min_free(start, duration),
-                                          timeline.memory.min_free(start, duration),
-                                          timeline.gpus.min_free(start, duration));
+                    const NodeTimeline& timeline = this->timeline(static_cast<size_t>(index));
+                    // What the job does not ask for cannot stop it: skip those profiles.
+                    const ResourceRequest& r = job.request;
+                    return tasks_that_fit(
+                            r, timeline.cpus.min_free(start, duration),
+                            r.memory_mib_per_node > 0 ? timeline.memory.min_free(start, duration)
+                                                      : 0,
+                            r.gpus_per_node > 0 ? timeline.gpus.min_free(start, duration) : 0);
                 },
                 snapshot_.network, switch_limit_binds);
     }
@@ -277,9 +318,9 @@ private:
         if (layout == nullptr) {
             return {};
         }
-        auto [it, fresh] = reachable_cache_[n].try_emplace(k);
+        auto [it, fresh] = reachable_cache_.try_emplace({n, k});
         if (fresh) {
-            it->second = best_locality(*layout, gpus_free_now_[n], k).value_or(GpuSetLocality{});
+            it->second = best_locality(*layout, gpus_free_now(n), k).value_or(GpuSetLocality{});
         }
         return it->second;
     }
@@ -288,7 +329,8 @@ private:
     // (rail alignment may take other, equally local GPUs on a job's later nodes), the lowest
     // indexes where the node has no layout. Only the ranking of later jobs reads it.
     void take_gpus_now(size_t node, int32_t k) {
-        std::vector<int>& free = gpus_free_now_[node];
+        std::vector<int>& free =
+                gpus_free_changed_.try_emplace(node, snapshot_.nodes[node].free_gpus).first->second;
         std::vector<int> taken(
                 free.begin(),
                 free.begin() + std::min<ptrdiff_t>(k, static_cast<ptrdiff_t>(free.size())));
@@ -300,7 +342,8 @@ private:
         std::erase_if(free, [&](int g) {
             return std::find(taken.begin(), taken.end(), g) != taken.end();
         });
-        reachable_cache_[node].clear();
+        reachable_cache_.erase(reachable_cache_.lower_bound({node, INT32_MIN}),
+                               reachable_cache_.lower_bound({node + 1, INT32_MIN}));
     }
 
     static void take(AvailabilityProfile& profile,
@@ -312,7 +355,23 @@ private:
         }
     }
 
+    // The cluster's free CPUs over time with this pass's holds taken, copied when first asked.
+    const AvailabilityProfile& pass_cpus_total() {
+        if (!pass_cpus_total_) {
+            pass_cpus_total_ = committed_->cpus_total();
+            for (const auto& [start, duration, cpus] : pass_holds_) {
+                pass_cpus_total_->reserve(start, duration, cpus);
+            }
+        }
+        return *pass_cpus_total_;
+    }
+
     void hold(const Placement& placement, int64_t start, int64_t duration) {
+        const int64_t cpus = cpus_of(placement);
+        pass_holds_.emplace_back(start, duration, cpus);
+        if (pass_cpus_total_) {
+            pass_cpus_total_->reserve(start, duration, cpus);
+        }
         for (size_t i = 0; i < placement.nodes.size(); ++i) {
             const auto node = static_cast<size_t>(placement.nodes[i]);
             if (start == snapshot_.now) {
@@ -320,11 +379,12 @@ private:
                     take_gpus_now(node, placement.gpus_per_node);
                 }
                 free_now_[node] -= placement.cpus_per_node[i];
-                for (int p : node_partitions_[node]) {
-                    partition_free_now_[static_cast<size_t>(p)] -= placement.cpus_per_node[i];
+                for (size_t j = partitions_from_[node]; j < partitions_from_[node + 1]; ++j) {
+                    partition_free_now_[static_cast<size_t>(partitions_of_node_[j])] -=
+                            placement.cpus_per_node[i];
                 }
             }
-            NodeTimeline& timeline = timelines_[node];
+            NodeTimeline& timeline = writable(node);
             take(timeline.cpus, start, duration, placement.cpus_per_node[i]);
             take(timeline.memory, start, duration, placement.memory_mib_per_node);
             take(timeline.gpus, start, duration, placement.gpus_per_node);
@@ -395,12 +455,17 @@ private:
             if (!snapshot_.nodes[static_cast<size_t>(index)].up) {
                 continue;
             }
-            const NodeTimeline& t = timelines_[static_cast<size_t>(index)];
+            const NodeTimeline& t = timeline(static_cast<size_t>(index));
             const int64_t now = snapshot_.now;
-            one_task_from.push_back(
-                    std::max({t.cpus.earliest_start(now, duration, r.cpus_per_task),
-                              t.memory.earliest_start(now, duration, r.memory_mib_per_node),
-                              t.gpus.earliest_start(now, duration, r.gpus_per_node)}));
+            int64_t from = t.cpus.earliest_start(now, duration, r.cpus_per_task);
+            if (r.memory_mib_per_node > 0) {
+                from = std::max(from,
+                                t.memory.earliest_start(now, duration, r.memory_mib_per_node));
+            }
+            if (r.gpus_per_node > 0) {
+                from = std::max(from, t.gpus.earliest_start(now, duration, r.gpus_per_node));
+            }
+            one_task_from.push_back(from);
         }
         const size_t nodes_needed = std::max<uint32_t>(r.nodes_min, 1);
         if (one_task_from.size() < nodes_needed) {
@@ -413,29 +478,46 @@ private:
         if (lower_bound == INT64_MAX) {
             return;
         }
+        // Nor before the whole cluster has the job's CPUs free for its whole duration.
+        const int64_t cpus_needed = job_cpus_lower_bound(job);
+        lower_bound = std::max(
+                lower_bound, pass_cpus_total().earliest_start(lower_bound, duration, cpus_needed));
+        if (lower_bound == INT64_MAX) {
+            return;
+        }
         if (job.reservation >= 0) {
             lower_bound = std::max(lower_bound,
                                    snapshot_.windows[static_cast<size_t>(job.reservation)].start);
         }
-        std::set<int64_t> candidates{lower_bound};
+        // The earliest start is one of these: a job fits at t only if it fits at the last
+        // change of what it asks for at or before t. Changes of what it does not ask for
+        // (memory, GPUs) cannot make it fit, so they are not tried.
+        std::vector<int64_t> candidates{lower_bound};
         if (job.switches_wait_until > lower_bound && r.max_leaf_switches > 0) {
-            candidates.insert(job.switches_wait_until);  // from then on any switches will do
+            candidates.push_back(job.switches_wait_until);  // from then on any switches will do
         }
         for (int index : nodes) {
-            const NodeTimeline& t = timelines_[static_cast<size_t>(index)];
-            for (const AvailabilityProfile* profile : {&t.cpus, &t.memory, &t.gpus}) {
-                for (int64_t change : profile->changes_after(lower_bound)) {
-                    candidates.insert(change);
-                }
+            const NodeTimeline& t = timeline(static_cast<size_t>(index));
+            t.cpus.append_changes_after(lower_bound, candidates);
+            if (r.memory_mib_per_node > 0) {
+                t.memory.append_changes_after(lower_bound, candidates);
+            }
+            if (r.gpus_per_node > 0) {
+                t.gpus.append_changes_after(lower_bound, candidates);
             }
             for (int w : node_windows_[static_cast<size_t>(index)]) {
                 const ReservationWindow& window = snapshot_.windows[static_cast<size_t>(w)];
                 if (window.end > lower_bound) {
-                    candidates.insert(window.end);
+                    candidates.push_back(window.end);
                 }
             }
         }
+        std::sort(candidates.begin(), candidates.end());
+        candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
         for (int64_t t : candidates) {
+            if (pass_cpus_total().min_free(t, duration) < cpus_needed) {
+                continue;  // no node scan can find them
+            }
             if (auto placement = place_at(job, t, duration, true)) {
                 hold(*placement, t, duration);
                 decisions.reservations.push_back({job.id, t});
@@ -454,7 +536,12 @@ private:
 
     Snapshot snapshot_;
     BackfillOptions options_;
-    std::vector<NodeTimeline> timelines_;
+    const NodeTimelines* committed_;        // the running jobs' holds
+    std::unique_ptr<NodeTimelines> owned_;  // built from snapshot_.running when none is given
+    std::vector<int32_t> overlay_slot_;     // per node: index into overlay_, or -1
+    std::deque<NodeTimeline> overlay_;      // copies of the nodes this pass took from
+    std::vector<std::tuple<int64_t, int64_t, int64_t>> pass_holds_;  // start, duration, CPUs
+    std::optional<AvailabilityProfile> pass_cpus_total_;
     std::vector<std::vector<int>> node_windows_;  // per node: the windows on it
     std::vector<int64_t> limit_used_;
     std::vector<size_t> order_;  // indexes into snapshot_.pending, in planning order
@@ -467,15 +554,19 @@ private:
     // could get now, kept as jobs start.
     std::vector<int64_t> free_now_;
     std::vector<int64_t> partition_free_now_;
-    std::vector<std::vector<int>> node_partitions_;
-    // GPU indexes free at `now` per node, kept as jobs start, and the locality `k` of them
-    // reach, by k, computed when first asked.
-    std::vector<std::vector<int>> gpus_free_now_;
-    mutable std::vector<std::map<int32_t, GpuSetLocality>> reachable_cache_;
+    // Node i is in partitions partitions_of_node_[partitions_from_[i] .. partitions_from_[i+1]).
+    std::vector<size_t> partitions_from_;
+    std::vector<int> partitions_of_node_;
+    // GPU indexes free at `now` of the nodes where this pass started GPU jobs (the others'
+    // are the snapshot's), and the locality `k` of them reach, by (node, k), when first asked.
+    std::map<size_t, std::vector<int>> gpus_free_changed_;
+    mutable std::map<std::pair<size_t, int32_t>, GpuSetLocality> reachable_cache_;
 };
 
-PlanPass::PlanPass(Snapshot snapshot, const BackfillOptions& options)
-    : planner_(std::make_unique<Planner>(std::move(snapshot), options)) {}
+PlanPass::PlanPass(Snapshot snapshot,
+                   const BackfillOptions& options,
+                   const NodeTimelines* committed)
+    : planner_(std::make_unique<Planner>(std::move(snapshot), options, committed)) {}
 
 PlanPass::~PlanPass() = default;
 PlanPass::PlanPass(PlanPass&&) noexcept = default;
@@ -495,6 +586,10 @@ size_t PlanPass::jobs_tested() const {
 
 const Snapshot& PlanPass::snapshot() const {
     return planner_->snapshot();
+}
+
+Snapshot PlanPass::release_snapshot() && {
+    return planner_->release_snapshot();
 }
 
 std::string wait_reason_name(const WaitJob& wait, const std::vector<UsageLimit>& limits) {

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "scheduler/backfill/backfill_pass.h"
+#include "scheduler/backfill/node_timelines.h"
 #include "scheduler/snapshot.h"
 
 namespace cohort::sched {
@@ -23,9 +24,15 @@ struct PassBudget {
 // nodes that are not up take nothing, reservation windows keep other jobs off their nodes.
 // The pass owns its snapshot, so the caller may change its own tables between steps; what
 // a step decides holds for the snapshot the pass was built from.
+//
+// With `committed`, the running jobs' holds come from it (kept by the caller between passes,
+// which must outlive the pass and not change during it) and snapshot.running is not read;
+// without, the pass builds them from snapshot.running.
 class PlanPass {
 public:
-    PlanPass(Snapshot snapshot, const BackfillOptions& options);
+    PlanPass(Snapshot snapshot,
+             const BackfillOptions& options,
+             const NodeTimelines* committed = nullptr);
     ~PlanPass();
     PlanPass(PlanPass&&) noexcept;
     PlanPass& operator=(PlanPass&&) noexcept;
@@ -36,6 +43,9 @@ public:
     bool done() const;
     size_t jobs_tested() const;
     const Snapshot& snapshot() const;
+    // Hands the snapshot back, so that a caller planning over the same nodes again need not
+    // copy them; the pass is spent.
+    Snapshot release_snapshot() &&;
 
 private:
     class Planner;

@@ -5,7 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
+#include <utility>
 #include <vector>
 
 namespace cohort::sched {
@@ -22,8 +22,8 @@ public:
     // The least that is free at any instant of [start, start + duration).
     int64_t min_free(int64_t start, int64_t duration) const;
 
-    // Every time after `after` at which what is free changes.
-    std::vector<int64_t> changes_after(int64_t after) const;
+    // Appends every time after `after` at which what is free changes.
+    void append_changes_after(int64_t after, std::vector<int64_t>& out) const;
 
     // Is `amount` free during all of [start, start + duration)?
     bool fits(int64_t start, int64_t duration, int64_t amount) const;
@@ -43,13 +43,22 @@ public:
     size_t breakpoints() const { return free_from_.size(); }
 
 private:
+    using Step = std::pair<int64_t, int64_t>;  // from this time on, this much is free
+    using Iterator = std::vector<Step>::iterator;
+    using ConstIterator = std::vector<Step>::const_iterator;
+
+    // The first step starting after t.
+    ConstIterator after(int64_t t) const;
+    // The step in force at t: the last starting at or before t (the first before the origin).
+    ConstIterator at(int64_t t) const;
     void add(int64_t start, int64_t end, int64_t delta);
-    void split_at(int64_t t);
-    void merge_around(int64_t t);
+    Iterator split_at(int64_t t);
+    void merge_at(int64_t t);
 
     int64_t capacity_;
-    // free_from_[t] = what is free from t until the next key (the last segment is endless).
-    std::map<int64_t, int64_t> free_from_;
+    // Steps sorted by time, never empty; each lasts until the next (the last is endless).
+    // A flat vector: a node's profile has a few steps, and a pass copies and scans many.
+    std::vector<Step> free_from_;
 };
 
 }  // namespace cohort::sched

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "scheduler/backfill/node_timelines.h"
 #include "scheduler/backfill/plan.h"
 #include "scheduler/job_rules.h"
 #include "scheduler/priority/multifactor.h"
@@ -22,6 +23,8 @@ constexpr double kTau = 10.0;  // bounded slowdown's threshold, seconds
 // Cohort's order: the job's bounded slowdown if it started now, plus one per kAgingS waited,
 // so that long jobs, whose slowdown grows slowly, still rise to the front within about a day.
 constexpr double kAgingS = 14400.0;
+// How often the node timelines forget their past, in simulated seconds.
+constexpr int64_t kForgetEveryS = 86400;
 
 struct Completion {
     int64_t time;
@@ -32,25 +35,39 @@ struct Completion {
     }
 };
 
+std::vector<sched::NodeCapacity> nodes_of(const NodeMachine& machine) {
+    std::vector<sched::NodeCapacity> nodes;
+    nodes.reserve(static_cast<size_t>(machine.nodes));
+    for (int64_t i = 0; i < machine.nodes; ++i) {
+        sched::NodeCapacity node;
+        node.name = "n" + std::to_string(i);
+        node.cpus = static_cast<int32_t>(machine.cpus_per_node);
+        node.up = true;
+        nodes.push_back(std::move(node));
+    }
+    return nodes;
+}
+
+// Every event time runs a pass over the same nodes: the snapshot keeps them between passes,
+// and the node timelines take each job when it starts and give it back when it ends.
 class NodeRun {
 public:
     NodeRun(const std::vector<SimJob>& jobs, const NodeSimOptions& options)
-        : jobs_(jobs), options_(options) {
+        : jobs_(jobs),
+          options_(options),
+          timelines_(nodes_of(options.machine), jobs.empty() ? 0 : jobs.front().submit) {
         const NodeMachine& m = options_.machine;
-        nodes_.reserve(static_cast<size_t>(m.nodes));
+        snapshot_.nodes = nodes_of(m);
         std::vector<int> all;
         for (int64_t i = 0; i < m.nodes; ++i) {
-            sched::NodeCapacity node;
-            node.name = "n" + std::to_string(i);
-            node.cpus = static_cast<int32_t>(m.cpus_per_node);
-            node.up = true;
-            nodes_.push_back(std::move(node));
             all.push_back(static_cast<int>(i));
         }
-        partitions_.push_back(std::move(all));
+        snapshot_.partitions.push_back(std::move(all));
+        forgotten_before_ = jobs.empty() ? 0 : jobs.front().submit;
         free_.assign(static_cast<size_t>(m.nodes), static_cast<int32_t>(m.cpus_per_node));
         free_total_ = m.procs();
         estimate_.assign(jobs.size(), 0);
+        held_until_.assign(jobs.size(), 0);
         overran_.assign(jobs.size(), false);
         result_.jobs.resize(jobs.size());
         for (size_t i = 0; i < jobs.size(); ++i) {
@@ -102,7 +119,8 @@ private:
             free_[static_cast<size_t>(outcome.nodes[i])] += outcome.cpus_per_node[i];
             free_total_ += outcome.cpus_per_node[i];
         }
-        running_.erase(std::find(running_.begin(), running_.end(), index));
+        timelines_.remove(index);
+        held_until_[index] = 0;
         std::vector<int64_t>& last = history_[jobs_[index].user];
         last.push_back(jobs_[index].run);
         if (last.size() > 2) {
@@ -144,6 +162,22 @@ private:
         return 0;
     }
 
+    // Running jobs still held past their expected end hold their nodes longer: the planner
+    // must never see a running job's nodes as free.
+    void extend_overruns(int64_t now) {
+        while (!held_ends_.empty() && held_ends_.top().time <= now) {
+            const Completion held = held_ends_.top();
+            held_ends_.pop();
+            if (held_until_[held.job] != held.time) {
+                continue;  // ended, or already extended
+            }
+            const int64_t end = expected_end(held.job, now);
+            timelines_.extend(held.job, end);
+            held_until_[held.job] = end;
+            held_ends_.push({end, held.job});
+        }
+    }
+
     // What the planner must assume a running job holds its nodes until: never the past.
     int64_t expected_end(size_t index, int64_t now) {
         const int64_t start = result_.jobs[index].start;
@@ -168,16 +202,14 @@ private:
             return;
         }
         const auto begin = std::chrono::steady_clock::now();
-        sched::Snapshot snapshot;
-        snapshot.now = now;
-        snapshot.nodes = nodes_;
-        snapshot.partitions = partitions_;
-        snapshot.running.reserve(running_.size());
-        for (size_t index : running_) {
-            const NodeOutcome& outcome = result_.jobs[index];
-            snapshot.running.push_back(
-                    {outcome.nodes, outcome.cpus_per_node, 0, expected_end(index, now), 0});
+        extend_overruns(now);
+        if (now - forgotten_before_ >= kForgetEveryS) {
+            timelines_.forget_before(now);
+            forgotten_before_ = now;
         }
+        sched::Snapshot snapshot = std::move(snapshot_);
+        snapshot.now = now;
+        snapshot.pending.clear();
         snapshot.pending.reserve(pending_.size());
         for (size_t index : pending_) {
             sched::PendingJob job;
@@ -189,7 +221,9 @@ private:
             job.request.cpus_per_task = 1;
             snapshot.pending.push_back(std::move(job));
         }
-        sched::Decisions decisions = sched::plan(snapshot, options_.backfill);
+        sched::PlanPass pass(std::move(snapshot), options_.backfill, &timelines_);
+        sched::Decisions decisions = pass.step({});
+        snapshot_ = std::move(pass).release_snapshot();
         result_.pass_ms.push_back(
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin)
                         .count());
@@ -206,7 +240,10 @@ private:
                 free_[static_cast<size_t>(outcome.nodes[i])] -= outcome.cpus_per_node[i];
                 free_total_ -= outcome.cpus_per_node[i];
             }
-            running_.push_back(index);
+            const int64_t held_until = expected_end(index, now);
+            timelines_.add(index, {outcome.nodes, outcome.cpus_per_node, 0, held_until, 0}, now);
+            held_until_[index] = held_until;
+            held_ends_.push({held_until, index});
             completions_.push({now + jobs_[index].run, index});
         }
         std::erase_if(pending_, [&](size_t index) { return result_.jobs[index].start >= 0; });
@@ -214,16 +251,19 @@ private:
 
     const std::vector<SimJob>& jobs_;
     NodeSimOptions options_;
-    std::vector<sched::NodeCapacity> nodes_;
-    std::vector<std::vector<int>> partitions_;
+    sched::Snapshot snapshot_;  // the nodes and partition, kept between passes
+    sched::NodeTimelines timelines_;
+    int64_t forgotten_before_ = 0;
     std::vector<int32_t> free_;  // per node: CPUs not held
     int64_t free_total_ = 0;
-    std::vector<int64_t> estimate_;  // per job: what the planner is told at submit
+    std::vector<int64_t> estimate_;    // per job: what the planner is told at submit
+    std::vector<int64_t> held_until_;  // per running job: its hold's end in timelines_; 0 when not
     std::vector<bool> overran_;
-    std::vector<size_t> pending_;  // in submit order
-    std::vector<size_t> running_;
+    std::vector<size_t> pending_;                      // in submit order
     std::map<int64_t, std::vector<int64_t>> history_;  // user -> last two actual run times
     std::priority_queue<Completion, std::vector<Completion>, std::greater<>> completions_;
+    // Running jobs by the end of their hold (stale entries are skipped when popped).
+    std::priority_queue<Completion, std::vector<Completion>, std::greater<>> held_ends_;
     NodeSimResult result_;
 };
 
