@@ -1,6 +1,8 @@
 // Per-node profiles kept up to date as jobs start, end and overrun.
 #include "scheduler/backfill/node_timelines.h"
 
+#include <algorithm>
+
 namespace cohort::sched {
 
 namespace {
@@ -96,6 +98,106 @@ void NodeTimelines::forget_before(int64_t t) {
         timeline.memory.advance_origin(t);
         timeline.gpus.advance_origin(t);
     }
+}
+
+int64_t PassHold::amount(NodeResource resource) const {
+    switch (resource) {
+        case NodeResource::kCpus:
+            return cpus;
+        case NodeResource::kMemory:
+            return memory_mib;
+        case NodeResource::kGpus:
+            return gpus;
+    }
+    return 0;
+}
+
+const AvailabilityProfile& HeldNode::profile(NodeResource resource) const {
+    switch (resource) {
+        case NodeResource::kCpus:
+            return committed_.cpus;
+        case NodeResource::kMemory:
+            return committed_.memory;
+        case NodeResource::kGpus:
+            return committed_.gpus;
+    }
+    return committed_.cpus;
+}
+
+int64_t HeldNode::held_at(NodeResource resource, int64_t t) const {
+    int64_t sum = 0;
+    for (const PassHold& hold : holds_) {
+        if (hold.start <= t && t < hold.end) {
+            sum += hold.amount(resource);
+        }
+    }
+    return sum;
+}
+
+int64_t HeldNode::min_free(NodeResource resource, int64_t start, int64_t duration) const {
+    const AvailabilityProfile& committed = profile(resource);
+    if (holds_.empty()) {
+        return committed.min_free(start, duration);
+    }
+    // Within one step of the committed profile, what the holds take changes only where a
+    // hold starts (where one ends, less is taken): look there and at the step's start.
+    int64_t least = committed.capacity();
+    committed.for_each_step(
+            start, start + duration, [&](int64_t from, int64_t until, int64_t free) {
+                least = std::min(least, free - held_at(resource, from));
+                for (const PassHold& hold : holds_) {
+                    if (from < hold.start && hold.start < until) {
+                        least = std::min(least, free - held_at(resource, hold.start));
+                    }
+                }
+            });
+    return least;
+}
+
+int64_t HeldNode::earliest_start(NodeResource resource,
+                                 int64_t from,
+                                 int64_t duration,
+                                 int64_t amount) const {
+    const AvailabilityProfile& committed = profile(resource);
+    int64_t t = from;
+    for (;;) {
+        // The holds only take: the committed profile's answer is a lower bound.
+        t = committed.earliest_start(t, duration, amount);
+        if (t == INT64_MAX || holds_.empty() || min_free(resource, t, duration) >= amount) {
+            return t;
+        }
+        // A hold is in the way: the next start to try is the next change after t.
+        int64_t next = committed.next_change_after(t);
+        for (const PassHold& hold : holds_) {
+            if (hold.end > t) {
+                next = std::min(next, hold.end);
+            }
+        }
+        if (next == INT64_MAX) {
+            return INT64_MAX;
+        }
+        t = next;
+    }
+}
+
+bool HeldNode::append_changes_between(NodeResource resource,
+                                      int64_t after,
+                                      int64_t until,
+                                      std::vector<int64_t>& out) const {
+    bool more = profile(resource).append_changes_between(after, until, out);
+    for (const PassHold& hold : holds_) {
+        if (hold.amount(resource) <= 0) {
+            continue;
+        }
+        for (int64_t t : {hold.start, hold.end}) {
+            if (t > until) {
+                more = true;
+            } else if (t > after) {
+                out.push_back(t);
+            }
+        }
+    }
+    return more;
 }
 
 }  // namespace cohort::sched

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -18,6 +19,53 @@ struct NodeTimeline {
     AvailabilityProfile cpus;
     AvailabilityProfile memory;
     AvailabilityProfile gpus;
+};
+
+enum class NodeResource : uint8_t {
+    kCpus,
+    kMemory,
+    kGpus
+};
+
+// What a pass took from one node during [start, end): a job it starts or a reservation.
+struct PassHold {
+    int64_t start = 0;
+    int64_t end = 0;
+    int64_t cpus = 0;
+    int64_t memory_mib = 0;
+    int64_t gpus = 0;
+
+    int64_t amount(NodeResource resource) const;
+};
+
+// One node as a pass sees it: the committed timeline less the pass's holds on the node.
+// Reads subtract the holds, so a pass never copies a profile (a reservation for a large job
+// touches hundreds of nodes); a node holds one or two of them.
+class HeldNode {
+public:
+    HeldNode(const NodeTimeline& committed, std::span<const PassHold> holds)
+        : committed_(committed), holds_(holds) {}
+
+    // The least free at any instant of [start, start + duration).
+    int64_t min_free(NodeResource resource, int64_t start, int64_t duration) const;
+    // The earliest t >= from at which `amount` stays free for `duration`; INT64_MAX: never.
+    int64_t earliest_start(NodeResource resource,
+                           int64_t from,
+                           int64_t duration,
+                           int64_t amount) const;
+    // Appends every time in (after, until] at which what is free changes; true if it also
+    // changes after `until`.
+    bool append_changes_between(NodeResource resource,
+                                int64_t after,
+                                int64_t until,
+                                std::vector<int64_t>& out) const;
+
+private:
+    const AvailabilityProfile& profile(NodeResource resource) const;
+    int64_t held_at(NodeResource resource, int64_t t) const;
+
+    const NodeTimeline& committed_;
+    std::span<const PassHold> holds_;
 };
 
 class NodeTimelines {

@@ -2,9 +2,10 @@
 #include "scheduler/backfill/plan.h"
 
 #include <algorithm>
-#include <deque>
 #include <map>
+#include <memory_resource>
 #include <optional>
+#include <span>
 #include <string>
 #include <tuple>
 
@@ -75,8 +76,10 @@ public:
             }
             committed_ = owned_.get();
         }
-        overlay_slot_.assign(node_count, -1);
-        node_windows_.resize(node_count);
+        held_slot_.assign(node_count, -1);
+        if (!snapshot_.windows.empty()) {
+            node_windows_.resize(node_count);
+        }
         for (size_t w = 0; w < snapshot_.windows.size(); ++w) {
             for (int node : snapshot_.windows[w].nodes) {
                 node_windows_[static_cast<size_t>(node)].push_back(static_cast<int>(w));
@@ -128,20 +131,17 @@ public:
     const Snapshot& snapshot() const { return snapshot_; }
 
 private:
-    const NodeTimeline& timeline(size_t node) const {
-        const int32_t slot = overlay_slot_[node];
-        return slot < 0 ? committed_->node(node) : overlay_[static_cast<size_t>(slot)];
+    // One node as this pass sees it: the committed timeline less what the pass took there.
+    HeldNode node_view(size_t node) const {
+        const int32_t slot = held_slot_[node];
+        return {committed_->node(node),
+                slot < 0 ? std::span<const PassHold>{}
+                         : std::span<const PassHold>(held_[static_cast<size_t>(slot)])};
     }
 
-    // The pass's own copy of a node's timeline, made when the pass first takes from it: a
-    // pass over a large cluster copies only the nodes it plans on.
-    NodeTimeline& writable(size_t node) {
-        int32_t& slot = overlay_slot_[node];
-        if (slot < 0) {
-            slot = static_cast<int32_t>(overlay_.size());
-            overlay_.push_back(committed_->node(node));
-        }
-        return overlay_[static_cast<size_t>(slot)];
+    const std::vector<int>& windows_on(int node) const {
+        static const std::vector<int> kNone;
+        return node_windows_.empty() ? kNone : node_windows_[static_cast<size_t>(node)];
     }
 
     // The partitions of each node, flat, and each partition's CPUs free now.
@@ -229,7 +229,12 @@ private:
             failed != failed_for_.end() && duration >= failed->second) {
             return std::nullopt;
         }
-        auto placement = place_at(job, snapshot_.now, duration, true);
+        // Nor when the cluster as a whole lacks its CPUs at some point of its run, as when it
+        // would run into the head's reservation.
+        std::optional<Placement> placement;
+        if (pass_cpus_total().min_free(snapshot_.now, duration) >= job_cpus_lower_bound(job)) {
+            placement = place_at(job, snapshot_.now, duration, true);
+        }
         if (!placement) {
             auto [it, fresh] = failed_for_.emplace(shape, duration);
             it->second = std::min(it->second, duration);
@@ -246,7 +251,7 @@ private:
 
     // May `job` use `node` during [start, start + duration) as far as reservations go?
     bool windows_allow(const PendingJob& job, int node, int64_t start, int64_t duration) const {
-        for (int w : node_windows_[static_cast<size_t>(node)]) {
+        for (int w : windows_on(node)) {
             const ReservationWindow& window = snapshot_.windows[static_cast<size_t>(w)];
             if (w == job.reservation) {
                 if (start < window.start || start >= window.end) {
@@ -265,18 +270,18 @@ private:
                                       bool honour_windows) const {
         const std::vector<int>& eligible = nodes_for(job);
         const int32_t k = job.request.gpus_per_node;
-        const std::vector<int> order = k > 0 ? gpu_fit_order(
-                                               eligible,
-                                               [&](int index) {
-                                                   return timeline(static_cast<size_t>(index))
-                                                           .gpus.min_free(start, duration);
-                                               },
-                                               [&](int index) {
-                                                   return start == snapshot_.now
-                                                                  ? reachable_now(index, k)
-                                                                  : GpuSetLocality{};
-                                               })
-                                             : std::vector<int>{};
+        const std::vector<int> order =
+                k > 0 ? gpu_fit_order(
+                        eligible,
+                        [&](int index) {
+                            return node_view(static_cast<size_t>(index))
+                                    .min_free(NodeResource::kGpus, start, duration);
+                        },
+                        [&](int index) {
+                            return start == snapshot_.now ? reachable_now(index, k)
+                                                          : GpuSetLocality{};
+                        })
+                      : std::vector<int>{};
         const bool switch_limit_binds = start < job.switches_wait_until;
         const std::vector<int>& in_order = order.empty() ? eligible : order;
         // Now, a node with no CPU free takes no task: try only the others, which on a busy
@@ -299,14 +304,15 @@ private:
                         || (honour_windows && !windows_allow(job, index, start, duration))) {
                         return 0;
                     }
-                    const NodeTimeline& timeline = this->timeline(static_cast<size_t>(index));
+                    const HeldNode view = node_view(static_cast<size_t>(index));
                     // What the job does not ask for cannot stop it: skip those profiles.
                     const ResourceRequest& r = job.request;
-                    return tasks_that_fit(
-                            r, timeline.cpus.min_free(start, duration),
-                            r.memory_mib_per_node > 0 ? timeline.memory.min_free(start, duration)
-                                                      : 0,
-                            r.gpus_per_node > 0 ? timeline.gpus.min_free(start, duration) : 0);
+                    const auto free = [&](NodeResource resource, int64_t asked) -> int64_t {
+                        return asked > 0 ? view.min_free(resource, start, duration) : 0;
+                    };
+                    return tasks_that_fit(r, view.min_free(NodeResource::kCpus, start, duration),
+                                          free(NodeResource::kMemory, r.memory_mib_per_node),
+                                          free(NodeResource::kGpus, r.gpus_per_node));
                 },
                 snapshot_.network, switch_limit_binds);
     }
@@ -346,15 +352,6 @@ private:
                                reachable_cache_.lower_bound({node + 1, INT32_MIN}));
     }
 
-    static void take(AvailabilityProfile& profile,
-                     int64_t start,
-                     int64_t duration,
-                     int64_t amount) {
-        if (amount > 0) {
-            profile.reserve(start, duration, amount);
-        }
-    }
-
     // The cluster's free CPUs over time with this pass's holds taken, copied when first asked.
     const AvailabilityProfile& pass_cpus_total() {
         if (!pass_cpus_total_) {
@@ -384,10 +381,14 @@ private:
                             placement.cpus_per_node[i];
                 }
             }
-            NodeTimeline& timeline = writable(node);
-            take(timeline.cpus, start, duration, placement.cpus_per_node[i]);
-            take(timeline.memory, start, duration, placement.memory_mib_per_node);
-            take(timeline.gpus, start, duration, placement.gpus_per_node);
+            int32_t& slot = held_slot_[node];
+            if (slot < 0) {
+                slot = static_cast<int32_t>(held_.size());
+                held_.emplace_back(&arena_);
+            }
+            held_[static_cast<size_t>(slot)].push_back(
+                    {start, start + duration, placement.cpus_per_node[i],
+                     placement.memory_mib_per_node, placement.gpus_per_node});
         }
     }
 
@@ -444,44 +445,17 @@ private:
         }
     }
 
-    // The earliest start: no earlier than the time by which enough nodes could each take one
-    // task, then every later time at which something frees up on the job's nodes.
+    // The earliest start: no earlier than the time the cluster has the job's CPUs free for
+    // its duration nor, for jobs with a per-node shape, the time by which enough nodes could
+    // each take one task; then every later time at which what the job asks for frees up.
     void reserve_earliest(const PendingJob& job, int64_t duration, Decisions& decisions) {
-        const std::vector<int>& nodes = nodes_for(job);
-        const ResourceRequest& r = job.request;
-        std::vector<int64_t> one_task_from;
-        one_task_from.reserve(nodes.size());
-        for (int index : nodes) {
-            if (!snapshot_.nodes[static_cast<size_t>(index)].up) {
-                continue;
-            }
-            const NodeTimeline& t = timeline(static_cast<size_t>(index));
-            const int64_t now = snapshot_.now;
-            int64_t from = t.cpus.earliest_start(now, duration, r.cpus_per_task);
-            if (r.memory_mib_per_node > 0) {
-                from = std::max(from,
-                                t.memory.earliest_start(now, duration, r.memory_mib_per_node));
-            }
-            if (r.gpus_per_node > 0) {
-                from = std::max(from, t.gpus.earliest_start(now, duration, r.gpus_per_node));
-            }
-            one_task_from.push_back(from);
-        }
-        const size_t nodes_needed = std::max<uint32_t>(r.nodes_min, 1);
-        if (one_task_from.size() < nodes_needed) {
-            return;
-        }
-        std::nth_element(one_task_from.begin(),
-                         one_task_from.begin() + static_cast<std::ptrdiff_t>(nodes_needed - 1),
-                         one_task_from.end());
-        int64_t lower_bound = one_task_from[nodes_needed - 1];
+        const int64_t cpus_needed = job_cpus_lower_bound(job);
+        int64_t lower_bound =
+                pass_cpus_total().earliest_start(snapshot_.now, duration, cpus_needed);
         if (lower_bound == INT64_MAX) {
             return;
         }
-        // Nor before the whole cluster has the job's CPUs free for its whole duration.
-        const int64_t cpus_needed = job_cpus_lower_bound(job);
-        lower_bound = std::max(
-                lower_bound, pass_cpus_total().earliest_start(lower_bound, duration, cpus_needed));
+        lower_bound = enough_nodes_from(job, duration, lower_bound);
         if (lower_bound == INT64_MAX) {
             return;
         }
@@ -489,41 +463,120 @@ private:
             lower_bound = std::max(lower_bound,
                                    snapshot_.windows[static_cast<size_t>(job.reservation)].start);
         }
-        // The earliest start is one of these: a job fits at t only if it fits at the last
+        // The start is the bound or a change: a job fits at t only if it fits at the last
         // change of what it asks for at or before t. Changes of what it does not ask for
-        // (memory, GPUs) cannot make it fit, so they are not tried.
-        std::vector<int64_t> candidates{lower_bound};
-        if (job.switches_wait_until > lower_bound && r.max_leaf_switches > 0) {
-            candidates.push_back(job.switches_wait_until);  // from then on any switches will do
+        // (memory, GPUs) cannot make it fit, so they are not tried. Changes are gathered a
+        // horizon at a time, since the start is most often soon after the bound.
+        if (try_reserve_at(job, lower_bound, duration, cpus_needed, decisions)) {
+            return;  // most often: no change needs gathering
         }
-        for (int index : nodes) {
-            const NodeTimeline& t = timeline(static_cast<size_t>(index));
-            t.cpus.append_changes_after(lower_bound, candidates);
-            if (r.memory_mib_per_node > 0) {
-                t.memory.append_changes_after(lower_bound, candidates);
-            }
-            if (r.gpus_per_node > 0) {
-                t.gpus.append_changes_after(lower_bound, candidates);
-            }
-            for (int w : node_windows_[static_cast<size_t>(index)]) {
-                const ReservationWindow& window = snapshot_.windows[static_cast<size_t>(w)];
-                if (window.end > lower_bound) {
-                    candidates.push_back(window.end);
+        std::vector<int64_t> candidates;
+        int64_t from = lower_bound;
+        for (int64_t span = std::max<int64_t>(duration, 3600);; span *= 4) {
+            const int64_t until = span > INT64_MAX - from ? INT64_MAX : from + span;
+            const bool more = changes_between(job, from, until, candidates);
+            std::sort(candidates.begin(), candidates.end());
+            candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+            for (int64_t t : candidates) {
+                if (try_reserve_at(job, t, duration, cpus_needed, decisions)) {
+                    return;
                 }
             }
-        }
-        std::sort(candidates.begin(), candidates.end());
-        candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
-        for (int64_t t : candidates) {
-            if (pass_cpus_total().min_free(t, duration) < cpus_needed) {
-                continue;  // no node scan can find them
-            }
-            if (auto placement = place_at(job, t, duration, true)) {
-                hold(*placement, t, duration);
-                decisions.reservations.push_back({job.id, t});
+            if (!more) {
                 return;
             }
+            candidates.clear();
+            from = until;
         }
+    }
+
+    bool try_reserve_at(const PendingJob& job,
+                        int64_t start,
+                        int64_t duration,
+                        int64_t cpus_needed,
+                        Decisions& decisions) {
+        if (pass_cpus_total().min_free(start, duration) < cpus_needed) {
+            return false;  // no node scan can find them
+        }
+        auto placement = place_at(job, start, duration, true);
+        if (!placement) {
+            return false;
+        }
+        hold(*placement, start, duration);
+        decisions.reservations.push_back({job.id, start});
+        return true;
+    }
+
+    // `from`, or later for a job with a per-node shape: the time by which enough up nodes
+    // could each take one of its tasks. INT64_MAX: never (too few nodes are up).
+    int64_t enough_nodes_from(const PendingJob& job, int64_t duration, int64_t from) const {
+        const ResourceRequest& r = job.request;
+        const size_t nodes_needed = std::max<uint32_t>(r.nodes_min, 1);
+        const bool shaped = r.nodes_min > 1 || r.ntasks_per_node > 0 || r.cpus_per_task > 1
+                            || r.memory_mib_per_node > 0 || r.gpus_per_node > 0;
+        std::vector<int64_t> one_task_from;
+        for (int index : nodes_for(job)) {
+            if (!snapshot_.nodes[static_cast<size_t>(index)].up) {
+                continue;
+            }
+            if (!shaped) {
+                one_task_from.push_back(from);
+                continue;
+            }
+            const HeldNode view = node_view(static_cast<size_t>(index));
+            int64_t earliest =
+                    view.earliest_start(NodeResource::kCpus, from, duration, r.cpus_per_task);
+            if (r.memory_mib_per_node > 0) {
+                earliest = std::max(earliest, view.earliest_start(NodeResource::kMemory, from,
+                                                                  duration, r.memory_mib_per_node));
+            }
+            if (r.gpus_per_node > 0) {
+                earliest = std::max(earliest, view.earliest_start(NodeResource::kGpus, from,
+                                                                  duration, r.gpus_per_node));
+            }
+            one_task_from.push_back(earliest);
+        }
+        if (one_task_from.size() < nodes_needed) {
+            return INT64_MAX;
+        }
+        std::nth_element(one_task_from.begin(),
+                         one_task_from.begin() + static_cast<std::ptrdiff_t>(nodes_needed - 1),
+                         one_task_from.end());
+        return one_task_from[nodes_needed - 1];
+    }
+
+    // Appends the times in (after, until] at which what `job` asks for changes on its nodes,
+    // its reservation windows end, or its switch limit lapses; true if any comes later.
+    bool changes_between(const PendingJob& job,
+                         int64_t after,
+                         int64_t until,
+                         std::vector<int64_t>& out) const {
+        const ResourceRequest& r = job.request;
+        bool more = false;
+        const auto add = [&](int64_t t) {
+            if (t > until) {
+                more = true;
+            } else if (t > after) {
+                out.push_back(t);
+            }
+        };
+        if (r.max_leaf_switches > 0) {
+            add(job.switches_wait_until);  // from then on any switches will do
+        }
+        for (int index : nodes_for(job)) {
+            const HeldNode view = node_view(static_cast<size_t>(index));
+            more |= view.append_changes_between(NodeResource::kCpus, after, until, out);
+            if (r.memory_mib_per_node > 0) {
+                more |= view.append_changes_between(NodeResource::kMemory, after, until, out);
+            }
+            if (r.gpus_per_node > 0) {
+                more |= view.append_changes_between(NodeResource::kGpus, after, until, out);
+            }
+            for (int w : windows_on(index)) {
+                add(snapshot_.windows[static_cast<size_t>(w)].end);
+            }
+        }
+        return more;
     }
 
     void sort_rest_shortest_first() {
@@ -538,11 +591,14 @@ private:
     BackfillOptions options_;
     const NodeTimelines* committed_;        // the running jobs' holds
     std::unique_ptr<NodeTimelines> owned_;  // built from snapshot_.running when none is given
-    std::vector<int32_t> overlay_slot_;     // per node: index into overlay_, or -1
-    std::deque<NodeTimeline> overlay_;      // copies of the nodes this pass took from
+    // What this pass took on each node it started or reserved a job on, in an arena freed
+    // with the pass. held_slot_: per node, the index into held_, or -1.
+    std::pmr::monotonic_buffer_resource arena_;
+    std::vector<std::pmr::vector<PassHold>> held_;
+    std::vector<int32_t> held_slot_;
     std::vector<std::tuple<int64_t, int64_t, int64_t>> pass_holds_;  // start, duration, CPUs
     std::optional<AvailabilityProfile> pass_cpus_total_;
-    std::vector<std::vector<int>> node_windows_;  // per node: the windows on it
+    std::vector<std::vector<int>> node_windows_;  // per node: the windows on it; empty: none
     std::vector<int64_t> limit_used_;
     std::vector<size_t> order_;  // indexes into snapshot_.pending, in planning order
     size_t position_ = 0;

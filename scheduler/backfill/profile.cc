@@ -10,7 +10,19 @@ AvailabilityProfile::AvailabilityProfile(int64_t capacity, int64_t origin) : cap
     free_from_.emplace_back(origin, capacity);
 }
 
+AvailabilityProfile::AvailabilityProfile(const AvailabilityProfile& other,
+                                         std::pmr::memory_resource* memory)
+    : capacity_(other.capacity_), free_from_(other.free_from_, memory) {}
+
 AvailabilityProfile::ConstIterator AvailabilityProfile::after(int64_t t) const {
+    // A node's profile has a few steps, which a forward scan finds sooner than a search.
+    if (free_from_.size() <= kLinearSearchSteps) {
+        auto it = free_from_.begin();
+        while (it != free_from_.end() && it->first <= t) {
+            ++it;
+        }
+        return it;
+    }
     return std::upper_bound(free_from_.begin(), free_from_.end(), t,
                             [](int64_t time, const Step& step) { return time < step.first; });
 }
@@ -33,11 +45,19 @@ int64_t AvailabilityProfile::min_free(int64_t start, int64_t duration) const {
     return least;
 }
 
-void AvailabilityProfile::append_changes_after(int64_t after_time,
-                                               std::vector<int64_t>& out) const {
-    for (auto it = after(after_time); it != free_from_.end(); ++it) {
+int64_t AvailabilityProfile::next_change_after(int64_t t) const {
+    auto it = after(t);
+    return it == free_from_.end() ? INT64_MAX : it->first;
+}
+
+bool AvailabilityProfile::append_changes_between(int64_t after_time,
+                                                 int64_t until,
+                                                 std::vector<int64_t>& out) const {
+    auto it = after(after_time);
+    for (; it != free_from_.end() && it->first <= until; ++it) {
         out.push_back(it->first);
     }
+    return it != free_from_.end();
 }
 
 bool AvailabilityProfile::fits(int64_t start, int64_t duration, int64_t amount) const {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
 #include <queue>
 
 #include <fmt/format.h>
@@ -111,6 +112,7 @@ private:
         }
         estimate_[index] = std::max<int64_t>(estimate, 1);
         pending_.push_back(index);
+        fresh_.push_back(index);
     }
 
     void complete(size_t index) {
@@ -121,6 +123,7 @@ private:
         }
         timelines_.remove(index);
         held_until_[index] = 0;
+        resources_changed_ = true;
         std::vector<int64_t>& last = history_[jobs_[index].user];
         last.push_back(jobs_[index].run);
         if (last.size() > 2) {
@@ -173,6 +176,7 @@ private:
             }
             const int64_t end = expected_end(held.job, now);
             timelines_.extend(held.job, end);
+            resources_changed_ = true;
             held_until_[held.job] = end;
             held_ends_.push({end, held.job});
         }
@@ -210,16 +214,15 @@ private:
         sched::Snapshot snapshot = std::move(snapshot_);
         snapshot.now = now;
         snapshot.pending.clear();
-        snapshot.pending.reserve(pending_.size());
-        for (size_t index : pending_) {
-            sched::PendingJob job;
-            job.id = index;
-            job.submit_time = jobs_[index].submit;
-            job.priority = priority_of(index, now);
-            job.time_limit_s = estimate_[index];
-            job.request.ntasks = static_cast<uint32_t>(jobs_[index].procs);
-            job.request.cpus_per_task = 1;
-            snapshot.pending.push_back(std::move(job));
+        const bool over_new_jobs = only_fresh_jobs_matter();
+        const std::vector<size_t>& planned = over_new_jobs ? fresh_ : pending_;
+        snapshot.pending.reserve(planned.size() + 1);
+        if (over_new_jobs) {
+            ++result_.passes_over_new_jobs;
+            snapshot.pending.push_back(pending_job(*head_, now));
+        }
+        for (size_t index : planned) {
+            snapshot.pending.push_back(pending_job(index, now));
         }
         sched::PlanPass pass(std::move(snapshot), options_.backfill, &timelines_);
         sched::Decisions decisions = pass.step({});
@@ -227,6 +230,38 @@ private:
         result_.pass_ms.push_back(
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin)
                         .count());
+        fresh_.clear();
+        resources_changed_ = false;
+        head_.reset();
+        if (!decisions.reservations.empty()) {
+            head_ = static_cast<size_t>(decisions.reservations.front().job_id);
+        }
+        start_jobs(decisions, now);
+    }
+
+    // EASY over a submit-ordered queue, when no job ended and none outlived its estimate
+    // since the last pass: every job that waited then waits now (what is free now is the
+    // same, the head's reservation is the same, and each window only reaches further into
+    // it), and every new job ranks below them. So the pass needs only the head, for its
+    // reservation, and the new jobs: it decides for them what a full pass would.
+    bool only_fresh_jobs_matter() const {
+        return options_.plan_only_what_changed && options_.order == NodeOrder::kFcfs
+               && options_.backfill.policy == sched::BackfillPolicy::kEasy && !resources_changed_
+               && head_.has_value();
+    }
+
+    sched::PendingJob pending_job(size_t index, int64_t now) const {
+        sched::PendingJob job;
+        job.id = index;
+        job.submit_time = jobs_[index].submit;
+        job.priority = priority_of(index, now);
+        job.time_limit_s = estimate_[index];
+        job.request.ntasks = static_cast<uint32_t>(jobs_[index].procs);
+        job.request.cpus_per_task = 1;
+        return job;
+    }
+
+    void start_jobs(sched::Decisions& decisions, int64_t now) {
         if (decisions.starts.empty()) {
             return;
         }
@@ -259,7 +294,10 @@ private:
     std::vector<int64_t> estimate_;    // per job: what the planner is told at submit
     std::vector<int64_t> held_until_;  // per running job: its hold's end in timelines_; 0 when not
     std::vector<bool> overran_;
-    std::vector<size_t> pending_;                      // in submit order
+    std::vector<size_t> pending_;    // in submit order
+    std::vector<size_t> fresh_;      // submitted since the last pass
+    bool resources_changed_ = true;  // a job ended or outlived its estimate since the last pass
+    std::optional<size_t> head_;     // the job the last pass reserved for
     std::map<int64_t, std::vector<int64_t>> history_;  // user -> last two actual run times
     std::priority_queue<Completion, std::vector<Completion>, std::greater<>> completions_;
     // Running jobs by the end of their hold (stale entries are skipped when popped).

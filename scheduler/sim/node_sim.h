@@ -44,6 +44,10 @@ struct NodeSimOptions {
     NodeOrder order = NodeOrder::kFcfs;
     sched::BackfillOptions backfill;
     Estimates estimates = Estimates::kRequested;
+    // Plan only the new jobs (and the head) where nothing else can have changed (see
+    // node_sim.cc); false replans every pending job at every event, to check that this
+    // changes no decision.
+    bool plan_only_what_changed = true;
 };
 
 // One named policy: order, backfilling and estimates together.
@@ -71,10 +75,11 @@ struct NodeOutcome {
 };
 
 struct NodeSimResult {
-    std::vector<NodeOutcome> jobs;  // in the order of the input jobs
-    std::vector<double> pass_ms;    // wall time of each call to plan(), snapshot included
-    int64_t passes_skipped = 0;     // event times at which nothing could start (no CPU free)
-    int64_t estimate_overruns = 0;  // running jobs that outlived their estimate
+    std::vector<NodeOutcome> jobs;     // in the order of the input jobs
+    std::vector<double> pass_ms;       // wall time of each call to plan(), snapshot included
+    int64_t passes_skipped = 0;        // event times at which nothing could start (no CPU free)
+    int64_t passes_over_new_jobs = 0;  // passes that planned only the new jobs (and the head)
+    int64_t estimate_overruns = 0;     // running jobs that outlived their estimate
 
     SimResult as_sim_result() const;  // for compute_metrics
 };

@@ -91,6 +91,53 @@ TEST_F(NodeSimTest, DefaultPolicyBeatsEasyOnBoundedSlowdown) {
     EXPECT_GE(cohort.utilization, easy.utilization - 1e-9);
 }
 
+void expect_same_outcomes(const NodeSimResult& planned_all, const NodeSimResult& planned_changed) {
+    ASSERT_EQ(planned_all.jobs.size(), planned_changed.jobs.size());
+    for (size_t i = 0; i < planned_all.jobs.size(); ++i) {
+        const NodeOutcome& a = planned_all.jobs[i];
+        const NodeOutcome& b = planned_changed.jobs[i];
+        ASSERT_EQ(a.start, b.start) << "job " << a.id;
+        ASSERT_EQ(a.nodes, b.nodes) << "job " << a.id;
+        ASSERT_EQ(a.cpus_per_node, b.cpus_per_node) << "job " << a.id;
+    }
+}
+
+// FCFS + EASY plans only the new jobs and the head where no job ended or overran: on a real
+// trace every job starts when and where it would if every event replanned every job.
+TEST_F(NodeSimTest, PlanningOnlyWhatChangedDecidesAsReplanningEverything) {
+    auto easy = policy_by_name("easy");
+    ASSERT_TRUE(easy);
+    NodeSimOptions options{machine_, easy->order, easy->backfill, easy->estimates};
+    const NodeSimResult changed = simulate_nodes(jobs_, options);
+    options.plan_only_what_changed = false;
+    const NodeSimResult all = simulate_nodes(jobs_, options);
+    EXPECT_GT(changed.passes_over_new_jobs, 0);
+    EXPECT_EQ(all.passes_over_new_jobs, 0);
+    expect_same_outcomes(all, changed);
+}
+
+// The same on nodes of 16 CPUs shared by several jobs: the first 4,000 jobs of CEA Curie's
+// log on 400 of its nodes, so that the queue is long and big jobs get reservations.
+TEST(NodeSimCurie, PlanningOnlyWhatChangedDecidesAsReplanningEverything) {
+    const std::string trace =
+            std::string(COHORT_BENCHMARK_TRACES) + "/CEA-Curie-2011-2.1-cln.swf.gz";
+    auto swf = read_swf(trace);
+    ASSERT_TRUE(swf) << swf.status().message();
+    auto machine = node_machine(*swf, 400, 0);
+    ASSERT_TRUE(machine);
+    ASSERT_EQ(machine->cpus_per_node, 16);
+    FilteredTrace filtered = pyss_filter(*swf, machine->procs());
+    std::vector<SimJob> jobs(filtered.jobs.begin(), filtered.jobs.begin() + 4000);
+    auto easy = policy_by_name("easy");
+    ASSERT_TRUE(easy);
+    NodeSimOptions options{*machine, easy->order, easy->backfill, easy->estimates};
+    const NodeSimResult changed = simulate_nodes(jobs, options);
+    options.plan_only_what_changed = false;
+    const NodeSimResult all = simulate_nodes(jobs, options);
+    EXPECT_GT(changed.passes_over_new_jobs, 0);
+    expect_same_outcomes(all, changed);
+}
+
 TEST(NodeSimOptions, BadValuesNameTheOption) {
     auto policy = policy_by_name("fast");
     ASSERT_FALSE(policy);

@@ -1,6 +1,7 @@
 // The node timelines a caller keeps between passes, and a pass planned over them.
 #include "scheduler/backfill/node_timelines.h"
 
+#include <algorithm>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -48,6 +49,34 @@ TEST(NodeTimelines, JobsTakeTheirNodesUntilTheyEndOrAreExtended) {
     EXPECT_EQ(timelines.node(0).cpus.breakpoints(), 1u);
     timelines.remove(7);  // not held: nothing changes
     EXPECT_EQ(timelines.cpus_unheld(0), 8);
+}
+
+// A pass's holds are subtracted where and when they hold, in every read of the node.
+TEST(HeldNode, ReadsTheCommittedProfilesLessThePassHolds) {
+    NodeTimelines timelines(nodes(1, 8), 0);
+    timelines.add(1, {{0}, {4}, 0, 100, 0}, 0);  // 4 free until 100, then 8
+    const std::vector<PassHold> holds = {{0, 50, 2, 1024, 0}, {150, 200, 6, 0, 0}};
+    const HeldNode node(timelines.node(0), holds);
+    EXPECT_EQ(node.min_free(NodeResource::kCpus, 0, 10), 2);
+    EXPECT_EQ(node.min_free(NodeResource::kCpus, 50, 50), 4);
+    EXPECT_EQ(node.min_free(NodeResource::kCpus, 100, 40), 8);
+    EXPECT_EQ(node.min_free(NodeResource::kCpus, 120, 40), 2);  // the second hold starts inside
+    EXPECT_EQ(node.min_free(NodeResource::kMemory, 10, 10), 3072);
+    EXPECT_EQ(node.min_free(NodeResource::kMemory, 60, 10), 4096);
+
+    EXPECT_EQ(node.earliest_start(NodeResource::kCpus, 0, 10, 4), 50);
+    EXPECT_EQ(node.earliest_start(NodeResource::kCpus, 0, 40, 8), 100);
+    EXPECT_EQ(node.earliest_start(NodeResource::kCpus, 0, 60, 8), 200);  // the hold at 150
+    EXPECT_EQ(node.earliest_start(NodeResource::kCpus, 0, 60, 6), 200);  // not across [150,200)
+    EXPECT_EQ(node.earliest_start(NodeResource::kCpus, 0, 10, 9), INT64_MAX);
+
+    std::vector<int64_t> changes;
+    EXPECT_TRUE(node.append_changes_between(NodeResource::kCpus, 0, 150, changes));
+    std::sort(changes.begin(), changes.end());
+    EXPECT_EQ(changes, (std::vector<int64_t>{50, 100, 150}));
+    changes.clear();
+    EXPECT_FALSE(node.append_changes_between(NodeResource::kCpus, 150, 1000, changes));
+    EXPECT_EQ(changes, (std::vector<int64_t>{200}));
 }
 
 // A pass over timelines kept by the caller decides exactly what a pass that builds them from
