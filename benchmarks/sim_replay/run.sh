@@ -5,14 +5,14 @@
 #   benchmarks/sim_replay/run.sh [TRACE] [CSV] [BIN_DIR]
 # TRACE defaults to CEA Curie 2011 (benchmarks/data/traces, 312,826 jobs; 5,040 thin nodes
 # of 16 CPUs). SIZES (default "25000 50000 100000 200000 all") are replayed on 5,040 nodes;
-# NODES (default "2520 10080") replay the whole trace on other machine sizes.
+# NODES (default "10080 20160") replay the whole trace on larger machines.
 set -eu
 cd "$(dirname "$0")/../.."
 TRACE=$(realpath "${1:-benchmarks/data/traces/CEA-Curie-2011-2.1-cln.swf.gz}")
 CSV=$(realpath -m "${2:-benchmarks/results/sim_replay.csv}")
 BIN=$(realpath "${3:-build/bin}")
 SIZES=${SIZES:-25000 50000 100000 200000 all}
-NODES=${NODES:-2520 10080}
+NODES=${NODES:-10080 20160}
 WORK=$(mktemp -d /tmp/cohort-sim-replay.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 mkdir -p "$(dirname "$CSV")"

@@ -293,7 +293,7 @@ void Controller::on_tick() {
     for (NodeEntry* node : nodes_.silent_nodes(now_ms, config_.node_timeout_ms)) {
         mark_node_down(*node, "Not responding");
     }
-    request_schedule();
+    schedule_if_due(now_ms);
     purge_history(clock_.unix_seconds());
     tick_.expires_after(std::chrono::milliseconds(config_.heartbeat_interval_ms));
     tick_.async_wait([this](boost::system::error_code ec) {

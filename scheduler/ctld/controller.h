@@ -141,9 +141,15 @@ private:
     void cancel_remainder(ArrayRemainder& remainder, const std::string& reason = "None");
 
     // --- scheduling and job life cycle (scheduling.cc)
+    // Something changed: plan (once the strand is free).
     void request_schedule();
+    // The tick's pass, only when it could decide anything new (see changed_since_pass_).
+    void schedule_if_due(int64_t now_ms);
     void schedule();
     sched::Snapshot build_snapshot(int64_t now);
+    // Keeps the earliest time after `now` at which a pass could decide differently.
+    void note_timed_change(int64_t at, int64_t now);
+    void note_timed_changes(const sched::Snapshot& snapshot);
     sched::EligibilityFacts eligibility_facts(const Job& job,
                                               int64_t now,
                                               bool reservation_exists) const;
@@ -157,6 +163,8 @@ private:
     std::vector<uint64_t> split_tasks(uint64_t array_id, const std::vector<uint32_t>& indexes);
     // Runs one budgeted step of the current pass; posts the next step until it is done.
     void continue_pass();
+    void log_pass() const;
+    static constexpr int64_t kSlowPassMs = 100;
     void apply(const sched::Decisions& decisions, const sched::Snapshot& snapshot);
     void launch(uint64_t job_id);
     // Ends a running job: terminate its processes everywhere, then settle on `final_state`.
@@ -195,7 +203,18 @@ private:
     sched::PriorityModel priority_;
     // The pass in progress, stepped across strand turns so requests are served between steps.
     std::unique_ptr<sched::PlanPass> pass_;
-    bool pass_again_ = false;  // something changed while it ran: plan anew when it ends
+    bool pass_again_ = false;      // something changed while it ran: plan anew when it ends
+    int64_t pass_started_ms_ = 0;  // steady clock, when its snapshot was taken
+    // A pass decides the same as the last one unless something changed since (a request, a
+    // job or node event, any job stored), a time it depends on arrived (a begin time, a
+    // reservation's edge, a running job's expected end, a switch wait's end), or priorities
+    // aged for a minute, as Slurm's sched_interval. Ticks skip the others: at 100,000 pending
+    // jobs on 10,000 nodes a pass per second would take a quarter of a core.
+    bool changed_since_pass_ = true;
+    int64_t next_timed_change_ = 0;  // unix seconds
+    static constexpr int64_t kIdlePassIntervalMs = 60000;
+    size_t pass_steps_ = 0;
+    size_t pass_starts_ = 0;
     uint64_t next_job_id_ = 1;
     bool purging_ = false;
     int64_t next_purge_at_ = 0;

@@ -31,6 +31,7 @@ int64_t allocated_cpus(const Job& job) {
 }  // namespace
 
 void Controller::persist(const Job& job, std::function<void()> after) {
+    changed_since_pass_ = true;
     const uint64_t id = job.job_id;
     writer_.write({to_record(job)}, [this, id, after = std::move(after)](const Status& status) {
         on_strand([this, id, after, status] {
@@ -51,6 +52,7 @@ void Controller::persist(const Job& job, std::function<void()> after) {
 }
 
 void Controller::persist(const ArrayRemainder& remainder) {
+    changed_since_pass_ = true;
     const uint64_t id = remainder.job.job_id;
     writer_.write({to_record(remainder)}, [this, id](const Status& status) {
         on_strand([this, id, status] {
@@ -95,7 +97,15 @@ void Controller::after_durable(std::function<void()> then) {
     writer_.write({}, [this, then = std::move(then)](const Status&) { on_strand(then); });
 }
 
+void Controller::schedule_if_due(int64_t now_ms) {
+    if (changed_since_pass_ || clock_.unix_seconds() >= next_timed_change_
+        || now_ms - pass_started_ms_ >= kIdlePassIntervalMs) {
+        request_schedule();
+    }
+}
+
 void Controller::request_schedule() {
+    changed_since_pass_ = true;
     if (schedule_posted_) {
         return;
     }
@@ -110,15 +120,44 @@ void Controller::schedule() {
         return;
     }
     const int64_t now = clock_.unix_seconds();
+    pass_started_ms_ = clock_.steady_ms();
+    changed_since_pass_ = false;
+    next_timed_change_ = INT64_MAX;
     charge_usage(now);
     expire_reservations(now);
     refresh_priorities(now);
     sched::Snapshot snapshot = build_snapshot(now);
+    note_timed_changes(snapshot);
     if (snapshot.pending.empty()) {
         return;
     }
     pass_ = std::make_unique<sched::PlanPass>(std::move(snapshot), backfill_);
+    pass_steps_ = 0;
+    pass_starts_ = 0;
     continue_pass();
+}
+
+void Controller::note_timed_change(int64_t at, int64_t now) {
+    if (at > now) {
+        next_timed_change_ = std::min(next_timed_change_, at);
+    }
+}
+
+void Controller::note_timed_changes(const sched::Snapshot& snapshot) {
+    const int64_t now = snapshot.now;
+    for (const sched::RunningAllocation& running : snapshot.running) {
+        note_timed_change(running.expected_end, now);
+    }
+    for (const sched::ReservationWindow& window : snapshot.windows) {
+        note_timed_change(window.start, now);
+        note_timed_change(window.end, now);
+    }
+    for (const sched::PendingJob& pending : snapshot.pending) {
+        note_timed_change(pending.switches_wait_until, now);
+    }
+    for (const auto& [id, remainder] : jobs_.remainders()) {
+        note_timed_change(remainder.job.spec.begin_time, now);
+    }
 }
 
 sched::Snapshot Controller::build_snapshot(int64_t now) {
@@ -206,6 +245,7 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
         if (job.state != JobState::kPending || job.held || !jobs_.is_committed(id)) {
             continue;
         }
+        note_timed_change(job.spec.begin_time, now);
         auto window = window_index.find(job.spec.reservation);
         sched::EligibilityFacts facts = eligibility_facts(job, now, window != window_index.end());
         facts.array_id = job.is_array_task() ? job.array_job_id : 0;
@@ -343,16 +383,30 @@ void Controller::continue_pass() {
         };
     }
     sched::Decisions decisions = pass_->step(budget);
+    ++pass_steps_;
+    pass_starts_ += decisions.starts.size();
     apply(decisions, pass_->snapshot());
     if (!pass_->done()) {
         on_strand([this] { continue_pass(); });  // requests queued meanwhile are served first
         return;
     }
+    log_pass();
     pass_.reset();
     if (pass_again_) {
         pass_again_ = false;
         request_schedule();
     }
+}
+
+// As Slurm's backfill log line: what a pass cost, at info when it took long enough for an
+// operator to care (the budget then spreads it over steps), else at debug.
+void Controller::log_pass() const {
+    const int64_t took_ms = clock_.steady_ms() - pass_started_ms_;
+    const auto level = took_ms >= kSlowPassMs ? spdlog::level::info : spdlog::level::debug;
+    spdlog::log(level,
+                "scheduling pass: {} pending jobs on {} nodes, {} started, {} ms in {} steps",
+                pass_->snapshot().pending.size(), pass_->snapshot().nodes.size(), pass_starts_,
+                took_ms, pass_steps_);
 }
 
 void Controller::apply(const sched::Decisions& decisions, const sched::Snapshot& snapshot) {

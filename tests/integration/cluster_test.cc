@@ -407,6 +407,11 @@ TEST_F(ClusterTest, BeginTimeHoldsAJobBack) {
     EXPECT_GE(job["eligible_time"]["number"].get<int64_t>()
                       - job["submit_time"]["number"].get<int64_t>(),
               1);
+    // Nothing else happens meanwhile: the pass that starts it is the one due at its begin
+    // time, not the once-a-minute idle pass.
+    EXPECT_LE(job["start_time"]["number"].get<int64_t>()
+                      - job["eligible_time"]["number"].get<int64_t>(),
+              3);
 }
 
 TEST_F(ClusterTest, QueueStartShowsTheBackfillPlan) {
