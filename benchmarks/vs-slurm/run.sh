@@ -67,8 +67,22 @@ row() {  # size, what, cohort, slurm, unit
     printf '%8s  %-34s %12s %12s %-9s %7s\n' "$1" "$2" "$3" "${4:--}" "$5" "${ratio:--}"
 }
 
+# Mean wall ms of 200 runs of a command, output discarded.
+mean_ms() {
+    local t0 t1
+    t0=$(date +%s%N)
+    for _ in $(seq 200); do "$@" >/dev/null 2>&1 || true; done
+    t1=$(date +%s%N)
+    awk -v t=$((t1 - t0)) 'BEGIN { printf "%.2f", t / 200 / 1e6 }'
+}
+
 echo "size,measure,cohort,slurm,unit,cohort_over_slurm" > "$CSV"
 printf '%8s  %-34s %12s %12s %-9s %7s\n' size measure cohort slurm unit ratio
+# Start-up: every submission and poll pays it. --help parses the command line and exits
+# before any connection; /bin/true is the floor of fork and exec from this shell.
+row 1 "start-up: batch --help / sbatch --help" "$(mean_ms "$BIN/cohort" batch --help)" \
+    "$(mean_ms sbatch --help)" "ms"
+row 1 "start-up floor: /bin/true" "$(mean_ms /bin/true)" "" "ms"
 for n in $SIZES; do
     # Submission: alternate 100-job rounds so drift in this machine hits both alike.
     c_ms=0; s_ms=0; done_n=0
