@@ -58,6 +58,20 @@ int control(const std::string& command, const protocol::JobControlRequest& reque
     return reply->errors.empty() ? 0 : 1;
 }
 
+// `action` for the jobs named by `ids` (as typed), all or nothing.
+int control_ids(const std::string& command,
+                protocol::JobAction action,
+                const std::vector<std::string>& ids) {
+    auto parsed = parse_ids(ids);
+    if (!parsed) {
+        return report_error(command, parsed.status());
+    }
+    protocol::JobControlRequest request;
+    request.action = action;
+    request.job_ids = std::move(*parsed);
+    return control(command, request);
+}
+
 }  // namespace
 
 int cmd_cancel(const Args& args) {
@@ -112,14 +126,23 @@ int cmd_hold(const Args& args, bool release) {
     if (int rc = parse_args(app, command, args); rc >= 0) {
         return rc;
     }
-    auto parsed = parse_ids(ids);
-    if (!parsed) {
-        return report_error(command, parsed.status());
+    return control_ids(command,
+                       release ? protocol::JobAction::kRelease : protocol::JobAction::kHold, ids);
+}
+
+int cmd_requeue(const Args& args, bool hold) {
+    const std::string command = hold ? "requeuehold" : "requeue";
+    CLI::App app{
+            "End running batch jobs' attempts to run them again with the same ids "
+            "(scontrol requeue): cohort requeue [--hold] ID..."};
+    std::vector<std::string> ids;
+    app.add_flag("--hold", hold, "hold them once requeued (scontrol requeuehold)");
+    app.add_option("ids", ids, "job ids");
+    if (int rc = parse_args(app, command, args); rc >= 0) {
+        return rc;
     }
-    protocol::JobControlRequest request;
-    request.action = release ? protocol::JobAction::kRelease : protocol::JobAction::kHold;
-    request.job_ids = std::move(*parsed);
-    return control(command, request);
+    return control_ids(
+            command, hold ? protocol::JobAction::kRequeueHold : protocol::JobAction::kRequeue, ids);
 }
 
 }  // namespace cohort::cli

@@ -270,6 +270,10 @@ int cmd_show(const Args& args) {
               << "   UserId=" << job.user_name << "(" << job.uid << ") GroupId=" << job.gid << "\n"
               << "   JobState=" << job_state_name(job.state) << " Reason=" << job.reason
               << " ExitCode=" << job.exit_code << ":" << job.exit_signal << "\n"
+              << "   Requeue=" << std::max(job.spec.requeue, 0) << " Restarts=" << job.restart_count
+              << (job.failed_nodes.empty() ? ""
+                                           : " FailedNodes=" + compress_hostlist(job.failed_nodes))
+              << "\n"
               << "   RunTime=" << format_duration(elapsed_of(job))
               << " TimeLimit=" << format_duration(job.time_limit_s) << "\n"
               << "   SubmitTime=" << format_time(job.submit_time)
@@ -305,10 +309,12 @@ int cmd_acct(const Args& args) {
     app.add_option("-S,--starttime", start_text,
                    "jobs active at or after this time (default: midnight, or any with --jobs)");
     app.add_option("-E,--endtime", end_text, "jobs submitted at or before this time");
+    protocol::AcctQueryRequest request;
+    app.add_flag("-D,--duplicates", request.attempts,
+                 "also every earlier attempt of requeued jobs (NODE_FAIL, REQUEUED)");
     if (int rc = parse_args(app, "acct", args); rc >= 0) {
         return rc;
     }
-    protocol::AcctQueryRequest request;
     request.user = user;
     auto states = parse_job_states("--state", states_text);
     if (!states) {
@@ -351,10 +357,16 @@ int cmd_acct(const Args& args) {
                         "Partition", "User", "State", "ExitCode", "Start", "End", "NodeList");
             header_printed = true;
         }
-        for (const auto& job : frame.jobs) {
-            // An array's record shares its id with its first task, whose steps these are.
+        for (size_t i = 0; i < frame.jobs.size(); ++i) {
+            const protocol::JobRecord& job = frame.jobs[i];
+            // An array's record shares its id with its first task, whose steps these are; a
+            // requeued job's earlier attempts (-D) come before it, which lists the steps.
+            const bool earlier_attempt = i + 1 < frame.jobs.size()
+                                         && frame.jobs[i + 1].job_id == job.job_id
+                                         && !frame.jobs[i + 1].is_array_remainder();
             static const std::vector<const protocol::StepRecord*> kNoSteps;
-            const auto& steps = job.is_array_remainder() ? kNoSteps : steps_of[job.job_id];
+            const auto& steps =
+                    job.is_array_remainder() || earlier_attempt ? kNoSteps : steps_of[job.job_id];
             if (json) {
                 nlohmann::json entry = job_to_json(job);
                 entry["steps"] = nlohmann::json::array();

@@ -64,6 +64,9 @@ int cmd_start(const Args& args) {
     app.add_option(
             "--network", options.network_file,
             "JSON file of switches and blocks over node1..nodeN (the config's \"network\" key)");
+    app.add_option("--settings", options.settings_file,
+                   "JSON object of cluster settings over the defaults, e.g. "
+                   "{\"node_timeout_ms\": 3000, \"job_requeue\": false}");
     app.prefix_command();
     if (int rc = parse_args(app, "start", args); rc >= 0) {
         return rc;

@@ -19,6 +19,7 @@ int cmd_nodes(const Args& args);
 int cmd_show(const Args& args);
 int cmd_cancel(const Args& args);
 int cmd_hold(const Args& args, bool release);
+int cmd_requeue(const Args& args, bool hold);
 int cmd_acct(const Args& args);
 int cmd_start(const Args& args);
 int cmd_stop(const Args& args);

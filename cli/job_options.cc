@@ -173,6 +173,12 @@ void add_job_options(CLI::App& app, JobOptions& o, JobCommand command) {
         app.add_option("-o,--output", o.output, "stdout file pattern (default slurm-%j.out)");
         app.add_option("-e,--error", o.error, "stderr file pattern (default: with stdout)");
         app.add_flag("-H,--hold", o.hold, "submit held; release with cohort release");
+        app.add_flag("--requeue{yes},--no-requeue{no}", o.requeue,
+                     "may (not) run again after a node failure or a requeue "
+                     "(default: the cluster's job_requeue)");
+        app.add_option("--open-mode", o.open_mode,
+                       "append or truncate the output files (default: truncate, and append "
+                       "each requeued attempt after a banner line)");
         app.add_flag("--parsable", o.parsable, "print only the job id");
         app.add_option("--wrap", o.wrap, "wrap this command in a /bin/sh script");
         app.add_option("-a,--array", o.array, "job array: 0-15, 1,3,5-9:2, 0-99%10 (throttle)");
@@ -345,6 +351,12 @@ Result<protocol::JobSpec> job_spec_from(const JobOptions& o) {
     spec.output = o.output;
     spec.error = o.error;
     spec.hold = o.hold;
+    spec.requeue = o.requeue.empty() ? -1 : o.requeue == "yes" ? 1 : 0;
+    if (!o.open_mode.empty() && o.open_mode != "append" && o.open_mode != "truncate") {
+        return Status::invalid("--open-mode: invalid value '" + o.open_mode
+                               + "' (accepted: append, truncate)");
+    }
+    spec.open_mode = o.open_mode;
     spec.export_spec = o.export_spec.empty() ? "ALL" : o.export_spec;
     auto env = exported_environment(spec.export_spec);
     if (!env) {

@@ -44,6 +44,8 @@ struct JobOptions {
     std::string segment;
     std::string distribution;
     bool hold = false;
+    std::string requeue;  // "yes" (--requeue), "no" (--no-requeue), the last given; "": neither
+    std::string open_mode;
     bool parsable = false;
     std::string wrap;
 };

@@ -75,6 +75,7 @@ json job_to_json(const protocol::JobRecord& job) {
             {"end_time", number(job.end_time, job.end_time != 0)},
             {"priority", number(job.priority)},
             {"restart_cnt", job.restart_count},
+            {"requeue", job.spec.requeue > 0},
             {"exit_code", exit_code(job.exit_code, job.exit_signal, finished)},
             {"standard_output", job.spec.output},
             {"standard_error", job.spec.error},

@@ -178,6 +178,41 @@ Result<NetworkConfig> read_network_file(const std::string& path,
     return read;
 }
 
+// `config` with the settings of `path` (a JSON object of cohort.json's keys) over it, checked
+// as the config file they end up in is.
+Result<ClusterConfig> apply_settings_file(const ClusterConfig& config,
+                                          const std::string& path,
+                                          const std::string& config_path) {
+    std::ifstream in(path);
+    if (!in) {
+        return Status::invalid("--settings: cannot read '" + path + "'");
+    }
+    nlohmann::json settings = nlohmann::json::parse(in, nullptr, false);
+    if (settings.is_discarded() || !settings.is_object()) {
+        return Status::invalid("--settings: '" + path + "' is not a JSON object");
+    }
+    for (const char* fixed : {"nodes", "key_file", "state_dir", "controller"}) {
+        if (settings.contains(fixed)) {
+            return Status::invalid(
+                    fmt::format("--settings: '{}' sets '{}', which cohort start "
+                                "chooses (accepted: the other keys of cohort.json)",
+                                path, fixed));
+        }
+    }
+    if (Status saved = save_config(config, config_path); !saved) {
+        return saved;
+    }
+    nlohmann::json doc;
+    std::ifstream(config_path) >> doc;
+    doc.update(settings);
+    std::ofstream(config_path, std::ios::trunc) << doc.dump(2) << "\n";
+    auto merged = load_config(config_path);
+    if (!merged) {
+        return merged.status().with_context("--settings " + path);
+    }
+    return merged;
+}
+
 Result<pid_t> start_controller(ClusterConfig& config,
                                const std::string& config_path,
                                const std::string& key,
@@ -261,6 +296,13 @@ Result<std::string> start_instance(const InstanceOptions& options) {
                 return network.status();
             }
             config.network = std::move(*network);
+        }
+        if (!options.settings_file.empty()) {
+            auto with_settings = apply_settings_file(config, options.settings_file, config_path);
+            if (!with_settings) {
+                return with_settings.status();
+            }
+            config = std::move(*with_settings);
         }
     }
     auto key = load_key(config.key_file);

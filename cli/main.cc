@@ -37,6 +37,7 @@ const char* kUsage = R"(usage: cohort COMMAND [options]
   queue    list pending and running jobs (squeue) nodes    list nodes (sinfo)
   show     show a job (scontrol show job)         acct     finished jobs and steps (sacct)
   cancel   cancel jobs (scancel)                  hold / release   hold or release pending jobs
+  requeue  run running batch jobs again (scontrol requeue; requeuehold or --hold: held)
   priority why pending jobs wait: priority factors (sprio)
   reservation create|list|delete advance reservations
   sim      replay an SWF trace through the scheduler on a virtual clock
@@ -72,6 +73,14 @@ int dispatch(const std::string& command, const Args& args) {
             {"release",
              [](const Args& a) {
                  return cmd_hold(a, true);
+             }},
+            {"requeue",
+             [](const Args& a) {
+                 return cmd_requeue(a, false);
+             }},
+            {"requeuehold",
+             [](const Args& a) {
+                 return cmd_requeue(a, true);
              }},
     };
     auto it = kCommands.find(command);

@@ -111,6 +111,27 @@ Result<ClusterConfig> parse_config(const json& doc) {
         return Status::invalid("sqlite_synchronous: invalid value '" + config.sqlite_synchronous
                                + "' (accepted: full, normal)");
     }
+    config.job_requeue = doc.value("job_requeue", config.job_requeue);
+    config.max_batch_requeue = doc.value("max_batch_requeue", config.max_batch_requeue);
+    if (config.max_batch_requeue < 0 || config.max_batch_requeue > 1000) {
+        return Status::invalid(
+                fmt::format("max_batch_requeue: invalid value '{}' (accepted: 0 to 1000)",
+                            config.max_batch_requeue));
+    }
+    config.requeue_avoid_failed_nodes =
+            doc.value("requeue_avoid_failed_nodes", config.requeue_avoid_failed_nodes);
+    for (const char* key : {"requeue_exit", "requeue_exit_hold"}) {
+        auto& codes = std::string_view(key) == "requeue_exit" ? config.requeue_exit
+                                                              : config.requeue_exit_hold;
+        codes = doc.value(key, std::vector<int32_t>{});
+        for (int32_t code : codes) {
+            if (code < 1 || code > 255) {
+                return Status::invalid(fmt::format(
+                        "{}: invalid exit code {} (accepted: a list of codes from 1 to 255)", key,
+                        code));
+            }
+        }
+    }
     if (doc.contains("backfill")) {
         if (!doc["backfill"].is_string()) {
             return Status::invalid("backfill: invalid value " + doc["backfill"].dump()
@@ -236,6 +257,11 @@ Status save_config(const ClusterConfig& config, const std::string& path) {
             {"max_array_size", config.max_array_size},
             {"purge_jobs_after_days", config.purge_jobs_after_days},
             {"sqlite_synchronous", config.sqlite_synchronous},
+            {"job_requeue", config.job_requeue},
+            {"max_batch_requeue", config.max_batch_requeue},
+            {"requeue_avoid_failed_nodes", config.requeue_avoid_failed_nodes},
+            {"requeue_exit", config.requeue_exit},
+            {"requeue_exit_hold", config.requeue_exit_hold},
             {"backfill", backfill_policy_name(config.backfill)},
             {"backfill_reservations", config.backfill_reservations}};
     doc.update(write_policy(config.policy));

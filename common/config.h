@@ -46,6 +46,16 @@ struct ClusterConfig {
     // slurmdbd's PurgeJobAfter; 0 keeps them forever.
     int64_t purge_jobs_after_days = 0;
     std::string sqlite_synchronous = "full";
+    // Requeue (as Slurm's JobRequeue, on by default): batch jobs that lose a node run again
+    // with the same id, unless submitted with --no-requeue; after max_batch_requeue automatic
+    // requeues a job ends instead. Later attempts avoid the nodes that failed the job.
+    bool job_requeue = true;
+    int64_t max_batch_requeue = 5;
+    bool requeue_avoid_failed_nodes = true;
+    // A batch script that exits with one of these codes is requeued (and held), as Slurm's
+    // RequeueExit and RequeueExitHold.
+    std::vector<int32_t> requeue_exit;
+    std::vector<int32_t> requeue_exit_hold;
     BackfillPolicy backfill = BackfillPolicy::kEasy;
     int64_t backfill_reservations = -1;  // conservative: waiting jobs planned; -1: all
     PolicyConfig policy;                 // QoS, accounts, priority weights, pass budget

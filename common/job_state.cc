@@ -14,7 +14,7 @@ struct StateNames {
     std::string_view code;
 };
 
-constexpr std::array<StateNames, 8> kStates = {{
+constexpr std::array<StateNames, 9> kStates = {{
         {JobState::kPending, "PENDING", "PD"},
         {JobState::kRunning, "RUNNING", "R"},
         {JobState::kCompleting, "COMPLETING", "CG"},
@@ -23,6 +23,7 @@ constexpr std::array<StateNames, 8> kStates = {{
         {JobState::kCancelled, "CANCELLED", "CA"},
         {JobState::kTimeout, "TIMEOUT", "TO"},
         {JobState::kNodeFail, "NODE_FAIL", "NF"},
+        {JobState::kRequeued, "REQUEUED", "RQ"},
 }};
 
 }  // namespace
@@ -46,7 +47,7 @@ Result<JobState> parse_job_state(std::string_view text) {
     }
     return Status::invalid("invalid job state '" + std::string(text)
             + "' (accepted: PENDING, RUNNING, COMPLETING, COMPLETED, FAILED, CANCELLED, "
-              "TIMEOUT, NODE_FAIL or their codes PD, R, CG, CD, F, CA, TO, NF)");
+              "TIMEOUT, NODE_FAIL, REQUEUED or their codes PD, R, CG, CD, F, CA, TO, NF, RQ)");
 }
 
 Result<std::vector<JobState>> parse_job_states(std::string_view option, std::string_view list) {

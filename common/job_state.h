@@ -19,6 +19,10 @@ enum class JobState : uint8_t {
     kCancelled,
     kTimeout,
     kNodeFail,
+    // An attempt that ended for the job to run again (requeue by hand, by exit code, or
+    // after a node failure with the job's earlier attempt recorded as NODE_FAIL). Only attempt
+    // records carry it: the job itself goes back to PENDING.
+    kRequeued,
 };
 
 // "PENDING", "RUNNING", ... as squeue -o %T prints them.

@@ -168,13 +168,14 @@ void Agent::register_handlers() {
             unacked_.erase(id);
         }
         for (uint64_t id : reply.terminate) {
-            terminate_job(id, SIGKILL);
+            auto job = jobs_.find(id);
+            terminate_job(id, SIGKILL, job != jobs_.end() ? job->second.attempt : 0);
         }
     });
     controller_dispatcher_.on<LaunchBatchRequest>(
             [this](const LaunchBatchRequest& request) { launch_batch(request); });
     controller_dispatcher_.on<TerminateJobRequest>([this](const TerminateJobRequest& request) {
-        terminate_job(request.job_id, request.signal);
+        terminate_job(request.job_id, request.signal, request.restart_count);
     });
     controller_dispatcher_.on<ErrorReply>(
             [](const ErrorReply& error) { spdlog::error("controller: {}", error.message); });

@@ -106,6 +106,7 @@ private:
     };
 
     struct LocalJob {
+        uint32_t attempt = 0;  // the job's restart count when it started here
         std::set<pid_t> pids;
         bool timed_out = false;
         bool terminating = false;
@@ -175,7 +176,8 @@ private:
     void write_step_input(const protocol::TaskInputMessage& input);
     void write_next_input(const std::shared_ptr<StepSession>& session);
     void signal_step(const protocol::SignalStepRequest& request);
-    void terminate_job(uint64_t job_id, int signal);
+    // Ends attempt `attempt` of the job here; a later attempt running here is left alone.
+    void terminate_job(uint64_t job_id, int signal, uint32_t attempt);
     void arm_time_limit(uint64_t job_id, int64_t end_time);
     // Points limit_timer_ at the earliest end time of time_limits_.
     void rearm_limit_timer();
@@ -187,7 +189,9 @@ private:
     void on_task_exit(pid_t pid, int wait_status);
     void maybe_finish_task(pid_t pid);
     void forget_pid(uint64_t job_id, pid_t pid);
-    void remember_ended(uint64_t job_id);
+    void remember_ended(uint64_t job_id, uint32_t attempt);
+    // Has this attempt (or a later one) of the job ended here?
+    bool attempt_ended(uint64_t job_id, uint32_t attempt) const;
     void report_batch_done(protocol::BatchDoneReport report);
     Result<UserIdentity> job_user(uint32_t uid, uint32_t gid) const;
 
@@ -213,9 +217,11 @@ private:
     std::map<pid_t, Task> tasks_;
     std::map<uint64_t, LocalJob> jobs_;
     std::map<uint64_t, protocol::BatchDoneReport> unacked_;
-    // Recently ended jobs: late launches for them are refused. Bounded, oldest forgotten.
+    // Recently ended jobs, with their last attempt that ended here: late launches for that
+    // attempt or an earlier one are refused, a requeued job's next attempt is not. Bounded,
+    // oldest forgotten.
     static constexpr size_t kEndedJobsKept = 10000;
-    std::set<uint64_t> ended_jobs_;
+    std::map<uint64_t, uint32_t> ended_jobs_;
     std::deque<uint64_t> ended_order_;
     std::set<ConnectionPtr> clients_;
     std::map<StepKey, ManagedStep> managed_steps_;

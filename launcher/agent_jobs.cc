@@ -1,10 +1,12 @@
 // Agent job handling: batch scripts, step tasks, output streaming, signals, time limits.
 #include <chrono>
 #include <csignal>
+#include <ctime>
 #include <fstream>
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -16,6 +18,18 @@
 
 namespace cohort::agent {
 namespace {
+
+// The line that separates a requeued job's attempts in its output file.
+std::string attempt_banner(const protocol::JobRecord& job, int64_t now) {
+    char when[32];
+    const time_t at = static_cast<time_t>(now);
+
+    struct tm local {};
+
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", localtime_r(&at, &local));
+    return fmt::format("cohort: job {} attempt {} (restart {}) on {} at {}\n", job.job_id,
+                       job.restart_count + 1, job.restart_count, fmt::join(job.nodes, ","), when);
+}
 
 std::string absolute(const std::string& path, const std::string& cwd) {
     if (path.empty() || path.front() == '/') {
@@ -44,10 +58,12 @@ void Agent::report_batch_done(protocol::BatchDoneReport report) {
 
 void Agent::launch_batch(const protocol::LaunchBatchRequest& request) {
     const protocol::JobRecord& job = request.job;
-    if (ended_jobs_.count(job.job_id) != 0 || jobs_.count(job.job_id) != 0) {
+    auto earlier = jobs_.find(job.job_id);
+    if (attempt_ended(job.job_id, job.restart_count)
+        || (earlier != jobs_.end() && earlier->second.attempt >= job.restart_count)) {
         return;  // a duplicate launch after a controller restart
     }
-    protocol::BatchDoneReport failed{job.job_id, options_.name, 1, 0, false, ""};
+    protocol::BatchDoneReport failed{job.job_id, options_.name, 1, 0, false, "", job.restart_count};
     auto user = job_user(job.uid, job.gid);
     if (!user) {
         failed.error = user.status().message();
@@ -99,6 +115,13 @@ void Agent::launch_batch(const protocol::LaunchBatchRequest& request) {
                                      : job.spec.output,
                              pattern),
                      cwd);
+    // Slurm truncates the output of a requeued job; here a later attempt appends to it after
+    // a banner line, unless --open-mode says otherwise.
+    spec.append =
+            job.spec.open_mode == "append" || (job.spec.open_mode.empty() && job.restart_count > 0);
+    if (job.restart_count > 0 && spec.append) {
+        spec.output_banner = attempt_banner(job, clock_.unix_seconds());
+    }
     if (!job.spec.error.empty()) {
         spec.stderr_path = absolute(expand_filename_pattern(job.spec.error, pattern), cwd);
     }
@@ -113,6 +136,7 @@ void Agent::launch_batch(const protocol::LaunchBatchRequest& request) {
     task.job_id = job.job_id;
     task.batch = true;
     tasks_[spawned->pid] = std::move(task);
+    jobs_[job.job_id].attempt = job.restart_count;
     jobs_[job.job_id].pids.insert(spawned->pid);
     if (job.time_limit_s >= 0) {
         arm_time_limit(job.job_id, job.start_time + job.time_limit_s);
@@ -186,15 +210,18 @@ void Agent::enforce_time_limits() {
         spdlog::info("job {}: time limit reached on {}", job_id, options_.name);
         it->second.timed_out = true;
         send_controller(protocol::JobTimedOutReport{job_id, options_.name});
-        terminate_job(job_id, 0);
+        terminate_job(job_id, 0, it->second.attempt);
     }
     rearm_limit_timer();
 }
 
-void Agent::terminate_job(uint64_t job_id, int signal) {
+void Agent::terminate_job(uint64_t job_id, int signal, uint32_t attempt) {
     auto it = jobs_.find(job_id);
+    if (it != jobs_.end() && it->second.attempt > attempt) {
+        return;  // meant for an earlier attempt, whose processes are gone
+    }
     if (signal == 0) {
-        remember_ended(job_id);
+        remember_ended(job_id, attempt);
     }
     if (it == jobs_.end() || it->second.pids.empty()) {
         if (it != jobs_.end()) {
@@ -202,7 +229,7 @@ void Agent::terminate_job(uint64_t job_id, int signal) {
             time_limits_.erase(job_id);
         }
         if (signal == 0) {
-            send_controller(protocol::JobCleanedReport{job_id, options_.name});
+            send_controller(protocol::JobCleanedReport{job_id, options_.name, attempt});
         }
         return;
     }
@@ -277,6 +304,7 @@ void Agent::maybe_finish_task(pid_t pid) {
     if (task.batch) {
         auto job = jobs_.find(task.job_id);
         bool timed_out = job != jobs_.end() && job->second.timed_out;
+        const uint32_t attempt = job != jobs_.end() ? job->second.attempt : 0;
         if (job != jobs_.end()) {
             for (pid_t other : job->second.pids) {
                 killpg(other, SIGKILL);  // steps outlive no batch script
@@ -284,9 +312,9 @@ void Agent::maybe_finish_task(pid_t pid) {
         }
         spdlog::info("job {}: batch script exited ({}:{})", task.job_id, task.exit_code,
                      task.exit_signal);
-        remember_ended(task.job_id);
-        report_batch_done(
-                {task.job_id, options_.name, task.exit_code, task.exit_signal, timed_out, ""});
+        remember_ended(task.job_id, attempt);
+        report_batch_done({task.job_id, options_.name, task.exit_code, task.exit_signal, timed_out,
+                           "", attempt});
     } else {
         StepSession& session = *task.session;
         session.client->send(
@@ -298,8 +326,10 @@ void Agent::maybe_finish_task(pid_t pid) {
     forget_pid(task.job_id, pid);
 }
 
-void Agent::remember_ended(uint64_t job_id) {
-    if (!ended_jobs_.insert(job_id).second) {
+void Agent::remember_ended(uint64_t job_id, uint32_t attempt) {
+    auto [it, fresh] = ended_jobs_.try_emplace(job_id, attempt);
+    it->second = std::max(it->second, attempt);
+    if (!fresh) {
         return;
     }
     ended_order_.push_back(job_id);
@@ -307,6 +337,11 @@ void Agent::remember_ended(uint64_t job_id) {
         ended_jobs_.erase(ended_order_.front());
         ended_order_.pop_front();
     }
+}
+
+bool Agent::attempt_ended(uint64_t job_id, uint32_t attempt) const {
+    auto it = ended_jobs_.find(job_id);
+    return it != ended_jobs_.end() && it->second >= attempt;
 }
 
 void Agent::forget_pid(uint64_t job_id, pid_t pid) {
@@ -319,10 +354,10 @@ void Agent::forget_pid(uint64_t job_id, pid_t pid) {
         return;
     }
     if (it->second.report_clean) {
-        send_controller(protocol::JobCleanedReport{job_id, options_.name});
+        send_controller(protocol::JobCleanedReport{job_id, options_.name, it->second.attempt});
     }
     // Keep the job entry (and its time limit) while steps may still come, unless it ended.
-    if (it->second.report_clean || ended_jobs_.count(job_id) != 0) {
+    if (it->second.report_clean || attempt_ended(job_id, it->second.attempt)) {
         jobs_.erase(it);
         time_limits_.erase(job_id);
     }

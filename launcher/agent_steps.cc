@@ -189,7 +189,7 @@ void Agent::launch_local_part(const protocol::LaunchStepRequest& request,
                               const ConnectionPtr& conn) {
     const protocol::Credential& cred = request.user;
     const protocol::StepLayout& layout = request.layout;
-    if (ended_jobs_.count(layout.job_id) != 0) {
+    if (attempt_ended(layout.job_id, layout.restart_count)) {
         conn->send_error(Status::unavailable(
                 fmt::format("job {} has ended on {}", layout.job_id, options_.name)));
         return;
@@ -426,7 +426,7 @@ void Agent::on_step_manager_ready(ManagedStep& step, const protocol::StepdReadyM
         fail_managed_step(key, ready.error);
         return;
     }
-    if (ended_jobs_.count(key.first) != 0) {
+    if (attempt_ended(key.first, step.request.layout.restart_count)) {
         fail_managed_step(key, fmt::format("job {} ended meanwhile", key.first));
         return;
     }
@@ -506,6 +506,7 @@ void Agent::start_step_tasks(
     }
     const std::vector<uint32_t> ranks_here = layout.rank_map().ranks_on_node[request.node_index];
     LocalJob& job = jobs_[layout.job_id];
+    job.attempt = std::max(job.attempt, layout.restart_count);
     if (layout.job_end_time != 0 && !time_limits_.has(layout.job_id)) {
         arm_time_limit(layout.job_id, layout.job_end_time);
     }

@@ -244,6 +244,10 @@ Result<Spawned> spawn_process(const SpawnSpec& spec) {
             if (out < 0) {
                 fail(report[1], kOpenStdout);
             }
+            if (!spec.output_banner.empty()
+                && write(out, spec.output_banner.data(), spec.output_banner.size()) < 0) {
+                fail(report[1], kOpenStdout);
+            }
         }
         int err = spec.stderr_fd >= 0 ? spec.stderr_fd : out;
         if (!spec.stderr_path.empty() && spec.stderr_path != spec.stdout_path) {

@@ -31,6 +31,7 @@ struct SpawnSpec {
     std::string stdout_path;
     std::string stderr_path;  // empty with stdout_path set: stderr joins stdout
     bool append = false;
+    std::string output_banner;  // written to stdout_path once it is open (a requeued attempt)
     int stdout_fd = -1;
     int stderr_fd = -1;
     int stdin_fd = -1;  // -1: /dev/null

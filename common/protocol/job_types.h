@@ -60,14 +60,22 @@ struct JobSpec {
     int64_t switches_wait_s = -1;  // its @max-wait; -1: the cluster's max_switch_wait
     uint32_t segment = 0;          // --segment=N: nodes per block segment; 0: none
     std::string distribution;      // --distribution as given; empty: block
+    int32_t requeue = -1;          // --requeue 1, --no-requeue 0; -1: the cluster's job_requeue
+    // --open-mode: "append" or "truncate"; empty: truncate for the first attempt, append with
+    // a banner line for each later one, so no attempt's output is lost.
+    std::string open_mode;
 
+    // Version 1 added requeue and open_mode; stored specs of version 0 read without them.
     template <class Archive>
-    void serialize(Archive& ar, unsigned /*version*/) {
+    void serialize(Archive& ar, unsigned version) {
         serialize_fields(ar, name, partition, nodes_min, nodes_max, ntasks, ntasks_per_node,
                          cpus_per_task, cpus_per_task_set, mem_mib, time_limit_s, script,
                          script_args, output, error, cwd, env, export_spec, hold, nice, submit_host,
                          command_line, dependency, kill_on_invalid_dep, array, begin_time, account,
                          qos, reservation, gpu, switches, switches_wait_s, segment, distribution);
+        if (version >= 1) {
+            serialize_fields(ar, requeue, open_mode);
+        }
     }
 };
 
@@ -82,6 +90,13 @@ struct NodeGpuAlloc {
     void serialize(Archive& ar, unsigned /*version*/) {
         serialize_fields(ar, gpus, cpus, pci_bus_ids, vendor);
     }
+};
+
+// What a job does once its processes are gone, when it ends to run again.
+enum class RequeueAction : uint8_t {
+    kNone,
+    kRequeue,      // back to PENDING
+    kRequeueHeld,  // back to PENDING, held (requeuehold, requeue_exit_hold)
 };
 
 // The job as the controller keeps it (and stores, and reports).
@@ -124,6 +139,10 @@ struct JobRecord {
     int64_t expected_start = 0;  // a pending job's planned start (cohort queue --start); 0: none
     std::vector<NodeGpuAlloc> gpu_alloc;  // per node of `nodes`; empty: no GPUs
     std::string array_pending;  // a remainder's pending task indexes ("5-99999"); else empty
+    // Nodes whose loss ended an earlier attempt; later attempts avoid them when the cluster's
+    // requeue_avoid_failed_nodes is on.
+    std::vector<std::string> failed_nodes;
+    RequeueAction requeue_action = RequeueAction::kNone;  // while COMPLETING
 
     bool is_array_task() const { return array_job_id != 0; }
 
@@ -139,7 +158,8 @@ struct JobRecord {
                                : std::to_string(job_id);
     }
 
-    // Version 1 added array_pending; stored records of version 0 read without it.
+    // Version 1 added array_pending, version 2 failed_nodes and requeue_action; stored
+    // records of older versions read without them.
     template <class Archive>
     void serialize(Archive& ar, unsigned version) {
         serialize_fields(ar, job_id, spec, uid, gid, user_name, partition, state, reason, held,
@@ -150,6 +170,9 @@ struct JobRecord {
                          array_max, array_step, expected_start, gpu_alloc);
         if (version >= 1) {
             ar& array_pending;
+        }
+        if (version >= 2) {
+            serialize_fields(ar, failed_nodes, requeue_action);
         }
     }
 };
@@ -323,4 +346,5 @@ struct StepLayout {
 
 }  // namespace cohort::protocol
 
-BOOST_CLASS_VERSION(cohort::protocol::JobRecord, 1)
+BOOST_CLASS_VERSION(cohort::protocol::JobSpec, 1)
+BOOST_CLASS_VERSION(cohort::protocol::JobRecord, 2)

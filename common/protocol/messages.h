@@ -165,7 +165,9 @@ struct NodeListReply {
 enum class JobAction : uint8_t {
     kCancel,
     kHold,
-    kRelease
+    kRelease,
+    kRequeue,      // a running batch job ends its attempt and waits again, as scontrol requeue
+    kRequeueHold,  // and is held, as scontrol requeuehold
 };
 
 // scancel's filters: a job is selected when it matches every one given (empty: any).
@@ -306,11 +308,12 @@ struct AcctQueryRequest {
     std::string user;
     int64_t since = 0;  // jobs unfinished or ended at or after this (unix seconds); 0: any
     std::vector<JobState> states;
-    int64_t until = 0;  // jobs submitted at or before this; 0: any
+    int64_t until = 0;      // jobs submitted at or before this; 0: any
+    bool attempts = false;  // also every earlier attempt of requeued jobs (sacct -D)
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        serialize_fields(ar, job_ids, user, since, states, until);
+        serialize_fields(ar, job_ids, user, since, states, until, attempts);
     }
 };
 
@@ -323,11 +326,13 @@ struct BatchDoneReport {
     int32_t exit_code = 0;
     int32_t exit_signal = 0;
     bool timed_out = false;
-    std::string error;  // why the script could not start, if it could not
+    std::string error;           // why the script could not start, if it could not
+    uint32_t restart_count = 0;  // the attempt it reports on: a late report of an earlier
+                                 // attempt must not end the job's next one
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        serialize_fields(ar, job_id, node, exit_code, exit_signal, timed_out, error);
+        serialize_fields(ar, job_id, node, exit_code, exit_signal, timed_out, error, restart_count);
     }
 };
 
@@ -384,11 +389,12 @@ struct LaunchBatchRequest {
 struct TerminateJobRequest {
     static constexpr MessageType kType = MessageType::kTerminateJob;
     uint64_t job_id = 0;
-    int32_t signal = 0;  // 0: SIGTERM, kill_wait, SIGKILL; else just this signal
+    int32_t signal = 0;          // 0: SIGTERM, kill_wait, SIGKILL; else just this signal
+    uint32_t restart_count = 0;  // the attempt to end; a later one here is left alone
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        serialize_fields(ar, job_id, signal);
+        serialize_fields(ar, job_id, signal, restart_count);
     }
 };
 
@@ -397,10 +403,11 @@ struct JobCleanedReport {
     static constexpr MessageType kType = MessageType::kJobCleaned;
     uint64_t job_id = 0;
     std::string node;
+    uint32_t restart_count = 0;  // the attempt whose processes are gone
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        serialize_fields(ar, job_id, node);
+        serialize_fields(ar, job_id, node, restart_count);
     }
 };
 

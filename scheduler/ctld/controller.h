@@ -124,13 +124,42 @@ private:
     void handle_register(const ConnectionPtr& conn, const protocol::RegisterNodeRequest& r);
     void handle_heartbeat(const protocol::HeartbeatMessage& message);
     void handle_batch_done(const protocol::BatchDoneReport& report);
+    // Tells the agent on `node` that the job's BatchDone is durable, so it stops resending it.
+    void acknowledge_batch_done(const std::string& node, uint64_t job_id);
     void handle_job_cleaned(const protocol::JobCleanedReport& report);
     void handle_timed_out(const protocol::JobTimedOutReport& report);
     void mark_node_down(NodeEntry& node, const std::string& reason);
-    // Of the jobs an agent says it runs, those the controller has ended or never started.
-    std::vector<uint64_t> unknown_jobs(const std::vector<uint64_t>& running) const;
+    // Of the jobs an agent on `node` says it runs, those that should not run there: ended,
+    // never started, or running elsewhere (an earlier attempt, before a requeue).
+    std::vector<uint64_t> unknown_jobs(const std::string& node,
+                                       const std::vector<uint64_t>& running) const;
     // `node` has no process of `job` left; the job finishes once no node is cleaning.
     void mark_cleaned(Job& job, const std::string& node);
+
+    // --- requeue (requeue.cc)
+    // May the job run again after a node failure: its --requeue/--no-requeue, else the
+    // cluster's job_requeue? Interactive allocations never.
+    bool requeue_allowed(const Job& job) const;
+    // Below max_batch_requeue restarts; else sets the job's reason to say so.
+    bool under_requeue_cap(Job& job);
+    // `node` of a running job was lost: requeue the job (avoiding the node) or end it
+    // NODE_FAIL.
+    void fail_job_on_node(Job& job, const std::string& node);
+    // Whether the script's exit asks for a requeue (requeue_exit, requeue_exit_hold), and
+    // held; nullopt: it does not.
+    std::optional<bool> requeue_exit_hold(const Job& job,
+                                          const protocol::BatchDoneReport& report) const;
+    // Ends the running job's attempt as `attempt_state`; once its processes are gone it is
+    // PENDING again (held when `hold`).
+    void requeue(Job& job, JobState attempt_state, bool hold, const std::string& clean_node);
+    // The processes of a requeued job are gone: store the attempt, make the job pending.
+    void restart_when_clean(Job& job);
+    // Is a node of the job other than `reporting_node` silent (its connection lost)?
+    bool awaits_lost_node(const Job& job, const std::string& reporting_node) const;
+    // A node came back: judge the batch ends that waited for it.
+    void replay_deferred_reports();
+    // The job's attempt ended otherwise: its deferred report is answered and dropped.
+    void drop_deferred_report(uint64_t job_id);
 
     // --- dependencies (dependencies.cc)
     Status check_dependency(const protocol::JobSpec& spec) const;
@@ -194,7 +223,11 @@ private:
     StepTable steps_;
     ReservationBook reservations_;
     std::map<uint64_t, ConnectionPtr> job_clients_;  // interactive jobs' cohort run client
-    std::map<uint32_t, std::string> user_names_;     // uid -> name, looked up once
+    // Batch ends reported while another node of the job was silent: a rank that lost its
+    // peer may be why the script failed, so the job is judged once that node is back or
+    // DOWN (then requeued as a node failure). Not acknowledged meanwhile.
+    std::map<uint64_t, protocol::BatchDoneReport> deferred_done_;
+    std::map<uint32_t, std::string> user_names_;  // uid -> name, looked up once
     const PartitionNodes partition_nodes_;
     const sched::NetworkTopology network_;  // over nodes_, in config order
     const sched::BackfillOptions backfill_;

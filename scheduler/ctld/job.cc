@@ -39,6 +39,8 @@ JobRequest request_from_spec(const protocol::JobSpec& spec) {
     request.segment = spec.segment;
     request.switches_wait_s = spec.switches_wait_s;
     request.distribution = spec.distribution;
+    request.requeue = spec.requeue;
+    request.open_mode = spec.open_mode;
     return request;
 }
 
@@ -72,6 +74,8 @@ protocol::JobSpec spec_from_request(const JobRequest& request) {
     spec.segment = request.segment;
     spec.switches_wait_s = request.switches_wait_s;
     spec.distribution = request.distribution;
+    spec.requeue = request.requeue;
+    spec.open_mode = request.open_mode;
     return spec;
 }
 
@@ -118,6 +122,8 @@ protocol::JobRecord to_record(const Job& job) {
     record.array_min = job.array_min;
     record.array_max = job.array_max;
     record.array_step = job.array_step;
+    record.failed_nodes = job.failed_nodes;
+    record.requeue_action = job.requeue_action;
     return record;
 }
 
@@ -157,6 +163,8 @@ Job job_from_record(const protocol::JobRecord& record) {
     job.array_min = record.array_min;
     job.array_max = record.array_max;
     job.array_step = record.array_step;
+    job.failed_nodes = record.failed_nodes;
+    job.requeue_action = record.requeue_action;
     job.resources = request_of(record.spec);
     job.geometry = effective_geometry(record.spec);
     return job;

@@ -53,6 +53,8 @@ struct JobRequest {
     uint32_t segment = 0;
     int64_t switches_wait_s = -1;
     InternedString distribution;
+    int32_t requeue = -1;
+    InternedString open_mode;
 };
 
 // protocol::JobRecord in memory; see the top of this file for how it differs.
@@ -91,6 +93,8 @@ struct Job {
     uint32_t array_min = 0;
     uint32_t array_max = 0;
     uint32_t array_step = 1;
+    std::vector<std::string> failed_nodes;
+    protocol::RequeueAction requeue_action = protocol::RequeueAction::kNone;
 
     // Derived from `spec` when the job enters the table.
     sched::ResourceRequest resources;  // what the planner places

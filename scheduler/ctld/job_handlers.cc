@@ -61,7 +61,12 @@ JobSelection select_jobs(const JobTable& jobs,
                          const std::function<Status(const Job&)>& may_control) {
     JobSelection out;
     std::set<uint64_t> seen;
-    const bool pending_only = request.action != protocol::JobAction::kCancel;
+    // Hold and release act on pending jobs, requeue on running ones; a named array id stands
+    // for those of its tasks only.
+    const bool pending_only = request.action == protocol::JobAction::kHold
+                              || request.action == protocol::JobAction::kRelease;
+    const bool running_only = request.action == protocol::JobAction::kRequeue
+                              || request.action == protocol::JobAction::kRequeueHold;
     auto usable = [&](uint64_t id) -> const Job* {
         auto it = jobs.find(id);
         return it != jobs.end() && jobs.is_committed(id) && !is_final(it->second.state)
@@ -91,7 +96,7 @@ JobSelection select_jobs(const JobTable& jobs,
             continue;
         }
         std::vector<uint64_t> tasks = jobs.array_tasks(id);
-        const Job* remainder = usable_remainder(id);
+        const Job* remainder = running_only ? nullptr : usable_remainder(id);
         const bool is_array = !tasks.empty() || jobs.remainders().contains(id);
         if (!is_array) {
             tasks.push_back(id);
@@ -108,7 +113,8 @@ JobSelection select_jobs(const JobTable& jobs,
         for (uint64_t task : tasks) {
             const Job* job = usable(task);
             if (job == nullptr || !matches(request.filter, *job)
-                || (is_array && pending_only && job->state != JobState::kPending)) {
+                || (is_array && pending_only && job->state != JobState::kPending)
+                || (is_array && running_only && job->state != JobState::kRunning)) {
                 continue;
             }
             found = true;
@@ -146,6 +152,36 @@ JobSelection select_jobs(const JobTable& jobs,
         }
     }
     return out;
+}
+
+// Requeue applies to running batch jobs only; the first job named that is not one refuses
+// the whole request.
+Status check_requeueable(const JobTable& jobs, const JobSelection& selected) {
+    const char* accepted = " (accepted: running batch jobs)";
+    if (!selected.remainders.empty()) {
+        return Status::invalid(fmt::format(
+                "job {}: pending array tasks cannot be requeued{}",
+                jobs.remainders().at(selected.remainders.front()).display_id(), accepted));
+    }
+    if (!selected.unsplit.empty()) {
+        const auto& [array_id, indexes] = *selected.unsplit.begin();
+        return Status::invalid(fmt::format("job {}_{}: a PENDING job cannot be requeued{}",
+                                           array_id, indexes.front(), accepted));
+    }
+    for (uint64_t id : selected.ids) {
+        const Job& job = jobs.at(id);
+        if (job.state != JobState::kRunning) {
+            return Status::invalid(fmt::format("job {}: a {} job cannot be requeued{}",
+                                               job.display_id(), job_state_name(job.state),
+                                               accepted));
+        }
+        if (job.interactive) {
+            return Status::invalid(
+                    fmt::format("job {}: an interactive allocation cannot be requeued{}",
+                                job.display_id(), accepted));
+        }
+    }
+    return Status::ok();
 }
 
 }  // namespace
@@ -197,6 +233,9 @@ void Controller::handle_submit(const ConnectionPtr& conn,
     spec.account = validated->account;
     spec.qos = validated->qos;
     spec.mem_mib = validated->mem_mib;
+    if (spec.requeue < 0) {
+        spec.requeue = !interactive && config_.job_requeue ? 1 : 0;  // as Slurm's JobRequeue
+    }
     job.spec = std::move(spec);
     if (job.spec.name.empty()) {
         job.spec.name = interactive ? "interactive" : "sbatch";
@@ -352,11 +391,19 @@ void Controller::handle_control(const ConnectionPtr& conn,
     }
     JobSelection selected =
             select_jobs(jobs_, request, [&](const Job& job) { return check_owner(cred, job); });
-    // Hold and release are all or nothing; cancel acts on what it may, as scancel does.
+    // Hold, release and requeue are all or nothing; cancel acts on what it may, as scancel
+    // does.
     const bool cancel = request.action == protocol::JobAction::kCancel;
     if (!cancel && !selected.errors.empty()) {
         conn->send_error(selected.errors.front());
         return;
+    }
+    if (request.action == protocol::JobAction::kRequeue
+        || request.action == protocol::JobAction::kRequeueHold) {
+        if (Status refused = check_requeueable(jobs_, selected); !refused) {
+            conn->send_error(refused);
+            return;
+        }
     }
     // Named tasks still in their array's record are split off now, to be acted on alone.
     for (auto& [array_id, indexes] : selected.unsplit) {
@@ -379,6 +426,14 @@ void Controller::handle_control(const ConnectionPtr& conn,
                 job.reason = "None";
                 persist(job);
                 break;
+            case protocol::JobAction::kRequeue:
+            case protocol::JobAction::kRequeueHold:
+                spdlog::info("job {}: requeue{} requested by uid {}", id,
+                             request.action == protocol::JobAction::kRequeueHold ? "hold" : "",
+                             cred.uid);
+                requeue(job, JobState::kRequeued,
+                        request.action == protocol::JobAction::kRequeueHold, "");
+                break;
             case protocol::JobAction::kCancel:
                 if (job.state == JobState::kPending) {
                     cancel_pending(job, "None");
@@ -387,8 +442,8 @@ void Controller::handle_control(const ConnectionPtr& conn,
                         for (const auto& name : job.nodes) {
                             NodeEntry* node = nodes_.find(name);
                             if (node != nullptr && node->connection) {
-                                node->connection->send(
-                                        protocol::TerminateJobRequest{id, request.signal});
+                                node->connection->send(protocol::TerminateJobRequest{
+                                        id, request.signal, job.restart_count});
                             }
                         }
                     } else {
@@ -574,8 +629,8 @@ void Controller::handle_job_complete(const ConnectionPtr& conn,
 
 void Controller::handle_acct(const ConnectionPtr& conn, const protocol::AcctQueryRequest& request) {
     writer_.read([conn, request](StateStore& store) {
-        JobFilter filter{request.job_ids, request.user, request.since, request.states,
-                         request.until};
+        JobFilter filter{request.job_ids, request.user,  request.since,
+                         request.states,  request.until, request.attempts};
         auto jobs = store.query_jobs(filter);
         if (!jobs) {
             conn->send_error(jobs.status());

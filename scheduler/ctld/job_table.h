@@ -33,6 +33,8 @@ public:
 
     Job& at(uint64_t id) { return jobs_.at(id); }
 
+    const Job& at(uint64_t id) const { return jobs_.at(id); }
+
     Map::iterator begin() { return jobs_.begin(); }
 
     Map::iterator end() { return jobs_.end(); }

@@ -1,6 +1,7 @@
 // Node agents: registration (and reconciliation after a restart), heartbeats, job reports.
 #include <algorithm>
 #include <csignal>
+#include <limits>
 
 #include <spdlog/spdlog.h>
 
@@ -44,7 +45,7 @@ void Controller::handle_register(const ConnectionPtr& conn,
     for (const auto& report : request.finished) {
         handle_batch_done(report);
     }
-    reply.terminate = unknown_jobs(request.running_jobs);
+    reply.terminate = unknown_jobs(request.name, request.running_jobs);
     // Batch jobs whose script ran here but is gone without a report were lost with the agent.
     for (auto& [id, job] : jobs_) {
         bool batch_here = !job.interactive && job.state == JobState::kRunning && !job.nodes.empty()
@@ -55,7 +56,7 @@ void Controller::handle_register(const ConnectionPtr& conn,
                        != request.running_jobs.end();
         if (batch_here && !reported && !running) {
             spdlog::warn("job {}: node {} no longer runs its batch script", id, request.name);
-            end_job(job, JobState::kNodeFail, "");
+            fail_job_on_node(job, request.name);
         }
         // A JobCleaned lost with the old connection: nothing of the job is left here.
         if (job.state == JobState::kCompleting && !running) {
@@ -65,6 +66,7 @@ void Controller::handle_register(const ConnectionPtr& conn,
     node->info.state = NodeState::kIdle;
     refresh_node_state(*node);
     conn->send(reply);
+    replay_deferred_reports();
     request_schedule();
 }
 
@@ -81,20 +83,29 @@ void Controller::handle_heartbeat(const protocol::HeartbeatMessage& message) {
         refresh_node_state(*node);
         request_schedule();
     }
-    // Jobs ended while the node was away (e.g. NODE_FAIL) must not go on running there.
-    for (uint64_t id : unknown_jobs(message.running_jobs)) {
+    // Jobs ended (or requeued) while the node was away must not go on running there.
+    for (uint64_t id : unknown_jobs(message.node, message.running_jobs)) {
         if (node->connection) {
-            node->connection->send(protocol::TerminateJobRequest{id, SIGKILL});
+            constexpr uint32_t kEveryAttempt = std::numeric_limits<uint32_t>::max();
+            node->connection->send(protocol::TerminateJobRequest{id, SIGKILL, kEveryAttempt});
         }
     }
 }
 
-std::vector<uint64_t> Controller::unknown_jobs(const std::vector<uint64_t>& running) const {
+std::vector<uint64_t> Controller::unknown_jobs(const std::string& node,
+                                               const std::vector<uint64_t>& running) const {
+    auto has = [&node](const std::vector<std::string>& nodes) {
+        return std::find(nodes.begin(), nodes.end(), node) != nodes.end();
+    };
     std::vector<uint64_t> unknown;
     for (uint64_t id : running) {
         auto it = jobs_.find(id);
-        if (it == jobs_.end() || it->second.state == JobState::kPending
-            || is_final(it->second.state)) {
+        const bool here = it != jobs_.end()
+                          && (it->second.state == JobState::kRunning
+                                      ? has(it->second.nodes)
+                                      : it->second.state == JobState::kCompleting
+                                                && has(it->second.nodes_cleaning));
+        if (!here) {
             unknown.push_back(id);
         }
     }
@@ -120,7 +131,7 @@ void Controller::mark_node_down(NodeEntry& node, const std::string& reason) {
             continue;
         }
         if (job.state == JobState::kRunning) {
-            end_job(job, JobState::kNodeFail, node.info.name);
+            fail_job_on_node(job, node.info.name);
         } else {
             mark_cleaned(job, node.info.name);
         }
@@ -128,21 +139,34 @@ void Controller::mark_node_down(NodeEntry& node, const std::string& reason) {
     // end_job/finish_if_clean may have erased jobs_ entries; nothing below touches them.
 }
 
+void Controller::acknowledge_batch_done(const std::string& node, uint64_t job_id) {
+    if (NodeEntry* entry = nodes_.find(node); entry != nullptr && entry->connection) {
+        protocol::RegisterNodeReply ack;
+        ack.acknowledged = {job_id};
+        entry->connection->send(ack);
+    }
+}
+
 void Controller::handle_batch_done(const protocol::BatchDoneReport& report) {
     // The agent keeps the report until acknowledged, which happens once it is durable.
     auto acknowledge = [this, name = report.node, id = report.job_id] {
-        if (NodeEntry* node = nodes_.find(name); node != nullptr && node->connection) {
-            protocol::RegisterNodeReply ack;
-            ack.acknowledged = {id};
-            node->connection->send(ack);
-        }
+        acknowledge_batch_done(name, id);
     };
     auto it = jobs_.find(report.job_id);
-    if (it == jobs_.end() || is_final(it->second.state)) {
-        acknowledge();  // already final: a duplicate report after a reconnect
+    if (it == jobs_.end() || is_final(it->second.state)
+        || report.restart_count < it->second.restart_count) {
+        acknowledge();  // already final, or an earlier attempt's: a duplicate after a reconnect
         return;
     }
     Job& job = it->second;
+    if (job.state == JobState::kRunning && awaits_lost_node(job, report.node)) {
+        spdlog::info(
+                "job {}: batch script ended ({}:{}) while a node of the job is silent; "
+                "waiting for that node",
+                job.job_id, report.exit_code, report.exit_signal);
+        deferred_done_[job.job_id] = report;
+        return;
+    }
     if (!report.error.empty()) {
         spdlog::warn("job {}: batch script failed to start on {}: {}", job.job_id, report.node,
                      report.error);
@@ -151,6 +175,13 @@ void Controller::handle_batch_done(const protocol::BatchDoneReport& report) {
     if (job.state == JobState::kRunning) {
         job.exit_code = report.exit_code;
         job.exit_signal = report.exit_signal;
+        if (auto hold = requeue_exit_hold(job, report); hold && under_requeue_cap(job)) {
+            spdlog::info("job {}: exit code {} asks for a requeue{}", job.job_id, report.exit_code,
+                         *hold ? " and hold" : "");
+            requeue(job, JobState::kRequeued, *hold, report.node);
+            after_durable(acknowledge);
+            return;
+        }
         JobState final_state = report.timed_out ? JobState::kTimeout
                                : (report.exit_code != 0 || report.exit_signal != 0)
                                        ? JobState::kFailed
@@ -171,7 +202,8 @@ void Controller::handle_batch_done(const protocol::BatchDoneReport& report) {
 
 void Controller::handle_job_cleaned(const protocol::JobCleanedReport& report) {
     auto it = jobs_.find(report.job_id);
-    if (it == jobs_.end() || it->second.state != JobState::kCompleting) {
+    if (it == jobs_.end() || it->second.state != JobState::kCompleting
+        || report.restart_count < it->second.restart_count) {
         return;
     }
     mark_cleaned(it->second, report.node);

@@ -28,6 +28,27 @@ int64_t allocated_cpus(const Job& job) {
     return cpus;
 }
 
+// A requeued job's partition less the nodes that failed its earlier attempts, added to the
+// snapshot as a partition of its own; the partition itself when that would leave fewer nodes
+// than the job needs, so avoiding a node never keeps a job from running.
+int avoiding_failed_nodes(sched::Snapshot& snapshot,
+                          int partition,
+                          const Job& job,
+                          const NodeTable& nodes) {
+    std::vector<int> members = snapshot.partitions[static_cast<size_t>(partition)];
+    for (const std::string& name : job.failed_nodes) {
+        members.erase(std::remove(members.begin(), members.end(), nodes.index_of(name)),
+                      members.end());
+    }
+    const size_t needed = std::max<uint32_t>(job.resources.nodes_min, 1);
+    if (members.size() < needed
+        || members.size() == snapshot.partitions[static_cast<size_t>(partition)].size()) {
+        return partition;
+    }
+    snapshot.partitions.push_back(std::move(members));
+    return static_cast<int>(snapshot.partitions.size()) - 1;
+}
+
 }  // namespace
 
 void Controller::persist(const Job& job, std::function<void()> after) {
@@ -265,6 +286,9 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
         pending.time_limit_s = job.time_limit_s;
         pending.request = job.resources;
         pending.partition = partition_index.at(job.partition);
+        if (config_.requeue_avoid_failed_nodes && !job.failed_nodes.empty()) {
+            pending.partition = avoiding_failed_nodes(snapshot, pending.partition, job, nodes_);
+        }
         pending.limits = limits_for(job);
         pending.reservation = reservation;
         if (job.spec.switches > 0) {
@@ -515,7 +539,7 @@ void Controller::launch(uint64_t job_id) {
             }
             NodeEntry* node = nodes_.find(request.job.nodes.front());
             if (node == nullptr || !node->connection) {
-                end_job(running->second, JobState::kNodeFail, "");
+                fail_job_on_node(running->second, request.job.nodes.front());
                 return;
             }
             restore_payload(request.job.spec, std::move(*payload));
@@ -532,13 +556,14 @@ void Controller::end_job(Job& job, JobState final_state, const std::string& clea
     job.final_state = final_state;
     job.end_time = clock_.unix_seconds();
     job.nodes_cleaning.clear();
+    drop_deferred_report(job.job_id);
     for (const auto& name : job.nodes) {
         NodeEntry* node = nodes_.find(name);
         if (name == clean_node || node == nullptr || !node->connection || !node->responding) {
             continue;
         }
         job.nodes_cleaning.push_back(name);
-        node->connection->send(protocol::TerminateJobRequest{job.job_id, 0});
+        node->connection->send(protocol::TerminateJobRequest{job.job_id, 0, job.restart_count});
     }
     if (job.nodes_cleaning.empty()) {
         finish_if_clean(job);
@@ -549,6 +574,10 @@ void Controller::end_job(Job& job, JobState final_state, const std::string& clea
 
 void Controller::finish_if_clean(Job& job) {
     if (job.state != JobState::kCompleting || !job.nodes_cleaning.empty()) {
+        return;
+    }
+    if (job.requeue_action != protocol::RequeueAction::kNone) {
+        restart_when_clean(job);
         return;
     }
     job.state = job.final_state;

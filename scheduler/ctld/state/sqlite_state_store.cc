@@ -52,6 +52,16 @@ CREATE TABLE IF NOT EXISTS array_remainders (
     end_time    INTEGER NOT NULL,
     record      BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS job_attempts (
+    job_id      INTEGER NOT NULL,
+    attempt     INTEGER NOT NULL,
+    user_name   TEXT NOT NULL,
+    state       TEXT NOT NULL,
+    submit_time INTEGER NOT NULL,
+    end_time    INTEGER NOT NULL,
+    record      BLOB NOT NULL,
+    PRIMARY KEY (job_id, attempt)
+);
 CREATE TABLE IF NOT EXISTS job_payloads (
     key     INTEGER PRIMARY KEY,
     payload BLOB NOT NULL
@@ -122,6 +132,7 @@ SqliteStateStore::~SqliteStateStore() {
     sqlite3_finalize(put_remainder_);
     sqlite3_finalize(delete_remainder_);
     sqlite3_finalize(put_step_);
+    sqlite3_finalize(put_attempt_);
     sqlite3_finalize(put_meta_);
     sqlite3_finalize(put_reservation_);
     sqlite3_finalize(delete_reservation_);
@@ -150,6 +161,9 @@ Status SqliteStateStore::prepare_statements() {
             "INSERT OR REPLACE INTO jobs(job_id,user_name,state,submit_time,end_time,record) "
             "VALUES(?,?,?,?,?,?)";
     const char* step_sql = "INSERT OR REPLACE INTO steps(job_id,step_id,record) VALUES(?,?,?)";
+    const char* attempt_sql =
+            "INSERT OR REPLACE INTO job_attempts(job_id,attempt,user_name,state,submit_time,"
+            "end_time,record) VALUES(?,?,?,?,?,?,?)";
     const char* meta_sql = "INSERT OR REPLACE INTO meta(key,value) VALUES('next_job_id',?)";
     const char* remainder_sql =
             "INSERT OR REPLACE INTO array_remainders(job_id,user_name,state,submit_time,end_time,"
@@ -160,6 +174,7 @@ Status SqliteStateStore::prepare_statements() {
                               &delete_remainder_, nullptr)
                    != SQLITE_OK
         || sqlite3_prepare_v2(db_, step_sql, -1, &put_step_, nullptr) != SQLITE_OK
+        || sqlite3_prepare_v2(db_, attempt_sql, -1, &put_attempt_, nullptr) != SQLITE_OK
         || sqlite3_prepare_v2(db_, meta_sql, -1, &put_meta_, nullptr) != SQLITE_OK
         || sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO reservations(name,record) VALUES(?,?)",
                               -1, &put_reservation_, nullptr)
@@ -340,6 +355,21 @@ Status SqliteStateStore::put_step(const protocol::StepRecord& step) {
     return sqlite3_step(put_step_) == SQLITE_DONE ? Status::ok() : error("put step");
 }
 
+Status SqliteStateStore::put_attempt(const protocol::JobRecord& attempt) {
+    Reset reset{put_attempt_};
+    std::string blob = protocol::encode_body(attempt);
+    std::string state(job_state_name(attempt.state));
+    sqlite3_bind_int64(put_attempt_, 1, static_cast<sqlite3_int64>(attempt.job_id));
+    sqlite3_bind_int64(put_attempt_, 2, attempt.restart_count);
+    sqlite3_bind_text(put_attempt_, 3, attempt.user_name.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(put_attempt_, 4, state.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(put_attempt_, 5, attempt.submit_time);
+    sqlite3_bind_int64(put_attempt_, 6, attempt.end_time);
+    sqlite3_bind_blob(put_attempt_, 7, blob.data(), static_cast<int>(blob.size()),
+                      SQLITE_TRANSIENT);
+    return sqlite3_step(put_attempt_) == SQLITE_DONE ? Status::ok() : error("put attempt");
+}
+
 Status SqliteStateStore::put_next_job_id(uint64_t next) {
     Reset reset{put_meta_};
     sqlite3_bind_int64(put_meta_, 1, static_cast<sqlite3_int64>(next));
@@ -448,10 +478,15 @@ Result<std::vector<protocol::JobRecord>> SqliteStateStore::query_jobs(const JobF
         }
         where += ")";
     }
-    // A remainder shares its id with its first task: the task is listed first.
-    const std::string sql = "SELECT record, job_id, 0 AS remainder FROM jobs WHERE " + where
-                            + " UNION ALL SELECT record, job_id, 1 FROM array_remainders WHERE "
-                            + where + " ORDER BY job_id, remainder";
+    // A job's earlier attempts come before it, in order; a remainder shares its id with its
+    // first task, which is listed first.
+    std::string sql = "SELECT record, job_id, 1 AS kind, 0 AS attempt FROM jobs WHERE " + where
+                      + " UNION ALL SELECT record, job_id, 2, 0 FROM array_remainders WHERE "
+                      + where;
+    if (filter.attempts) {
+        sql += " UNION ALL SELECT record, job_id, 0, attempt FROM job_attempts WHERE " + where;
+    }
+    sql += " ORDER BY job_id, kind, attempt";
     Statement stmt;
     if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt.stmt, nullptr) != SQLITE_OK) {
         return error("query jobs");
@@ -501,6 +536,7 @@ Result<size_t> SqliteStateStore::purge_finished(int64_t ended_before, size_t lim
     const std::string deletes = fmt::format(
             "DELETE FROM jobs WHERE job_id IN ({0}); "
             "DELETE FROM steps WHERE job_id IN ({0}); "
+            "DELETE FROM job_attempts WHERE job_id IN ({0}); "
             "DELETE FROM array_remainders WHERE job_id IN ({1});",
             id_list(jobs), id_list(remainders));
     if (Status deleted = exec(deletes.c_str()); !deleted) {

@@ -22,12 +22,13 @@ public:
     Status commit() override;
     Status rollback() override;
     // The layout this code writes; PRAGMA user_version holds a database's.
-    static constexpr int kSchemaVersion = 4;
+    static constexpr int kSchemaVersion = 5;
 
     Status put_job(const protocol::JobRecord& job) override;
     Status delete_array_remainder(uint64_t array_id) override;
     Status put_payload(const StoredPayload& payload) override;
     Status put_step(const protocol::StepRecord& step) override;
+    Status put_attempt(const protocol::JobRecord& attempt) override;
     Status put_next_job_id(uint64_t next) override;
     Status put_reservation(const protocol::ReservationRecord& reservation) override;
     Status delete_reservation(const std::string& name) override;
@@ -56,6 +57,7 @@ private:
     sqlite3_stmt* put_remainder_ = nullptr;
     sqlite3_stmt* delete_remainder_ = nullptr;
     sqlite3_stmt* put_step_ = nullptr;
+    sqlite3_stmt* put_attempt_ = nullptr;
     sqlite3_stmt* put_meta_ = nullptr;
     sqlite3_stmt* put_reservation_ = nullptr;
     sqlite3_stmt* delete_reservation_ = nullptr;

@@ -20,7 +20,8 @@ struct JobFilter {
     std::string user;
     int64_t since = 0;  // unfinished, or ended at or after this; 0: any
     std::vector<JobState> states;
-    int64_t until = 0;  // submitted at or before this; 0: any
+    int64_t until = 0;      // submitted at or before this; 0: any
+    bool attempts = false;  // also the earlier attempts of requeued jobs, before each job
 };
 
 struct StoredState {
@@ -44,6 +45,9 @@ public:
     virtual Status delete_array_remainder(uint64_t array_id) = 0;
     virtual Status put_payload(const StoredPayload& payload) = 0;
     virtual Status put_step(const protocol::StepRecord& step) = 0;
+    // An ended attempt of a job that runs again: the job as it was when the attempt ended,
+    // keyed by its restart_count.
+    virtual Status put_attempt(const protocol::JobRecord& attempt) = 0;
     virtual Status put_next_job_id(uint64_t next) = 0;
     virtual Status put_reservation(const protocol::ReservationRecord& reservation) = 0;
     virtual Status delete_reservation(const std::string& name) = 0;
@@ -54,7 +58,8 @@ public:
     // Jobs and ended array remainders that match, by id.
     virtual Result<std::vector<protocol::JobRecord>> query_jobs(const JobFilter& filter) = 0;
     // Deletes at most `limit` jobs (and ended array remainders) that ended before
-    // `ended_before`, with their steps and the payloads no job refers to any more; returns
+    // `ended_before`, with their steps, attempts and the payloads no job refers to any more;
+    // returns
     // how many records went.
     virtual Result<size_t> purge_finished(int64_t ended_before, size_t limit) = 0;
     // The payload stored under `key` (payload_key()); kNotFound if none.

@@ -70,6 +70,8 @@ Status StateWriter::apply(const std::vector<StateChange>& changes) {
                         return store_->delete_reservation(value.name);
                     } else if constexpr (std::is_same_v<T, ArrayRemainderEmptied>) {
                         return store_->delete_array_remainder(value.array_id);
+                    } else if constexpr (std::is_same_v<T, JobAttempt>) {
+                        return store_->put_attempt(value.record);
                     } else {
                         return store_->put_usage(value);
                     }

@@ -26,6 +26,11 @@ struct ArrayRemainderEmptied {
     uint64_t array_id = 0;
 };
 
+// An ended attempt of a job that runs again (StateStore::put_attempt).
+struct JobAttempt {
+    protocol::JobRecord record;
+};
+
 using StateChange = std::variant<protocol::JobRecord,
                                  StoredPayload,
                                  protocol::StepRecord,
@@ -33,6 +38,7 @@ using StateChange = std::variant<protocol::JobRecord,
                                  protocol::ReservationRecord,
                                  ReservationDeleted,
                                  ArrayRemainderEmptied,
+                                 JobAttempt,
                                  protocol::UsageLedgerRecord>;
 
 class StateWriter {

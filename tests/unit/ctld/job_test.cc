@@ -48,6 +48,8 @@ protocol::JobRecord full_record() {
     s.switches_wait_s = 60;
     s.segment = 2;
     s.distribution = "cyclic";
+    s.requeue = 0;
+    s.open_mode = "append";
     r.uid = 1000;
     r.gid = 100;
     r.user_name = "alice";
@@ -81,6 +83,8 @@ protocol::JobRecord full_record() {
     r.expected_start = 1700000100;
     r.gpu_alloc = {{{0, 1}, {0, 1, 2}, {"0000:01:00.0", "0000:02:00.0"}, "nvidia"},
                    {{2, 3}, {}, {"0000:03:00.0", "0000:04:00.0"}, "nvidia"}};
+    r.failed_nodes = {"n3"};
+    r.requeue_action = protocol::RequeueAction::kRequeueHeld;
     return r;
 }
 

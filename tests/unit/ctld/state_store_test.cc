@@ -13,12 +13,25 @@
 namespace cohort::ctld {
 namespace {
 
+// The tests' database directories, removed when the test program exits.
+struct TempDirs {
+    std::vector<std::filesystem::path> dirs;
+
+    ~TempDirs() {
+        for (const auto& dir : dirs) {
+            std::filesystem::remove_all(dir);
+        }
+    }
+};
+
 std::string temp_db() {
+    static TempDirs made;
     auto dir = std::filesystem::temp_directory_path()
                / ("cohort-store-" + std::to_string(getpid()) + "-"
                   + ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
+    made.dirs.push_back(dir);
     return (dir / "cohort.db").string();
 }
 
@@ -183,6 +196,89 @@ TEST(SqliteStateStore, MigratesVersion3KeepingItsArrayTasksAsJobs) {
     EXPECT_NE(array->script.find("echo a"), std::string::npos);
 }
 
+// Version 4 (tests/data/state/SOURCES.md) encoded JobSpec before requeue and open_mode and
+// JobRecord before failed_nodes, and had no job_attempts: its jobs, array and history load
+// with the defaults, and attempts can be stored at once.
+TEST(SqliteStateStore, MigratesVersion4KeepingJobsAndHistory) {
+    const std::string path = temp_db();
+    std::filesystem::copy_file(COHORT_TEST_DATA_DIR "/state/v4-cohort.db", path);
+    auto store = SqliteStateStore::open(path, "full");
+    ASSERT_TRUE(store) << store.status().message();
+    auto loaded = (*store)->load_active();
+    ASSERT_TRUE(loaded) << loaded.status().message();
+    std::vector<std::string> ids;
+    for (const auto& job : loaded->jobs) {
+        ids.push_back(job.display_id());
+        EXPECT_TRUE(job.held);
+        EXPECT_EQ(job.spec.requeue, -1);
+        EXPECT_EQ(job.spec.open_mode, "");
+        EXPECT_TRUE(job.failed_nodes.empty());
+        EXPECT_EQ(job.requeue_action, protocol::RequeueAction::kNone);
+    }
+    EXPECT_EQ(ids, (std::vector<std::string>{"1", "2_[0-3]"}));
+    EXPECT_EQ(loaded->next_job_id, 7u);
+    JobFilter with_attempts;
+    with_attempts.job_ids = {6};
+    with_attempts.attempts = true;
+    auto finished = (*store)->query_jobs(with_attempts);
+    ASSERT_TRUE(finished) << finished.status().message();
+    ASSERT_EQ(finished->size(), 1u);
+    EXPECT_EQ(finished->front().state, JobState::kCompleted);
+    protocol::JobRecord attempt = finished->front();
+    attempt.state = JobState::kNodeFail;
+    ASSERT_TRUE((*store)->begin());
+    ASSERT_TRUE((*store)->put_attempt(attempt));
+    ASSERT_TRUE((*store)->commit());
+}
+
+// A requeued job's earlier attempts are listed before it, oldest first, only when asked
+// for (sacct -D), and go with it when it is purged.
+TEST(SqliteStateStore, AttemptsComeBeforeTheirJobAndArePurgedWithIt) {
+    const std::string path = temp_db();
+    auto store = SqliteStateStore::open(path, "full");
+    ASSERT_TRUE(store) << store.status().message();
+    protocol::JobRecord final_attempt = job(7, JobState::kCompleted);
+    final_attempt.restart_count = 2;
+    final_attempt.end_time = 900;
+    ASSERT_TRUE((*store)->begin());
+    ASSERT_TRUE((*store)->put_job(final_attempt));
+    for (uint32_t n : {1u, 0u}) {
+        protocol::JobRecord earlier = final_attempt;
+        earlier.restart_count = n;
+        earlier.state = n == 0 ? JobState::kNodeFail : JobState::kRequeued;
+        earlier.end_time = 500 + n;
+        ASSERT_TRUE((*store)->put_attempt(earlier));
+    }
+    ASSERT_TRUE((*store)->commit());
+    JobFilter filter;
+    auto plain = (*store)->query_jobs(filter);
+    ASSERT_TRUE(plain);
+    ASSERT_EQ(plain->size(), 1u);
+    filter.attempts = true;
+    auto all = (*store)->query_jobs(filter);
+    ASSERT_TRUE(all);
+    std::vector<std::pair<uint32_t, JobState>> seen;
+    for (const auto& record : *all) {
+        seen.emplace_back(record.restart_count, record.state);
+    }
+    EXPECT_EQ(seen, (std::vector<std::pair<uint32_t, JobState>>{{0, JobState::kNodeFail},
+                                                                {1, JobState::kRequeued},
+                                                                {2, JobState::kCompleted}}));
+    filter.states = {JobState::kNodeFail};
+    auto failed = (*store)->query_jobs(filter);
+    ASSERT_TRUE(failed);
+    ASSERT_EQ(failed->size(), 1u);
+    EXPECT_EQ(failed->front().restart_count, 0u);
+
+    ASSERT_TRUE((*store)->begin());
+    auto purged = (*store)->purge_finished(1000, 10);
+    ASSERT_TRUE(purged);
+    ASSERT_TRUE((*store)->commit());
+    auto left = (*store)->query_jobs({{}, "", 0, {}, 0, true});
+    ASSERT_TRUE(left);
+    EXPECT_TRUE(left->empty());
+}
+
 // An array's remainder shares its id with its first task, so it is kept apart from jobs:
 // both load, an ended remainder is listed after its first task, an emptied one is deleted.
 TEST(SqliteStateStore, ArrayRemaindersLiveBesideTheirTasks) {
@@ -287,7 +383,7 @@ TEST(SqliteStateStore, RefusesADatabaseOfANewerSchema) {
     auto store = SqliteStateStore::open(path, "full");
     ASSERT_FALSE(store);
     EXPECT_NE(store.status().message().find("schema version 99 is newer than this "
-                                            "cohortctld's (4)"),
+                                            "cohortctld's (5)"),
               std::string::npos)
             << store.status().message();
 }

@@ -921,7 +921,8 @@ JobState read_exit(const Fields& entry) {
         return JobState::kCompleted;
     }
     auto state = parse_job_state(entry.text("exit"));
-    if (!state || !is_final(*state) || *state == JobState::kCancelled) {
+    if (!state || !is_final(*state) || *state == JobState::kCancelled
+        || *state == JobState::kRequeued) {
         bad_file(entry.path("exit"), "'" + entry.text("exit")
                         + "' is not how a job ends by itself (accepted: COMPLETED, FAILED, "
                           "TIMEOUT, NODE_FAIL)");
