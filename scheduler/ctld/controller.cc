@@ -290,8 +290,18 @@ void Controller::on_close(const ConnectionPtr& conn) {
 
 void Controller::on_tick() {
     const int64_t now_ms = clock_.steady_ms();
+    // A node whose agent's connection closed (the machine or the agent died, or the link was
+    // cut) goes DOWN after a short grace; one that only falls silent, after node_timeout_ms.
+    const int64_t grace_ms = std::min(config_.node_timeout_ms,
+                                      kReconnectGraceIntervals * config_.heartbeat_interval_ms);
+    for (NodeEntry* node : nodes_.disconnected_nodes(now_ms, grace_ms)) {
+        mark_node_down(*node, fmt::format("Not responding: connection lost, not restored "
+                                          "within {} ms",
+                                          grace_ms));
+    }
     for (NodeEntry* node : nodes_.silent_nodes(now_ms, config_.node_timeout_ms)) {
-        mark_node_down(*node, "Not responding");
+        mark_node_down(*node, fmt::format("Not responding: no heartbeat for {} ms",
+                                          config_.node_timeout_ms));
     }
     schedule_if_due(now_ms);
     purge_history(clock_.unix_seconds());

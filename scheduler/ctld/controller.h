@@ -246,6 +246,8 @@ private:
     bool changed_since_pass_ = true;
     int64_t next_timed_change_ = 0;  // unix seconds
     static constexpr int64_t kIdlePassIntervalMs = 60000;
+    // Heartbeat intervals a node whose connection closed has to reconnect before it is DOWN.
+    static constexpr int64_t kReconnectGraceIntervals = 2;
     size_t pass_steps_ = 0;
     size_t pass_starts_ = 0;
     uint64_t next_job_id_ = 1;

@@ -67,6 +67,17 @@ std::vector<NodeEntry*> NodeTable::silent_nodes(int64_t now_ms, int64_t timeout_
     return silent;
 }
 
+std::vector<NodeEntry*> NodeTable::disconnected_nodes(int64_t now_ms, int64_t grace_ms) {
+    std::vector<NodeEntry*> gone;
+    for (auto& node : nodes_) {
+        if (node.registered && !node.connection && node.info.state != NodeState::kDown
+            && now_ms - node.last_heard_ms > grace_ms) {
+            gone.push_back(&node);
+        }
+    }
+    return gone;
+}
+
 void NodeTable::claim(const Job& job) {
     for (size_t i = 0; i < job.nodes.size(); ++i) {
         NodeEntry* node = find(job.nodes[i]);

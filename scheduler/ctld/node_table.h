@@ -65,6 +65,9 @@ public:
     // Registered nodes, or nodes holding jobs, not yet DOWN, not heard from for longer than
     // `timeout_ms`.
     std::vector<NodeEntry*> silent_nodes(int64_t now_ms, int64_t timeout_ms);
+    // Registered nodes, not yet DOWN, whose agent's connection closed and that have not been
+    // heard from for longer than `grace_ms`: an agent restarting reconnects well within it.
+    std::vector<NodeEntry*> disconnected_nodes(int64_t now_ms, int64_t grace_ms);
 
     // What the job's allocation holds on its nodes, added and taken away.
     void claim(const Job& job);

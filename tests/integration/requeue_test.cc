@@ -98,7 +98,7 @@ TEST(Requeue, TrainingResumesFromItsCheckpointAfterANodeIsLost) {
     if (!torch_available()) {
         GTEST_SKIP() << "Debian's python3-torch is not installed";
     }
-    LocalCluster cluster(3, with_settings({{"node_timeout_ms", 3000}}));
+    LocalCluster cluster(3);  // default node_timeout_ms: the closed connection is what counts
     ASSERT_TRUE(cluster.up());
     auto train = [&](const std::string& name, double step_seconds) {
         const std::string command = cohort_binary() + " run " + kPython + " " + kTrainer + " --dir "
@@ -158,7 +158,7 @@ TEST(Requeue, TrainingResumesFromItsCheckpointAfterANodeIsLost) {
 
 // Without --requeue (or with --no-requeue) the job ends NODE_FAIL with its node, as before.
 TEST(Requeue, NoRequeueJobEndsNodeFail) {
-    LocalCluster cluster(2, with_settings({{"node_timeout_ms", 3000}}));
+    LocalCluster cluster(2);
     ASSERT_TRUE(cluster.up());
     const uint64_t id = submit(cluster, {"-N2", "--no-requeue", "-o", "/dev/null", "--wrap",
                                          cohort_binary() + " run sleep 300"});
@@ -166,6 +166,16 @@ TEST(Requeue, NoRequeueJobEndsNodeFail) {
     std::this_thread::sleep_for(std::chrono::seconds(1));  // the step is launched on both
     ASSERT_GT(cluster.kill_node("node2"), 0);
     EXPECT_EQ(cluster.wait_final_state(id, seconds(60)), "NODE_FAIL");
+    auto nodes = nlohmann::json::parse(cluster.cohort({"nodes", "--json"}).out, nullptr, false);
+    ASSERT_FALSE(nodes.is_discarded());
+    std::string reason;
+    for (const auto& node : nodes["nodes"]) {
+        if (node["name"] == "node2") {
+            reason = node["reason"].get<std::string>();
+        }
+    }
+    // Its agent's connection closed: DOWN after the reconnect grace, not the heartbeat timeout.
+    EXPECT_EQ(reason, "Not responding: connection lost, not restored within 2000 ms");
     EXPECT_EQ(attempts_of(cluster, id),
               (std::vector<std::pair<int, std::string>>{{0, "NODE_FAIL"}}));
     EXPECT_NE(cluster.cohort({"show", "job", std::to_string(id)}).out.find("Requeue=0 Restarts=0"),
