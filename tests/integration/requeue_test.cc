@@ -112,7 +112,7 @@ TEST(Requeue, TrainingResumesFromItsCheckpointAfterANodeIsLost) {
     ASSERT_EQ(cluster.wait_final_state(reference, seconds(180)), "COMPLETED")
             << read_file(cluster.work_dir() + "/reference.out");
 
-    const uint64_t id = train("interrupted", 0.5);
+    const uint64_t id = train("interrupted", 0.3);
     const std::string out = cluster.work_dir() + "/interrupted.out";
     ASSERT_TRUE(eventually(
             [&] { return read_file(out).find("checkpoint at step 10") != std::string::npos; },
