@@ -1,9 +1,11 @@
 // cohort cancel / hold / release (scancel, scontrol hold/release).
-#include <csignal>
-#include <cstring>
+#include <cstdlib>
+
+#include <fmt/format.h>
 
 #include "cli/client_context.h"
 #include "cli/commands.h"
+#include "common/warning_signal.h"
 
 namespace cohort::cli {
 namespace {
@@ -20,26 +22,6 @@ Result<std::vector<uint64_t>> parse_ids(const std::vector<std::string>& words) {
         ids.push_back(id);
     }
     return ids;
-}
-
-Result<int> parse_signal(const std::string& text) {
-    if (text.empty()) {
-        return 0;
-    }
-    std::string name = text.rfind("SIG", 0) == 0 ? text.substr(3) : text;
-    for (int sig = 1; sig < NSIG; ++sig) {
-        const char* abbrev = sigabbrev_np(sig);
-        if (abbrev != nullptr && name == abbrev) {
-            return sig;
-        }
-    }
-    char* end = nullptr;
-    long number = std::strtol(text.c_str(), &end, 10);
-    if (*end == '\0' && number > 0 && number < NSIG) {
-        return static_cast<int>(number);
-    }
-    return Status::invalid("--signal: invalid signal '" + text
-                           + "' (accepted: a name such as TERM or USR1, or a number)");
 }
 
 // Sends the request; prints one line per job it could not act on, and exits 1 if any.
@@ -79,9 +61,14 @@ int cmd_cancel(const Args& args) {
     std::vector<std::string> ids;
     std::string signal_text, states_text;
     bool me = false;
+    bool batch = false;
+    bool full = false;
     protocol::JobControlRequest request;
     protocol::JobFilterSpec& filter = request.filter;
-    app.add_option("-s,--signal", signal_text, "send this signal instead of ending the job");
+    app.add_option("-s,--signal", signal_text,
+                   "send this signal instead of ending the job (to its steps; see -b, -f)");
+    app.add_flag("-b,--batch", batch, "signal the batch shell only, not its children or steps");
+    app.add_flag("-f,--full", full, "signal the batch shell, its children and every step");
     app.add_option("-u,--user", filter.user, "only this user's jobs");
     app.add_flag("--me", me, "only my jobs");
     app.add_option("-t,--state", states_text, "only jobs in these states, e.g. PD or R");
@@ -92,11 +79,27 @@ int cmd_cancel(const Args& args) {
     if (int rc = parse_args(app, "cancel", args); rc >= 0) {
         return rc;
     }
-    auto signal = parse_signal(signal_text);
-    if (!signal) {
-        return report_error("cancel", signal.status());
+    if (!signal_text.empty()) {
+        auto signal = parse_signal_name("--signal", signal_text);
+        if (!signal) {
+            return report_error("cancel", signal.status());
+        }
+        request.signal = *signal;
     }
-    request.signal = *signal;
+    if ((batch || full) && request.signal == 0) {
+        return report_error("cancel",
+                            Status::invalid(fmt::format(
+                                    "{}: only with --signal (accepted: -s SIGNAL {})",
+                                    batch ? "--batch" : "--full", batch ? "--batch" : "--full")));
+    }
+    if (batch && full) {
+        return report_error("cancel", Status::invalid("--batch and --full: give one (accepted: "
+                                                      "--batch for the shell alone, --full for "
+                                                      "everything)"));
+    }
+    request.signal_target = batch  ? protocol::SignalTarget::kBatchShell
+                            : full ? protocol::SignalTarget::kFull
+                                   : protocol::SignalTarget::kSteps;
     auto states = parse_job_states("--state", states_text);
     if (!states) {
         return report_error("cancel", states.status());

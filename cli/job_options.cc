@@ -11,6 +11,7 @@
 #include "common/gpu_options.h"
 #include "common/size_spec.h"
 #include "common/time_spec.h"
+#include "common/warning_signal.h"
 #include "scheduler/dependency.h"
 #include "scheduler/job_array.h"
 
@@ -176,6 +177,9 @@ void add_job_options(CLI::App& app, JobOptions& o, JobCommand command) {
         app.add_flag("--requeue{yes},--no-requeue{no}", o.requeue,
                      "may (not) run again after a node failure or a requeue "
                      "(default: the cluster's job_requeue)");
+        app.add_option("--signal", o.signal,
+                       "[{R|B}:]SIGNAL[@SECONDS]: signal the job's steps (B: its batch shell) "
+                       "SECONDS (default 60) before its time limit; R: only when requeued");
         app.add_option("--open-mode", o.open_mode,
                        "append or truncate the output files (default: truncate, and append "
                        "each requeued attempt after a banner line)");
@@ -357,6 +361,10 @@ Result<protocol::JobSpec> job_spec_from(const JobOptions& o) {
                                + "' (accepted: append, truncate)");
     }
     spec.open_mode = o.open_mode;
+    if (auto warning = parse_warning_signal("--signal", o.signal); !warning) {
+        return warning.status();
+    }
+    spec.signal = o.signal;
     spec.export_spec = o.export_spec.empty() ? "ALL" : o.export_spec;
     auto env = exported_environment(spec.export_spec);
     if (!env) {

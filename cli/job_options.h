@@ -46,6 +46,7 @@ struct JobOptions {
     bool hold = false;
     std::string requeue;  // "yes" (--requeue), "no" (--no-requeue), the last given; "": neither
     std::string open_mode;
+    std::string signal;
     bool parsable = false;
     std::string wrap;
 };

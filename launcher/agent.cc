@@ -175,7 +175,7 @@ void Agent::register_handlers() {
     controller_dispatcher_.on<LaunchBatchRequest>(
             [this](const LaunchBatchRequest& request) { launch_batch(request); });
     controller_dispatcher_.on<TerminateJobRequest>([this](const TerminateJobRequest& request) {
-        terminate_job(request.job_id, request.signal, request.restart_count);
+        terminate_job(request.job_id, request.signal, request.restart_count, request.target);
     });
     controller_dispatcher_.on<ErrorReply>(
             [](const ErrorReply& error) { spdlog::error("controller: {}", error.message); });

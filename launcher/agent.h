@@ -18,6 +18,7 @@
 #include "common/protocol/step_messages.h"
 #include "common/transport/connection.h"
 #include "common/transport/dispatcher.h"
+#include "common/warning_signal.h"
 #include "launcher/process.h"
 #include "launcher/time_limits.h"
 
@@ -108,6 +109,8 @@ private:
     struct LocalJob {
         uint32_t attempt = 0;  // the job's restart count when it started here
         std::set<pid_t> pids;
+        WarningSignal warning;  // the job's --signal, sent once when its time comes
+        bool warned = false;
         bool timed_out = false;
         bool terminating = false;
         bool report_clean = false;  // the controller waits for a JobCleaned
@@ -176,12 +179,20 @@ private:
     void write_step_input(const protocol::TaskInputMessage& input);
     void write_next_input(const std::shared_ptr<StepSession>& session);
     void signal_step(const protocol::SignalStepRequest& request);
-    // Ends attempt `attempt` of the job here; a later attempt running here is left alone.
-    void terminate_job(uint64_t job_id, int signal, uint32_t attempt);
+    // Ends attempt `attempt` of the job here (signal 0), or sends it `signal` (to `target`);
+    // a later attempt running here is left alone.
+    void terminate_job(uint64_t job_id,
+                       int signal,
+                       uint32_t attempt,
+                       protocol::SignalTarget target = protocol::SignalTarget::kFull);
+    // Sends `signal` to the job's processes here that `target` names.
+    void signal_job(const LocalJob& job, int signal, protocol::SignalTarget target);
     void arm_time_limit(uint64_t job_id, int64_t end_time);
-    // Points limit_timer_ at the earliest end time of time_limits_.
+    // Arms the job's --signal (unless already sent here) for `end_time` less its lead.
+    void arm_warning(uint64_t job_id, const std::string& signal_spec, int64_t end_time);
+    // Points limit_timer_ at the earliest time of time_limits_ and warnings_.
     void rearm_limit_timer();
-    // Ends the jobs whose time limit has come by clock_, and rearms.
+    // Sends the warnings and ends the jobs whose time has come by clock_, and rearms.
     void enforce_time_limits();
     void watch_output(
             pid_t pid, int fd, uint32_t rank, uint8_t stream, std::shared_ptr<StepSession> session);
@@ -206,8 +217,9 @@ private:
     asio::ip::tcp::acceptor acceptor_;
     asio::steady_timer reconnect_timer_;
     asio::steady_timer heartbeat_timer_;
-    asio::steady_timer limit_timer_;  // fires at the earliest of time_limits_
+    asio::steady_timer limit_timer_;  // fires at the earliest of time_limits_ and warnings_
     TimeLimits time_limits_;
+    TimeLimits warnings_;  // when each job's --signal is due
     asio::signal_set child_signals_;
     transport::Dispatcher<> controller_dispatcher_;  // posts to io_
     // Clients' and step managers' messages, both on connections accepted or dialled here.

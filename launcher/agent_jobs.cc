@@ -1,6 +1,8 @@
 // Agent job handling: batch scripts, step tasks, output streaming, signals, time limits.
+#include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 
@@ -140,6 +142,7 @@ void Agent::launch_batch(const protocol::LaunchBatchRequest& request) {
     jobs_[job.job_id].pids.insert(spawned->pid);
     if (job.time_limit_s >= 0) {
         arm_time_limit(job.job_id, job.start_time + job.time_limit_s);
+        arm_warning(job.job_id, job.spec.signal, job.start_time + job.time_limit_s);
     }
     spdlog::info("job {}: batch script started as pid {}", job.job_id, spawned->pid);
 }
@@ -186,8 +189,32 @@ void Agent::arm_time_limit(uint64_t job_id, int64_t end_time) {
     rearm_limit_timer();
 }
 
+void Agent::arm_warning(uint64_t job_id, const std::string& signal_spec, int64_t end_time) {
+    auto warning = parse_warning_signal("--signal", signal_spec);
+    auto job = jobs_.find(job_id);
+    if (!warning || warning->signal == 0 || warning->at_preemption_only || job == jobs_.end()
+        || job->second.warned || warnings_.has(job_id)) {
+        return;  // validated at submit; R: waits for a preemption, not the limit
+    }
+    const bool batch_here =
+            std::any_of(job->second.pids.begin(), job->second.pids.end(), [this](pid_t pid) {
+                auto task = tasks_.find(pid);
+                return task != tasks_.end() && task->second.batch;
+            });
+    if (warning->batch_shell_only && !batch_here) {
+        return;  // B: is for the batch shell's node alone
+    }
+    job->second.warning = *warning;
+    warnings_.set(job_id, end_time - warning->seconds_before);
+    rearm_limit_timer();
+}
+
 void Agent::rearm_limit_timer() {
-    const std::optional<int64_t> next = time_limits_.next_end();
+    std::optional<int64_t> next = time_limits_.next_end();
+    if (const std::optional<int64_t> warn = warnings_.next_end();
+        warn && (!next || *warn < *next)) {
+        next = warn;
+    }
     if (!next) {
         limit_timer_.cancel();
         return;
@@ -202,6 +229,19 @@ void Agent::rearm_limit_timer() {
 }
 
 void Agent::enforce_time_limits() {
+    for (uint64_t job_id : warnings_.take_expired(clock_.unix_seconds())) {
+        auto it = jobs_.find(job_id);
+        if (it == jobs_.end() || it->second.warned) {
+            continue;
+        }
+        const WarningSignal& warning = it->second.warning;
+        spdlog::info("job {}: sending its --signal {} ({} s before its time limit)", job_id,
+                     sigabbrev_np(warning.signal), warning.seconds_before);
+        it->second.warned = true;
+        signal_job(it->second, warning.signal,
+                   warning.batch_shell_only ? protocol::SignalTarget::kBatchShell
+                                            : protocol::SignalTarget::kSteps);
+    }
     for (uint64_t job_id : time_limits_.take_expired(clock_.unix_seconds())) {
         auto it = jobs_.find(job_id);
         if (it == jobs_.end() || it->second.timed_out) {
@@ -215,7 +255,24 @@ void Agent::enforce_time_limits() {
     rearm_limit_timer();
 }
 
-void Agent::terminate_job(uint64_t job_id, int signal, uint32_t attempt) {
+void Agent::signal_job(const LocalJob& job, int signal, protocol::SignalTarget target) {
+    for (pid_t pid : job.pids) {
+        auto task = tasks_.find(pid);
+        const bool batch = task != tasks_.end() && task->second.batch;
+        if (target == protocol::SignalTarget::kFull) {
+            killpg(pid, signal);
+        } else if (target == protocol::SignalTarget::kBatchShell && batch) {
+            kill(pid, signal);  // the shell alone: its children keep running
+        } else if (target == protocol::SignalTarget::kSteps && !batch) {
+            killpg(pid, signal);
+        }
+    }
+}
+
+void Agent::terminate_job(uint64_t job_id,
+                          int signal,
+                          uint32_t attempt,
+                          protocol::SignalTarget target) {
     auto it = jobs_.find(job_id);
     if (it != jobs_.end() && it->second.attempt > attempt) {
         return;  // meant for an earlier attempt, whose processes are gone
@@ -227,6 +284,7 @@ void Agent::terminate_job(uint64_t job_id, int signal, uint32_t attempt) {
         if (it != jobs_.end()) {
             jobs_.erase(it);
             time_limits_.erase(job_id);
+            warnings_.erase(job_id);
         }
         if (signal == 0) {
             send_controller(protocol::JobCleanedReport{job_id, options_.name, attempt});
@@ -235,9 +293,7 @@ void Agent::terminate_job(uint64_t job_id, int signal, uint32_t attempt) {
     }
     LocalJob& job = it->second;
     if (signal != 0) {
-        for (pid_t pid : job.pids) {
-            killpg(pid, signal);
-        }
+        signal_job(job, signal, target);
         return;
     }
     job.report_clean = true;
@@ -360,6 +416,7 @@ void Agent::forget_pid(uint64_t job_id, pid_t pid) {
     if (it->second.report_clean || attempt_ended(job_id, it->second.attempt)) {
         jobs_.erase(it);
         time_limits_.erase(job_id);
+        warnings_.erase(job_id);
     }
 }
 

@@ -510,6 +510,9 @@ void Agent::start_step_tasks(
     if (layout.job_end_time != 0 && !time_limits_.has(layout.job_id)) {
         arm_time_limit(layout.job_id, layout.job_end_time);
     }
+    if (layout.job_end_time != 0) {
+        arm_warning(layout.job_id, layout.job_signal, layout.job_end_time);
+    }
     std::vector<protocol::TaskExitMessage> failures;
     for (uint32_t local = 0; local < ranks_here.size(); ++local) {
         const uint32_t rank = ranks_here[local];

@@ -64,8 +64,10 @@ struct JobSpec {
     // --open-mode: "append" or "truncate"; empty: truncate for the first attempt, append with
     // a banner line for each later one, so no attempt's output is lost.
     std::string open_mode;
+    std::string signal;  // --signal as given: [{R|B}:]SIG[@SECONDS] (warning_signal.h)
 
-    // Version 1 added requeue and open_mode; stored specs of version 0 read without them.
+    // Version 1 added requeue, open_mode and signal; stored specs of version 0 read without
+    // them.
     template <class Archive>
     void serialize(Archive& ar, unsigned version) {
         serialize_fields(ar, name, partition, nodes_min, nodes_max, ntasks, ntasks_per_node,
@@ -74,7 +76,7 @@ struct JobSpec {
                          command_line, dependency, kill_on_invalid_dep, array, begin_time, account,
                          qos, reservation, gpu, switches, switches_wait_s, segment, distribution);
         if (version >= 1) {
-            serialize_fields(ar, requeue, open_mode);
+            serialize_fields(ar, requeue, open_mode, signal);
         }
     }
 };
@@ -319,6 +321,7 @@ struct StepLayout {
     uint32_t cpus_per_task = 1;
     bool cpus_per_task_set = false;
     int64_t job_end_time = 0;  // 0: no limit
+    std::string job_signal;    // the job's --signal, sent to the step's tasks before the limit
     uint32_t restart_count = 0;
     std::vector<std::string> job_nodes;
     std::vector<uint32_t> job_cpus_per_node;
@@ -340,7 +343,8 @@ struct StepLayout {
     void serialize(Archive& ar, unsigned /*version*/) {
         serialize_fields(ar, job_id, step_id, job_name, partition, cluster_name, nodes, addresses,
                          ports, tasks_per_node, cpus_per_task, cpus_per_task_set, job_end_time,
-                         restart_count, job_nodes, job_cpus_per_node, gpu_nodes, distribution);
+                         job_signal, restart_count, job_nodes, job_cpus_per_node, gpu_nodes,
+                         distribution);
     }
 };
 

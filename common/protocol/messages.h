@@ -189,6 +189,13 @@ struct JobFilterSpec {
     }
 };
 
+// Which of a job's processes a signal goes to, as scancel's default, --batch and --full.
+enum class SignalTarget : uint8_t {
+    kSteps,       // every step's tasks, not the batch shell
+    kBatchShell,  // the batch shell alone, not its children
+    kFull,        // the batch shell, its children and every step
+};
+
 // Ids and a filter: with both, the named jobs that match it; with a filter alone, every
 // matching job. Hold and release are all or nothing; cancel acts on every job it may and
 // reports the others in JobControlReply::errors, as scancel does.
@@ -197,11 +204,12 @@ struct JobControlRequest {
     JobAction action = JobAction::kCancel;
     std::vector<uint64_t> job_ids;
     int32_t signal = 0;  // kCancel: 0 = terminate (SIGTERM, grace, SIGKILL)
+    SignalTarget signal_target = SignalTarget::kSteps;
     JobFilterSpec filter;
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        serialize_fields(ar, action, job_ids, signal, filter);
+        serialize_fields(ar, action, job_ids, signal, signal_target, filter);
     }
 };
 
@@ -391,10 +399,11 @@ struct TerminateJobRequest {
     uint64_t job_id = 0;
     int32_t signal = 0;          // 0: SIGTERM, kill_wait, SIGKILL; else just this signal
     uint32_t restart_count = 0;  // the attempt to end; a later one here is left alone
+    SignalTarget target = SignalTarget::kFull;  // for a signal: which processes
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        serialize_fields(ar, job_id, signal, restart_count);
+        serialize_fields(ar, job_id, signal, restart_count, target);
     }
 };
 

@@ -41,6 +41,7 @@ JobRequest request_from_spec(const protocol::JobSpec& spec) {
     request.distribution = spec.distribution;
     request.requeue = spec.requeue;
     request.open_mode = spec.open_mode;
+    request.signal = spec.signal;
     return request;
 }
 
@@ -76,6 +77,7 @@ protocol::JobSpec spec_from_request(const JobRequest& request) {
     spec.distribution = request.distribution;
     spec.requeue = request.requeue;
     spec.open_mode = request.open_mode;
+    spec.signal = request.signal;
     return spec;
 }
 

@@ -55,6 +55,7 @@ struct JobRequest {
     InternedString distribution;
     int32_t requeue = -1;
     InternedString open_mode;
+    InternedString signal;
 };
 
 // protocol::JobRecord in memory; see the top of this file for how it differs.

@@ -443,7 +443,8 @@ void Controller::handle_control(const ConnectionPtr& conn,
                             NodeEntry* node = nodes_.find(name);
                             if (node != nullptr && node->connection) {
                                 node->connection->send(protocol::TerminateJobRequest{
-                                        id, request.signal, job.restart_count});
+                                        id, request.signal, job.restart_count,
+                                        request.signal_target});
                             }
                         }
                     } else {
@@ -513,6 +514,7 @@ Result<protocol::StepLayout> Controller::make_layout(Job& job,
     layout.cpus_per_task = shape->cpus_per_task;
     layout.cpus_per_task_set = job.spec.cpus_per_task_set || request.cpus_per_task != 0;
     layout.job_end_time = job.time_limit_s < 0 ? 0 : job.start_time + job.time_limit_s;
+    layout.job_signal = job.spec.signal;
     layout.restart_count = job.restart_count;
     layout.job_nodes = job.nodes;
     layout.job_cpus_per_node = job.cpus_per_node;

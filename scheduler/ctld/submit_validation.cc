@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/time_spec.h"
+#include "common/warning_signal.h"
 #include "scheduler/placement/node_fit.h"
 
 namespace cohort::ctld {
@@ -219,6 +220,13 @@ Result<ValidatedJob> validate_submission(const protocol::JobSpec& given,
                             given.cpus_per_task, given.cpus_per_task_set, given.mem_mib});
         !gpus) {
         return gpus;
+    }
+    if (auto warning = parse_warning_signal("--signal", given.signal); !warning) {
+        return warning.status();
+    }
+    if (!given.open_mode.empty() && given.open_mode != "append" && given.open_mode != "truncate") {
+        return Status::invalid("--open-mode: invalid value '" + given.open_mode
+                               + "' (accepted: append, truncate)");
     }
     // From here on the geometry the GPU options imply (tasks per node, CPUs, memory).
     const protocol::JobSpec spec = effective_spec(given);

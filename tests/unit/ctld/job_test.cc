@@ -50,6 +50,7 @@ protocol::JobRecord full_record() {
     s.distribution = "cyclic";
     s.requeue = 0;
     s.open_mode = "append";
+    s.signal = "B:USR1@120";
     r.uid = 1000;
     r.gid = 100;
     r.user_name = "alice";
