@@ -78,6 +78,39 @@ void print_acct_step(const protocol::JobRecord& job, const protocol::StepRecord&
                 format_time(step.end_time).c_str(), compress_hostlist(step.nodes).c_str());
 }
 
+// sinfo -R: one line per reason, with the nodes that share it (and its user and time).
+void print_node_reasons(const std::vector<protocol::NodeInfo>& nodes) {
+    struct Group {
+        std::string reason;
+        std::string user;
+        int64_t time = 0;
+        std::vector<std::string> nodes;
+    };
+
+    std::vector<Group> groups;
+    for (const auto& node : nodes) {
+        if (!node.drain && node.state != NodeState::kDown) {
+            continue;
+        }
+        auto same = [&node](const Group& g) {
+            return g.reason == node.reason && g.user == node.reason_user
+                   && g.time == node.reason_time;
+        };
+        auto group = std::find_if(groups.begin(), groups.end(), same);
+        if (group == groups.end()) {
+            group = groups.insert(groups.end(),
+                                  Group{node.reason, node.reason_user, node.reason_time, {}});
+        }
+        group->nodes.push_back(node.name);
+    }
+    std::printf("%-20s %-9s %-19s %s\n", "REASON", "USER", "TIMESTAMP", "NODELIST");
+    for (const auto& group : groups) {
+        std::printf("%-20s %-9s %-19s %s\n", group.reason.empty() ? "none" : group.reason.c_str(),
+                    group.user.empty() ? "Unknown" : group.user.c_str(),
+                    format_time(group.time).c_str(), compress_hostlist(group.nodes).c_str());
+    }
+}
+
 }  // namespace
 
 int cmd_queue(const Args& args) {
@@ -173,8 +206,11 @@ int cmd_queue(const Args& args) {
 int cmd_nodes(const Args& args) {
     CLI::App app{"List nodes (sinfo -N)"};
     bool json = false;
+    bool reasons = false;
     std::string topology_of;
     app.add_flag("--json", json, "print Slurm-shaped JSON");
+    app.add_flag("-R,--list-reasons", reasons,
+                 "list DOWN, DRAINED and DRAINING nodes with the reason, who set it and when");
     app.add_option("--topology", topology_of,
                    "print NODE's GPU link matrix, NUMA nodes, local CPUs and closest NICs");
     if (int rc = parse_args(app, "nodes", args); rc >= 0) {
@@ -203,6 +239,10 @@ int cmd_nodes(const Args& args) {
         std::cout << wrap_payload("nodes", nodes).dump(2) << "\n";
         return 0;
     }
+    if (reasons) {
+        print_node_reasons(reply->nodes);
+        return 0;
+    }
     std::printf("%-12s %-10s %9s %10s %5s %-12s %s\n", "NODELIST", "STATE", "CPUS(A/T)", "MEMORY",
                 "GPUS", "PARTITION", "REASON");
     for (const auto& node : reply->nodes) {
@@ -212,10 +252,11 @@ int cmd_nodes(const Args& args) {
         }
         std::string cpus =
                 std::to_string(node.cpus_alloc) + "/" + std::to_string(node.resources.cpus);
-        std::printf("%-12s %-10s %9s %10lld %5d %-12s %s\n", node.name.c_str(),
-                    std::string(node_state_name(node.state)).c_str(), cpus.c_str(),
-                    static_cast<long long>(node.resources.memory_mib), node.resources.gpus,
-                    partitions.c_str(), node.reason.c_str());
+        std::printf(
+                "%-12s %-10s %9s %10lld %5d %-12s %s\n", node.name.c_str(),
+                std::string(node_state_label(node.state, node.drain, !node.jobs.empty())).c_str(),
+                cpus.c_str(), static_cast<long long>(node.resources.memory_mib),
+                node.resources.gpus, partitions.c_str(), node.reason.c_str());
     }
     return 0;
 }

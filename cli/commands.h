@@ -16,6 +16,8 @@ int cmd_run(const Args& args);
 int cmd_mpirun(const Args& args);
 int cmd_queue(const Args& args);
 int cmd_nodes(const Args& args);
+int cmd_node(const Args& args);
+int cmd_scontrol(const Args& args);
 int cmd_show(const Args& args);
 int cmd_cancel(const Args& args);
 int cmd_hold(const Args& args, bool release);

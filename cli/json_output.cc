@@ -41,6 +41,15 @@ int64_t total(const std::vector<uint32_t>& counts) {
     return sum;
 }
 
+// Slurm's base state and its flags: ["IDLE", "DRAIN"].
+json node_state_flags(const protocol::NodeInfo& node) {
+    json state = json::array({node_state_name(node.state)});
+    if (node.drain) {
+        state.push_back("DRAIN");
+    }
+    return state;
+}
+
 }  // namespace
 
 json job_to_json(const protocol::JobRecord& job) {
@@ -89,8 +98,10 @@ json node_to_json(const protocol::NodeInfo& node) {
             {"hostname", node.name},
             {"address", node.address},
             {"port", node.port},
-            {"state", json::array({node_state_name(node.state)})},
+            {"state", node_state_flags(node)},
             {"reason", node.reason},
+            {"reason_set_by_user", node.reason_user},
+            {"reason_changed_at", number(node.reason_time, node.reason_time != 0)},
             {"cpus", node.resources.cpus},
             {"sockets", node.resources.sockets},
             {"cores", node.resources.cores},

@@ -140,10 +140,10 @@ Status wait_for_nodes(const ClusterConfig& config,
         if (client) {
             auto reply = client->call<protocol::NodeListReply>(protocol::QueryNodesRequest{});
             if (reply) {
+                // Registered, whether in service or held DOWN by an operator before a restart.
                 size_t up = 0;
                 for (const auto& node : reply->nodes) {
-                    up += node.state != NodeState::kUnknown && node.state != NodeState::kDown ? 1
-                                                                                              : 0;
+                    up += node.state != NodeState::kUnknown && !node.address.empty() ? 1 : 0;
                 }
                 if (up >= nodes) {
                     return Status::ok();

@@ -38,6 +38,8 @@ const char* kUsage = R"(usage: cohort COMMAND [options]
   show     show a job (scontrol show job)         acct     finished jobs and steps (sacct)
   cancel   cancel jobs (scancel)                  hold / release   hold or release pending jobs
   requeue  run running batch jobs again (scontrol requeue; requeuehold or --hold: held)
+  node     drain|down|resume NODE... --reason TEXT (scontrol update nodename=... state=...)
+  scontrol update nodename=/state=/reason=, show job, requeue, requeuehold, hold, release
   priority why pending jobs wait: priority factors (sprio)
   reservation create|list|delete advance reservations
   sim      replay an SWF trace through the scheduler on a virtual clock
@@ -55,6 +57,8 @@ int dispatch(const std::string& command, const Args& args) {
             {"squeue", cmd_queue},
             {"nodes", cmd_nodes},
             {"sinfo", cmd_nodes},
+            {"node", cmd_node},
+            {"scontrol", cmd_scontrol},
             {"show", cmd_show},
             {"cancel", cmd_cancel},
             {"scancel", cmd_cancel},

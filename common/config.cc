@@ -111,6 +111,14 @@ Result<ClusterConfig> parse_config(const json& doc) {
         return Status::invalid("sqlite_synchronous: invalid value '" + config.sqlite_synchronous
                                + "' (accepted: full, normal)");
     }
+    config.return_to_service = doc.value("return_to_service", config.return_to_service);
+    if (config.return_to_service < 0 || config.return_to_service > 2) {
+        return Status::invalid(fmt::format(
+                "return_to_service: invalid value '{}' (accepted: 0 DOWN nodes stay down until "
+                "resumed, 1 nodes DOWN for not responding return when they register, 2 every "
+                "DOWN node returns when it registers)",
+                config.return_to_service));
+    }
     config.job_requeue = doc.value("job_requeue", config.job_requeue);
     config.max_batch_requeue = doc.value("max_batch_requeue", config.max_batch_requeue);
     if (config.max_batch_requeue < 0 || config.max_batch_requeue > 1000) {
@@ -251,6 +259,7 @@ Status save_config(const ClusterConfig& config, const std::string& path) {
             {"partitions", partitions},
             {"heartbeat_interval_ms", config.heartbeat_interval_ms},
             {"node_timeout_ms", config.node_timeout_ms},
+            {"return_to_service", config.return_to_service},
             {"kill_wait_s", config.kill_wait_s},
             {"launch_fanout", config.launch_fanout},
             {"collective_fanout", config.collective_fanout},

@@ -36,9 +36,12 @@ struct ClusterConfig {
     std::vector<PartitionConfig> partitions;
     int64_t heartbeat_interval_ms = 1000;
     int64_t node_timeout_ms = 10000;  // missed heartbeats for this long mark a node DOWN
-    int64_t kill_wait_s = 30;         // SIGTERM to SIGKILL grace, as Slurm's KillWait
-    int64_t launch_fanout = 8;        // children per agent when a step launch fans out
-    int64_t collective_fanout = 32;   // children per step manager in fence/barrier trees
+    // Whether a DOWN node serves again once its agent registers, as Slurm's ReturnToService:
+    // 0 never (an operator resumes it), 1 when it was DOWN only for not responding, 2 always.
+    int64_t return_to_service = 0;
+    int64_t kill_wait_s = 30;        // SIGTERM to SIGKILL grace, as Slurm's KillWait
+    int64_t launch_fanout = 8;       // children per agent when a step launch fans out
+    int64_t collective_fanout = 32;  // children per step manager in fence/barrier trees
     // Array indexes stay below this, as Slurm's MaxArraySize. Slurm's default is 1001 as each
     // task costs a record; here pending tasks share one, so the default is 100 times larger.
     int64_t max_array_size = 100001;

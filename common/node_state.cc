@@ -11,4 +11,11 @@ std::string_view node_state_name(NodeState state) {
     return kNames.at(static_cast<size_t>(state));
 }
 
+std::string_view node_state_label(NodeState state, bool drain, bool has_jobs) {
+    if (!drain || state == NodeState::kDown) {
+        return node_state_name(state);
+    }
+    return has_jobs ? "DRAINING" : "DRAINED";
+}
+
 }  // namespace cohort

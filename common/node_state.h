@@ -16,5 +16,8 @@ enum class NodeState : uint8_t {
 
 // "UNKNOWN", "IDLE", "MIXED", "ALLOCATED", "DOWN".
 std::string_view node_state_name(NodeState state);
+// What sinfo prints for a node that may be drained: DOWN stays "DOWN"; a drained node is
+// "DRAINING" while it still runs jobs and "DRAINED" once it runs none.
+std::string_view node_state_label(NodeState state, bool drain, bool has_jobs);
 
 }  // namespace cohort

@@ -274,11 +274,31 @@ struct NodeInfo {
     std::vector<uint64_t> jobs;
     int64_t boot_time = 0;
     int64_t last_heartbeat = 0;
+    bool drain = false;       // an operator drains it: running jobs finish, nothing new starts
+    std::string reason_user;  // who set `reason` (sinfo -R's USER)
+    int64_t reason_time = 0;  // when, unix seconds
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
         serialize_fields(ar, name, address, port, state, reason, resources, cpus_alloc,
-                         memory_alloc_mib, partitions, jobs, boot_time, last_heartbeat);
+                         memory_alloc_mib, partitions, jobs, boot_time, last_heartbeat, drain,
+                         reason_user, reason_time);
+    }
+};
+
+// What operators and failures set on a node that must outlive a controller restart: a drain,
+// a DOWN that holds until resumed, and the reason for either.
+struct NodeAdminRecord {
+    std::string name;
+    bool drain = false;
+    bool held_down = false;  // DOWN, and registering again does not return it to service
+    std::string reason;
+    std::string reason_user;
+    int64_t reason_time = 0;
+
+    template <class Archive>
+    void serialize(Archive& ar, unsigned /*version*/) {
+        serialize_fields(ar, name, drain, held_down, reason, reason_user, reason_time);
     }
 };
 

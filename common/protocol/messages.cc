@@ -51,6 +51,8 @@ const char* message_type_name(uint16_t type) {
             return "ReservationList";
         case MessageType::kJobControlReply:
             return "JobControlReply";
+        case MessageType::kNodeControl:
+            return "NodeControl";
         case MessageType::kRegisterNode:
             return "RegisterNode";
         case MessageType::kRegisterReply:

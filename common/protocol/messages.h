@@ -38,6 +38,7 @@ enum class MessageType : uint16_t {
     kReservationQuery = 28,
     kReservationList = 29,
     kJobControlReply = 30,
+    kNodeControl = 31,
     // Agent <-> controller.
     kRegisterNode = 40,
     kRegisterReply = 41,
@@ -168,6 +169,26 @@ enum class JobAction : uint8_t {
     kRelease,
     kRequeue,      // a running batch job ends its attempt and waits again, as scontrol requeue
     kRequeueHold,  // and is held, as scontrol requeuehold
+};
+
+enum class NodeAction : uint8_t {
+    kDrain,   // running jobs finish, nothing new starts
+    kDown,    // out of service now: its jobs are requeued or end NODE_FAIL
+    kResume,  // back in service from DRAIN or DOWN
+};
+
+// cohort node drain|down|resume, scontrol update nodename=... state=...: all or nothing,
+// answered with an AckReply or one ErrorReply naming the first node it refuses.
+struct NodeControlRequest {
+    static constexpr MessageType kType = MessageType::kNodeControl;
+    NodeAction action = NodeAction::kDrain;
+    std::vector<std::string> nodes;
+    std::string reason;  // required for drain and down
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        serialize_fields(ar, action, nodes, reason);
+    }
 };
 
 // scancel's filters: a job is selected when it matches every one given (empty: any).

@@ -98,6 +98,7 @@ Status Controller::start() {
         usage[{entry.user, entry.account}] = entry.cpu_seconds;
     }
     usage_.restore(loaded->usage.as_of, std::move(usage));
+    restore_node_admin(loaded->node_admin);
     for (const auto& job : loaded->jobs) {
         if (!job.is_array_remainder()) {
             jobs_.load(job_from_record(job));
@@ -210,6 +211,10 @@ void Controller::register_handlers() {
     dispatcher_.on<JobControlRequest>(
             [this](const ConnectionPtr& conn, const Credential& cred, const JobControlRequest& m) {
                 handle_control(conn, cred, m);
+            });
+    dispatcher_.on<NodeControlRequest>(
+            [this](const ConnectionPtr& conn, const Credential& cred, const NodeControlRequest& m) {
+                handle_node_control(conn, cred, m);
             });
     dispatcher_.on<StepCreateRequest>(
             [this](const ConnectionPtr& conn, const Credential& cred, const StepCreateRequest& m) {

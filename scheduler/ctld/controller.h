@@ -61,6 +61,8 @@ private:
     // Deletes a batch of the history older than purge_jobs_after_days, hourly (or at once
     // again while batches come back full), off the strand.
     void purge_history(int64_t now);
+    // The user's name, looked up once per uid.
+    const std::string& user_name(uint32_t uid);
     // The job's owner, root and the controller's own user may act on a job.
     Status check_owner(const protocol::Credential& cred, const Job& job) const;
 
@@ -128,7 +130,6 @@ private:
     void acknowledge_batch_done(const std::string& node, uint64_t job_id);
     void handle_job_cleaned(const protocol::JobCleanedReport& report);
     void handle_timed_out(const protocol::JobTimedOutReport& report);
-    void mark_node_down(NodeEntry& node, const std::string& reason);
     // Of the jobs an agent on `node` says it runs, those that should not run there: ended,
     // never started, or running elsewhere (an earlier attempt, before a requeue).
     std::vector<uint64_t> unknown_jobs(const std::string& node,
@@ -136,15 +137,32 @@ private:
     // `node` has no process of `job` left; the job finishes once no node is cleaning.
     void mark_cleaned(Job& job, const std::string& node);
 
+    // --- nodes in operators' hands (node_admin.cc)
+    void handle_node_control(const ConnectionPtr& conn,
+                             const protocol::Credential& cred,
+                             const protocol::NodeControlRequest& request);
+    void set_node_reason(NodeEntry& node, const std::string& reason, const std::string& user);
+    // DOWN now; `held`: until resumed (return_to_service aside). Its running jobs are
+    // requeued or end NODE_FAIL; a `lost` node is not waited for to clean up.
+    void take_node_down(NodeEntry& node, bool held, bool lost);
+    // The agent stopped responding or its connection closed.
+    void mark_node_down(NodeEntry& node, const std::string& reason);
+    void resume_node(NodeEntry& node);
+    // A DOWN node's agent is heard from again (`registering` or by heartbeat): back in
+    // service unless held DOWN (return_to_service 2 lifts the hold at registration).
+    bool returns_to_service(NodeEntry& node, bool registering);
+    void store_node_admin(const NodeEntry& node);
+    void restore_node_admin(const std::vector<protocol::NodeAdminRecord>& records);
+
     // --- requeue (requeue.cc)
     // May the job run again after a node failure: its --requeue/--no-requeue, else the
     // cluster's job_requeue? Interactive allocations never.
     bool requeue_allowed(const Job& job) const;
     // Below max_batch_requeue restarts; else sets the job's reason to say so.
     bool under_requeue_cap(Job& job);
-    // `node` of a running job was lost: requeue the job (avoiding the node) or end it
-    // NODE_FAIL.
-    void fail_job_on_node(Job& job, const std::string& node);
+    // `node` of a running job was lost (or, not `lost`, taken down by an operator): requeue
+    // the job (avoiding the node) or end it NODE_FAIL.
+    void fail_job_on_node(Job& job, const std::string& node, bool lost = true);
     // Whether the script's exit asks for a requeue (requeue_exit, requeue_exit_hold), and
     // held; nullopt: it does not.
     std::optional<bool> requeue_exit_hold(const Job& job,

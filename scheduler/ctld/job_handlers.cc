@@ -186,6 +186,14 @@ Status check_requeueable(const JobTable& jobs, const JobSelection& selected) {
 
 }  // namespace
 
+const std::string& Controller::user_name(uint32_t uid) {
+    auto name = user_names_.find(uid);
+    if (name == user_names_.end()) {
+        name = user_names_.emplace(uid, user_name_of(uid)).first;
+    }
+    return name->second;
+}
+
 void Controller::handle_submit(const ConnectionPtr& conn,
                                const protocol::Credential& cred,
                                protocol::JobSpec spec,
@@ -194,13 +202,10 @@ void Controller::handle_submit(const ConnectionPtr& conn,
         conn->send_error(Status::invalid("script: empty batch script"));
         return;
     }
-    auto name = user_names_.find(cred.uid);
-    if (name == user_names_.end()) {
-        name = user_names_.emplace(cred.uid, user_name_of(cred.uid)).first;
-    }
     const std::vector<sched::NodeCapacity> nodes = nodes_.capacities();
-    auto validated = validate_submission(spec, SubmitContext{config_, nodes, partition_nodes_,
-                                                             reservations_.all(), name->second});
+    auto validated =
+            validate_submission(spec, SubmitContext{config_, nodes, partition_nodes_,
+                                                    reservations_.all(), user_name(cred.uid)});
     if (!validated) {
         conn->send_error(validated.status());
         return;
@@ -223,7 +228,7 @@ void Controller::handle_submit(const ConnectionPtr& conn,
     protocol::JobRecord job;
     job.uid = cred.uid;
     job.gid = cred.gid;
-    job.user_name = name->second;
+    job.user_name = user_name(cred.uid);
     job.partition = validated->partition->name;
     job.time_limit_s = validated->time_limit_s;
     job.submit_time = clock_.unix_seconds();

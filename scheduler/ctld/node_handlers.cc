@@ -35,11 +35,12 @@ void Controller::handle_register(const ConnectionPtr& conn,
     node->registered = true;
     node->responding = true;
     node->connection = conn;
-    node->info.reason.clear();
-    spdlog::info("node {} registered from {}:{} ({} CPUs, {} MiB, {} running jobs{})", request.name,
-                 request.address, request.port, request.resources.cpus,
+    const bool in_service = returns_to_service(*node, /*registering=*/true);
+    spdlog::info("node {} registered from {}:{} ({} CPUs, {} MiB, {} running jobs{}{})",
+                 request.name, request.address, request.port, request.resources.cpus,
                  request.resources.memory_mib, request.running_jobs.size(),
-                 rebooted ? ", agent restarted" : "");
+                 rebooted ? ", agent restarted" : "",
+                 in_service ? "" : "; stays DOWN until resumed: " + node->info.reason);
 
     protocol::RegisterNodeReply reply;
     for (const auto& report : request.finished) {
@@ -63,7 +64,9 @@ void Controller::handle_register(const ConnectionPtr& conn,
             mark_cleaned(job, request.name);
         }
     }
-    node->info.state = NodeState::kIdle;
+    if (node->info.state == NodeState::kUnknown) {
+        node->info.state = NodeState::kIdle;
+    }
     refresh_node_state(*node);
     conn->send(reply);
     replay_deferred_reports();
@@ -76,9 +79,8 @@ void Controller::handle_heartbeat(const protocol::HeartbeatMessage& message) {
         return;
     }
     nodes_.heard_from(*node, clock_);
-    if (node->info.state == NodeState::kDown && node->connection) {
-        node->info.state = NodeState::kIdle;
-        node->info.reason.clear();
+    if (node->info.state == NodeState::kDown && node->connection
+        && returns_to_service(*node, /*registering=*/false)) {
         node->responding = true;
         refresh_node_state(*node);
         request_schedule();
@@ -116,27 +118,6 @@ void Controller::mark_cleaned(Job& job, const std::string& node) {
     auto& cleaning = job.nodes_cleaning;
     cleaning.erase(std::remove(cleaning.begin(), cleaning.end(), node), cleaning.end());
     finish_if_clean(job);
-}
-
-void Controller::mark_node_down(NodeEntry& node, const std::string& reason) {
-    spdlog::warn("node {} is DOWN: {}", node.info.name, reason);
-    node.info.state = NodeState::kDown;
-    node.info.reason = reason;
-    node.responding = false;
-    for (auto& [id, job] : jobs_) {
-        if (job.state != JobState::kRunning && job.state != JobState::kCompleting) {
-            continue;
-        }
-        if (std::find(job.nodes.begin(), job.nodes.end(), node.info.name) == job.nodes.end()) {
-            continue;
-        }
-        if (job.state == JobState::kRunning) {
-            fail_job_on_node(job, node.info.name);
-        } else {
-            mark_cleaned(job, node.info.name);
-        }
-    }
-    // end_job/finish_if_clean may have erased jobs_ entries; nothing below touches them.
 }
 
 void Controller::acknowledge_batch_done(const std::string& node, uint64_t job_id) {

@@ -117,7 +117,8 @@ std::vector<sched::NodeCapacity> NodeTable::capacities() const {
         cap.memory_mib = node.info.resources.memory_mib;
         cap.gpus = node.info.resources.gpus;
         cap.gpu_type = node.info.resources.gpu_type;
-        cap.up = node.registered && node.responding && node.info.state != NodeState::kDown;
+        cap.up = node.registered && node.responding && node.info.state != NodeState::kDown
+                 && !node.info.drain;
         if (cap.gpus > 0) {
             cap.gpu_layout = node.gpu_layout;
             cap.free_gpus = free_gpus(node);  // CPU ids are not ranked on: skip them

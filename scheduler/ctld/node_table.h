@@ -26,6 +26,7 @@ struct NodeEntry {
     protocol::NodeInfo info;
     bool registered = false;  // its resources are known
     bool responding = false;
+    bool held_down = false;  // DOWN until an operator resumes it (see return_to_service)
     int64_t last_heard_ms = 0;
     ConnectionPtr connection;
     std::set<uint64_t> jobs;

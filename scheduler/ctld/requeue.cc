@@ -29,7 +29,7 @@ bool Controller::under_requeue_cap(Job& job) {
     return false;
 }
 
-void Controller::fail_job_on_node(Job& job, const std::string& node) {
+void Controller::fail_job_on_node(Job& job, const std::string& node, bool lost) {
     if (job.state != JobState::kRunning) {
         return;
     }
@@ -37,13 +37,16 @@ void Controller::fail_job_on_node(Job& job, const std::string& node) {
         == job.failed_nodes.end()) {
         job.failed_nodes.push_back(node);
     }
+    // A lost node has nothing left to clean; one taken down by an operator still runs the
+    // job's processes until they are terminated.
+    const std::string clean_node = lost ? node : "";
     if (!requeue_allowed(job) || !under_requeue_cap(job)) {
-        end_job(job, JobState::kNodeFail, node);
+        end_job(job, JobState::kNodeFail, clean_node);
         return;
     }
-    spdlog::warn("job {}: node {} was lost; requeueing it (restart {})", job.job_id, node,
-                 job.restart_count + 1);
-    requeue(job, JobState::kNodeFail, /*hold=*/false, node);
+    spdlog::warn("job {}: node {} was {}; requeueing it (restart {})", job.job_id, node,
+                 lost ? "lost" : "taken down", job.restart_count + 1);
+    requeue(job, JobState::kNodeFail, /*hold=*/false, clean_node);
 }
 
 std::optional<bool> Controller::requeue_exit_hold(const Job& job,

@@ -21,28 +21,6 @@ using std::chrono::seconds;
 const std::string kPython = "/usr/bin/python3";  // Debian's, with torch
 const std::string kTrainer = COHORT_EXAMPLES_DIR "/training/ddp_checkpoint.py";
 
-// Settings files, removed when the test program exits.
-struct SettingsFiles {
-    std::vector<fs::path> paths;
-
-    ~SettingsFiles() {
-        for (const auto& path : paths) {
-            fs::remove(path);
-        }
-    }
-};
-
-// Writes `settings` for `cohort start --settings` and returns the start arguments.
-std::vector<std::string> with_settings(const nlohmann::json& settings) {
-    static SettingsFiles files;
-    const fs::path path = fs::temp_directory_path()
-                          / ("cohort-settings-" + std::to_string(getpid()) + "-"
-                             + std::to_string(files.paths.size()) + ".json");
-    std::ofstream(path) << settings.dump();
-    files.paths.push_back(path);
-    return {"--settings", path.string()};
-}
-
 uint64_t submit(const LocalCluster& cluster, std::vector<std::string> args) {
     args.insert(args.begin(), {"batch", "--parsable"});
     CommandResult result = cluster.cohort(args);
@@ -53,19 +31,6 @@ uint64_t submit(const LocalCluster& cluster, std::vector<std::string> args) {
 std::string read_file(const std::string& path) {
     std::ifstream in(path);
     return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-// Polls until `done` holds, at most `limit`.
-template <typename Predicate>
-bool eventually(Predicate done, seconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-        if (done()) {
-            return true;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
-    return done();
 }
 
 nlohmann::json show_json(const LocalCluster& cluster, uint64_t id) {

@@ -93,11 +93,7 @@ TEST(Restart, StartOnAnExistingStateDirResumesIt) {
     CommandResult first = cluster.cohort({"batch", "--parsable", "--wrap", "true"});
     uint64_t first_id = std::strtoull(first.out.c_str(), nullptr, 10);
     ASSERT_EQ(cluster.wait_final_state(first_id, std::chrono::seconds(30)), "COMPLETED");
-    ASSERT_EQ(run_command({cohort_binary(), "stop", "--state-dir", cluster.state_dir()}, "")
-                      .exit_code,
-              0);
-    CommandResult again =
-            run_command({cohort_binary(), "start", "--state-dir", cluster.state_dir()}, "");
+    CommandResult again = cluster.restart();
     ASSERT_EQ(again.exit_code, 0) << again.err;
     EXPECT_EQ(cluster.job_state(first_id), "COMPLETED");
     CommandResult second = cluster.cohort({"batch", "--parsable", "--wrap", "true"});

@@ -400,6 +400,16 @@ Status SqliteStateStore::put_usage(const protocol::UsageLedgerRecord& usage) {
     return sqlite3_step(put_blob_) == SQLITE_DONE ? Status::ok() : error("put usage");
 }
 
+// Nodes' records share the blobs table, keyed "node/NAME": no schema change for a few rows.
+Status SqliteStateStore::put_node_admin(const protocol::NodeAdminRecord& node) {
+    Reset reset{put_blob_};
+    std::string key = "node/" + node.name;
+    std::string blob = protocol::encode_body(node);
+    sqlite3_bind_text(put_blob_, 1, key.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_blob(put_blob_, 2, blob.data(), static_cast<int>(blob.size()), SQLITE_TRANSIENT);
+    return sqlite3_step(put_blob_) == SQLITE_DONE ? Status::ok() : error("put node state");
+}
+
 Status SqliteStateStore::load_extras(StoredState& state) {
     Statement reservations;
     sqlite3_prepare_v2(db_, "SELECT record FROM reservations ORDER BY name", -1, &reservations.stmt,
@@ -425,7 +435,17 @@ Status SqliteStateStore::load_extras(StoredState& state) {
         }
         state.usage = std::move(*ledger);
     }
-    return Status::ok();
+    Statement nodes;
+    sqlite3_prepare_v2(db_, "SELECT record FROM blobs WHERE key LIKE 'node/%' ORDER BY key", -1,
+                       &nodes.stmt, nullptr);
+    while ((rc = sqlite3_step(nodes.stmt)) == SQLITE_ROW) {
+        auto node = column_record<protocol::NodeAdminRecord>(nodes.stmt, 0, "stored node state");
+        if (!node) {
+            return node.status();
+        }
+        state.node_admin.push_back(std::move(*node));
+    }
+    return rc == SQLITE_DONE ? Status::ok() : error("load node states");
 }
 
 Result<StoredState> SqliteStateStore::load_active() {

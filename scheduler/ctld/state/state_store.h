@@ -29,6 +29,7 @@ struct StoredState {
     uint64_t next_job_id = 1;
     std::vector<protocol::ReservationRecord> reservations;
     protocol::UsageLedgerRecord usage;
+    std::vector<protocol::NodeAdminRecord> node_admin;
 };
 
 // A storage backend. Calls come from one thread (the controller's writer).
@@ -52,8 +53,10 @@ public:
     virtual Status put_reservation(const protocol::ReservationRecord& reservation) = 0;
     virtual Status delete_reservation(const std::string& name) = 0;
     virtual Status put_usage(const protocol::UsageLedgerRecord& usage) = 0;
+    // A node's drain, held DOWN and reason; replaces the node's earlier record.
+    virtual Status put_node_admin(const protocol::NodeAdminRecord& node) = 0;
     // Everything the controller needs after a restart: unfinished jobs and array remainders,
-    // the id counter, reservations and fair-share usage.
+    // the id counter, reservations, fair-share usage and nodes' drains and holds.
     virtual Result<StoredState> load_active() = 0;
     // Jobs and ended array remainders that match, by id.
     virtual Result<std::vector<protocol::JobRecord>> query_jobs(const JobFilter& filter) = 0;

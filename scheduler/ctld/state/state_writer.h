@@ -39,7 +39,8 @@ using StateChange = std::variant<protocol::JobRecord,
                                  ReservationDeleted,
                                  ArrayRemainderEmptied,
                                  JobAttempt,
-                                 protocol::UsageLedgerRecord>;
+                                 protocol::UsageLedgerRecord,
+                                 protocol::NodeAdminRecord>;
 
 class StateWriter {
 public:

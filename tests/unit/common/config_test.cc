@@ -90,6 +90,25 @@ TEST(ClusterConfigFile, RequeueSettingsDefaultAsSlurmsAndRoundTrip) {
     EXPECT_EQ(again->requeue_exit_hold, (std::vector<int32_t>{43, 44}));
 }
 
+TEST(ClusterConfigFile, ReturnToServiceDefaultsToSlurmsAndRefusesOtherValues) {
+    auto config = load_config(temp_config(kMinimal));
+    ASSERT_TRUE(config) << config.status().message();
+    EXPECT_EQ(config->return_to_service, 0);
+    config->return_to_service = 2;
+    const std::string path = temp_config("");
+    ASSERT_TRUE(save_config(*config, path));
+    auto again = load_config(path);
+    ASSERT_TRUE(again) << again.status().message();
+    EXPECT_EQ(again->return_to_service, 2);
+    std::string text = kMinimal;
+    text.insert(1, R"("return_to_service": 3, )");
+    auto bad = load_config(temp_config(text));
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.status().message().find("return_to_service: invalid value '3' (accepted: 0"),
+              std::string::npos)
+            << bad.status().message();
+}
+
 TEST(ClusterConfigFile, BadRequeueExitCodeNamesTheKeyAndTheCode) {
     std::string text = kMinimal;
     text.insert(1, R"("requeue_exit_hold": [3, 256], )");

@@ -75,5 +75,18 @@ TEST(NodeTable, ClaimAndReleaseMoveTheNodeStateThroughMixedAndAllocated) {
     EXPECT_EQ(table.find("n1")->info.partitions, std::vector<std::string>{"batch"});
 }
 
+TEST(NodeTable, ADrainedNodeTakesNoJobAndShowsWhetherItStillRunsOne) {
+    testing::ManualClock clock;
+    NodeTable table(two_nodes());
+    register_node(table, "n1", clock);
+    NodeEntry& n1 = *table.find("n1");
+    n1.info.drain = true;
+    EXPECT_FALSE(table.capacities()[0].up);
+    EXPECT_EQ(node_state_label(n1.info.state, n1.info.drain, /*has_jobs=*/false), "DRAINED");
+    EXPECT_EQ(node_state_label(NodeState::kMixed, true, true), "DRAINING");
+    EXPECT_EQ(node_state_label(NodeState::kDown, true, false), "DOWN");
+    EXPECT_EQ(node_state_label(NodeState::kIdle, false, false), "IDLE");
+}
+
 }  // namespace
 }  // namespace cohort::ctld

@@ -279,6 +279,33 @@ TEST(SqliteStateStore, AttemptsComeBeforeTheirJobAndArePurgedWithIt) {
     EXPECT_TRUE(left->empty());
 }
 
+TEST(SqliteStateStore, NodeStatesComeBackReplacedNotAdded) {
+    const std::string path = temp_db();
+    {
+        auto store = SqliteStateStore::open(path, "full");
+        ASSERT_TRUE(store) << store.status().message();
+        ASSERT_TRUE((*store)->begin());
+        ASSERT_TRUE((*store)->put_node_admin({"node1", true, false, "disk check", "ops", 1700}));
+        ASSERT_TRUE((*store)->put_node_admin({"node2", false, true, "bad DIMM", "ops", 1800}));
+        ASSERT_TRUE((*store)->put_node_admin({"node1", false, false, "", "", 0}));  // resumed
+        ASSERT_TRUE((*store)->commit());
+    }
+    auto store = SqliteStateStore::open(path, "full");
+    ASSERT_TRUE(store);
+    auto loaded = (*store)->load_active();
+    ASSERT_TRUE(loaded) << loaded.status().message();
+    ASSERT_EQ(loaded->node_admin.size(), 2u);
+    EXPECT_EQ(loaded->node_admin[0].name, "node1");
+    EXPECT_FALSE(loaded->node_admin[0].drain);
+    const protocol::NodeAdminRecord& down = loaded->node_admin[1];
+    EXPECT_EQ(down.name, "node2");
+    EXPECT_TRUE(down.held_down);
+    EXPECT_EQ(down.reason, "bad DIMM");
+    EXPECT_EQ(down.reason_user, "ops");
+    EXPECT_EQ(down.reason_time, 1800);
+    EXPECT_EQ(loaded->usage.entries.size(), 0u);  // the usage blob is a key of its own
+}
+
 // An array's remainder shares its id with its first task, so it is kept apart from jobs:
 // both load, an ended remainder is listed after its first task, an emptied one is deleted.
 TEST(SqliteStateStore, ArrayRemaindersLiveBesideTheirTasks) {

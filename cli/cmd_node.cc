@@ -1,0 +1,152 @@
+// cohort node drain|down|resume, and scontrol's forms of the same and of job control:
+// `scontrol update nodename=... state=... reason=...`, requeue, hold, release, show job.
+#include <algorithm>
+#include <cctype>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli/client_context.h"
+#include "cli/commands.h"
+#include "common/hostlist.h"
+
+namespace cohort::cli {
+namespace {
+
+std::string lower(std::string text) {
+    std::transform(text.begin(), text.end(), text.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+    return text;
+}
+
+Result<protocol::NodeAction> node_action(const std::string& word, const std::string& field) {
+    const std::string action = lower(word);
+    if (action == "drain") {
+        return protocol::NodeAction::kDrain;
+    }
+    if (action == "down") {
+        return protocol::NodeAction::kDown;
+    }
+    if (action == "resume") {
+        return protocol::NodeAction::kResume;
+    }
+    return Status::invalid(
+            fmt::format("{}: invalid value '{}' (accepted: drain, down, resume)", field, word));
+}
+
+// Expands each hostlist and sends one request for all of the nodes.
+int change_nodes(const std::string& command,
+                 protocol::NodeAction action,
+                 const std::vector<std::string>& hostlists,
+                 const std::string& reason) {
+    protocol::NodeControlRequest request{action, {}, reason};
+    for (const auto& hostlist : hostlists) {
+        auto names = expand_hostlist(hostlist);
+        if (!names) {
+            return report_error(command, names.status().with_context("node"));
+        }
+        request.nodes.insert(request.nodes.end(), names->begin(), names->end());
+    }
+    auto reply = ask<protocol::AckReply>(request);
+    if (!reply) {
+        return report_error(command, reply.status());
+    }
+    return 0;
+}
+
+// `key=value` words of scontrol update, keys as Slurm spells them in any case.
+int scontrol_update(const Args& args) {
+    std::string nodes;
+    std::string state;
+    std::string reason;
+    for (const auto& word : args) {
+        const size_t eq = word.find('=');
+        const std::string key = lower(word.substr(0, eq));
+        if (eq == std::string::npos) {
+            return report_error("scontrol update",
+                                Status::invalid(fmt::format(
+                                        "'{}': expected KEY=VALUE (accepted keys: NodeName, "
+                                        "State, Reason)",
+                                        word)));
+        }
+        const std::string value = word.substr(eq + 1);
+        if (key == "nodename" || key == "node") {
+            nodes = value;
+        } else if (key == "state") {
+            state = value;
+        } else if (key == "reason") {
+            reason = value;
+        } else {
+            return report_error("scontrol update",
+                                Status::invalid(fmt::format(
+                                        "{}: unknown key (accepted: NodeName, State, Reason)",
+                                        word.substr(0, eq))));
+        }
+    }
+    if (nodes.empty() || state.empty()) {
+        return report_error("scontrol update",
+                            Status::invalid("NodeName= and State= are required (accepted "
+                                            "states: DRAIN, DOWN, RESUME)"));
+    }
+    auto action = node_action(state, "State");
+    if (!action) {
+        return report_error("scontrol update", action.status());
+    }
+    return change_nodes("scontrol update", *action, {nodes}, reason);
+}
+
+}  // namespace
+
+int cmd_node(const Args& args) {
+    CLI::App app{
+            "Take nodes out of service or back (scontrol update nodename=... state=...): "
+            "cohort node drain|down|resume NODE... [--reason TEXT]"};
+    std::string action_word;
+    std::vector<std::string> hostlists;
+    std::string reason;
+    app.add_option("action", action_word,
+                   "drain: running jobs finish, nothing new starts; down: out of service now, "
+                   "its jobs are requeued or end NODE_FAIL; resume: back in service")
+            ->required();
+    app.add_option("nodes", hostlists, "node names or hostlists (node[1-4])")->required();
+    app.add_option("--reason", reason, "why (required for drain and down), shown by nodes -R");
+    if (int rc = parse_args(app, "node", args); rc >= 0) {
+        return rc;
+    }
+    auto action = node_action(action_word, "action");
+    if (!action) {
+        return report_error("node", action.status());
+    }
+    return change_nodes("node", *action, hostlists, reason);
+}
+
+int cmd_scontrol(const Args& args) {
+    static const char* kUsage =
+            "usage: scontrol update NodeName=NODES State=DRAIN|DOWN|RESUME [Reason=TEXT]\n"
+            "       scontrol show job ID | requeue ID... | requeuehold ID... | hold ID... |\n"
+            "       release ID...\n";
+    if (args.empty() || args.front() == "-h" || args.front() == "--help") {
+        std::cout << kUsage;
+        return args.empty() ? 2 : 0;
+    }
+    const std::string what = lower(args.front());
+    const Args rest(args.begin() + 1, args.end());
+    if (what == "update") {
+        return scontrol_update(rest);
+    }
+    if (what == "show") {
+        return cmd_show(rest);
+    }
+    if (what == "requeue" || what == "requeuehold") {
+        return cmd_requeue(rest, what == "requeuehold");
+    }
+    if (what == "hold" || what == "release") {
+        return cmd_hold(rest, what == "release");
+    }
+    std::cerr << "cohort scontrol: error: invalid command '" << args.front()
+              << "' (accepted: update, show, requeue, requeuehold, hold, release)\n"
+              << kUsage;
+    return 2;
+}
+
+}  // namespace cohort::cli
