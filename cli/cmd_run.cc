@@ -162,6 +162,48 @@ Result<protocol::StepLayout> allocate(const ClientContext& context,
     return wait->outcome;
 }
 
+// srun's -K takes a value only attached (-K0, -K1), as getopt's optional arguments do, and
+// CLI11 has no such option: spell it --kill-on-bad-exit=V. Only the words before the command
+// are options; an option's separate value is skipped so it is not taken for the command.
+Args spell_attached_values(const CLI::App& app, Args args) {
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string& word = args[i];
+        if (word == "--" || word.size() < 2 || word[0] != '-') {
+            break;
+        }
+        if (word == "-K0" || word == "-K1") {
+            args[i] = "--kill-on-bad-exit=" + word.substr(2);
+            continue;
+        }
+        const bool is_long = word[1] == '-';
+        const std::string name = is_long ? word.substr(0, word.find('=')) : word.substr(0, 2);
+        const bool value_attached = is_long ? word.find('=') != std::string::npos : word.size() > 2;
+        const CLI::Option* option = app.get_option_no_throw(name);
+        if (option != nullptr && option->get_items_expected_min() > 0 && !value_attached) {
+            ++i;
+        }
+    }
+    return args;
+}
+
+// -K's value; unset: SLURM_KILL_BAD_EXIT, else on for MPI steps, as mpirun ends the job when
+// a rank fails.
+Result<bool> kill_on_bad_exit_of(const std::string& flag, const std::string& mpi) {
+    std::string value = flag;
+    if (value.empty()) {
+        const char* env = std::getenv("SLURM_KILL_BAD_EXIT");
+        value = env != nullptr && *env != '\0' ? env : (mpi == "none" ? "0" : "1");
+    }
+    if (value == "1" || value == "true") {
+        return true;
+    }
+    if (value == "0" || value == "false") {
+        return false;
+    }
+    return Status::invalid("--kill-on-bad-exit: invalid value '" + value
+                           + "' (accepted: 0 or 1, attached as -K0 or --kill-on-bad-exit=0)");
+}
+
 }  // namespace
 
 int cmd_run(const Args& args) {
@@ -182,9 +224,11 @@ int cmd_run(const Args& args) {
                    "how the nodes' step managers exchange fence data: tcp (default) or ucx");
     std::string nodelist;
     app.add_option("-w,--nodelist", nodelist, "run on these nodes of the allocation");
-    bool kill_on_bad_exit = false;
+    std::string kill_on_bad_exit;
     app.add_flag("-K,--kill-on-bad-exit", kill_on_bad_exit,
-                 "end the step when a task exits with a non-zero code");
+                 "end the step when a task exits with a non-zero code or a signal; -K0 or "
+                 "--kill-on-bad-exit=0: let the others run (default: on for MPI steps, off "
+                 "with --mpi=none; SLURM_KILL_BAD_EXIT)");
     std::string output, error, input = "0";
     app.add_option("-o,--output", output, "each task's stdout to this file pattern (%t: rank)");
     app.add_option("-e,--error", error, "each task's stderr to this file pattern");
@@ -198,7 +242,7 @@ int cmd_run(const Args& args) {
                    "set RANK, WORLD_SIZE, MASTER_ADDR, ... for PyTorch (yes, no)")
             ->check(CLI::IsMember({"yes", "no"}));
     app.prefix_command();
-    if (int rc = parse_args(app, "run", args); rc >= 0) {
+    if (int rc = parse_args(app, "run", spell_attached_values(app, args)); rc >= 0) {
         return rc;
     }
     StepRequest request;
@@ -223,7 +267,11 @@ int cmd_run(const Args& args) {
                                                    + "' (accepted: tcp, ucx)"));
     }
     request.pmix_transport = transport;
-    request.kill_on_bad_exit = kill_on_bad_exit;
+    auto kill = kill_on_bad_exit_of(kill_on_bad_exit, mpi);
+    if (!kill) {
+        return report_error("run", kill.status());
+    }
+    request.kill_on_bad_exit = *kill;
     request.output = output;
     request.error = error;
     request.stdin_to_rank0 = input == "0";

@@ -244,10 +244,12 @@ void StepClient::register_handlers() {
 
 void StepClient::on_task_exit(const protocol::TaskExitMessage& exit) {
     int code = exit.exit_signal != 0 ? 128 + exit.exit_signal : exit.exit_code;
-    if (code > result_.exit_code && !aborted_) {
+    // Once the step is being ended, the others' SIGKILL is not what the step exits with.
+    const bool ending = aborted_ || killing_;
+    if (code > result_.exit_code && !ending) {
         result_.exit_code = code;
     }
-    if (exit.exit_signal != 0 && result_.exit_signal == 0) {
+    if (exit.exit_signal != 0 && result_.exit_signal == 0 && !ending) {
         result_.exit_signal = exit.exit_signal;
     }
     if (request_.kill_on_bad_exit && code != 0 && !aborted_ && !killing_) {

@@ -251,13 +251,37 @@ TEST_F(MpiLaunchTest, MpirunCommandLinesRunAsSteps) {
             << result.err;
 }
 
-TEST_F(MpiLaunchTest, KillOnBadExitEndsTheOtherTasks) {
-    const auto started = std::chrono::steady_clock::now();
-    CommandResult result = run({"run", "-N2", "-n2", "-K", "--mpi=none", "sh", "-c",
-                                "if [ \"$SLURM_PROCID\" = 1 ]; then exit 3; else sleep 60; fi"});
-    EXPECT_NE(result.exit_code, 0);
-    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(30));
+TEST_F(MpiLaunchTest, KillOnBadExitIsTheDefaultForMpiStepsAndEndsTheOthersAtOnce) {
+    const std::string rank1_fails = "if [ \"$SLURM_PROCID\" = 1 ]; then exit 3; else sleep 60; fi";
+    // An MPI step (PMIx, the default) without -K: rank 0 does not sleep its 60 s out.
+    auto started = std::chrono::steady_clock::now();
+    CommandResult result = run({"run", "-N2", "-n2", "sh", "-c", rank1_fails});
+    EXPECT_EQ(result.exit_code, 3) << "the failed task's code, not the others' SIGKILL";
+    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(20));
     EXPECT_NE(result.err.find("task 1 exited with 3"), std::string::npos) << result.err;
+    // -K asks for it on a step without MPI.
+    started = std::chrono::steady_clock::now();
+    result = run({"run", "-N2", "-n2", "-K", "--mpi=none", "sh", "-c", rank1_fails});
+    EXPECT_EQ(result.exit_code, 3);
+    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(20));
+    // -K0 (srun's attached value), and --mpi=none by default: the others run to their end.
+    const std::string rank0_survives =
+            "if [ \"$SLURM_PROCID\" = 1 ]; then exit 3; else sleep 1; echo survived; fi";
+    for (const std::vector<std::string>& options :
+         {std::vector<std::string>{"-K0"}, std::vector<std::string>{"--kill-on-bad-exit=0"},
+          std::vector<std::string>{"--mpi=none"}}) {
+        std::vector<std::string> args{"run", "-N2", "-n2"};
+        args.insert(args.end(), options.begin(), options.end());
+        args.insert(args.end(), {"sh", "-c", rank0_survives});
+        result = run(args);
+        EXPECT_EQ(result.exit_code, 3) << options.front();
+        EXPECT_EQ(result.out, "survived\n") << options.front() << ": " << result.err;
+    }
+    result = run({"run", "-n1", "--kill-on-bad-exit=2", "true"});
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_NE(result.err.find("--kill-on-bad-exit: invalid value '2' (accepted: 0 or 1"),
+              std::string::npos)
+            << result.err;
 }
 
 TEST_F(MpiLaunchTest, TorchVariablesCanBeSwitchedOff) {
