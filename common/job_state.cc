@@ -14,7 +14,7 @@ struct StateNames {
     std::string_view code;
 };
 
-constexpr std::array<StateNames, 9> kStates = {{
+constexpr std::array<StateNames, 10> kStates = {{
         {JobState::kPending, "PENDING", "PD"},
         {JobState::kRunning, "RUNNING", "R"},
         {JobState::kCompleting, "COMPLETING", "CG"},
@@ -24,6 +24,7 @@ constexpr std::array<StateNames, 9> kStates = {{
         {JobState::kTimeout, "TIMEOUT", "TO"},
         {JobState::kNodeFail, "NODE_FAIL", "NF"},
         {JobState::kRequeued, "REQUEUED", "RQ"},
+        {JobState::kPreempted, "PREEMPTED", "PR"},
 }};
 
 }  // namespace
@@ -47,7 +48,8 @@ Result<JobState> parse_job_state(std::string_view text) {
     }
     return Status::invalid("invalid job state '" + std::string(text)
             + "' (accepted: PENDING, RUNNING, COMPLETING, COMPLETED, FAILED, CANCELLED, "
-              "TIMEOUT, NODE_FAIL, REQUEUED or their codes PD, R, CG, CD, F, CA, TO, NF, RQ)");
+              "TIMEOUT, NODE_FAIL, REQUEUED, PREEMPTED or their codes PD, R, CG, CD, F, CA, TO, "
+              "NF, RQ, PR)");
 }
 
 Result<std::vector<JobState>> parse_job_states(std::string_view option, std::string_view list) {

@@ -23,6 +23,9 @@ enum class JobState : uint8_t {
     // after a node failure with the job's earlier attempt recorded as NODE_FAIL). Only attempt
     // records carry it: the job itself goes back to PENDING.
     kRequeued,
+    // Ended to make room for a job of a QoS that may preempt it: an attempt record when the
+    // job was requeued (preempt_mode requeue), the job's final state when it was cancelled.
+    kPreempted,
 };
 
 // "PENDING", "RUNNING", ... as squeue -o %T prints them.

@@ -47,6 +47,35 @@ Result<QosConfig> read_qos(const json& object) {
     qos.max_cpus_per_user = *cpus;
     qos.max_gpus_per_user = *gpus;
     qos.max_wall_s = *wall;
+    auto grace = read_duration(object, "grace_time", 0);
+    if (!grace) {
+        return grace.status().with_context("qos " + qos.name);
+    }
+    if (*grace < 0) {
+        return Status::invalid(
+                fmt::format("qos {}: grace_time: invalid value {} (accepted: "
+                            "seconds >= 0, or a time such as 0:30)",
+                            qos.name, *grace));
+    }
+    qos.grace_time_s = *grace;
+    const std::string mode = object.value("preempt_mode", "requeue");
+    if (mode != "requeue" && mode != "cancel") {
+        return Status::invalid("qos " + qos.name + ": preempt_mode: invalid value '" + mode
+                               + "' (accepted: requeue, cancel)");
+    }
+    qos.preempt_mode = mode == "cancel" ? PreemptMode::kCancel : PreemptMode::kRequeue;
+    const json preempt = object.value("preempt", json::array());
+    if (!preempt.is_array()) {
+        return Status::invalid("qos " + qos.name + ": preempt: invalid value " + preempt.dump()
+                               + " (accepted: a list of QoS names)");
+    }
+    for (const json& name : preempt) {
+        if (!name.is_string() || name.get<std::string>() == qos.name) {
+            return Status::invalid("qos " + qos.name + ": preempt: invalid entry " + name.dump()
+                                   + " (accepted: names of other QoSes)");
+        }
+        qos.preempt.push_back(name.get<std::string>());
+    }
     return qos;
 }
 
@@ -196,7 +225,15 @@ Result<PolicyConfig> read_policy(const json& doc) {
         policy.qos.push_back(std::move(*qos));
     }
     if (policy.qos.empty()) {
-        policy.qos.push_back(QosConfig{"normal", 0, -1, -1, -1, -1});
+        policy.qos.push_back(QosConfig{.name = "normal"});
+    }
+    for (const auto& qos : policy.qos) {
+        for (const auto& preempted : qos.preempt) {
+            if (policy.find_qos(preempted) == nullptr) {
+                return Status::invalid("qos " + qos.name + ": preempt: unknown QoS '" + preempted
+                                       + "' (accepted: a QoS listed under qos)");
+            }
+        }
     }
     policy.default_qos = doc.value("default_qos", policy.qos.front().name);
     if (policy.find_qos(policy.default_qos) == nullptr) {
@@ -231,12 +268,16 @@ Result<PolicyConfig> read_policy(const json& doc) {
 json write_policy(const PolicyConfig& policy) {
     json qos = json::array();
     for (const auto& q : policy.qos) {
-        qos.push_back({{"name", q.name},
-                       {"priority", q.priority},
-                       {"max_jobs_per_user", q.max_jobs_per_user},
-                       {"max_cpus_per_user", q.max_cpus_per_user},
-                       {"max_gpus_per_user", q.max_gpus_per_user},
-                       {"max_wall", q.max_wall_s}});
+        qos.push_back(
+                {{"name", q.name},
+                 {"priority", q.priority},
+                 {"max_jobs_per_user", q.max_jobs_per_user},
+                 {"max_cpus_per_user", q.max_cpus_per_user},
+                 {"max_gpus_per_user", q.max_gpus_per_user},
+                 {"max_wall", q.max_wall_s},
+                 {"preempt", q.preempt},
+                 {"preempt_mode", q.preempt_mode == PreemptMode::kCancel ? "cancel" : "requeue"},
+                 {"grace_time", q.grace_time_s}});
     }
     json accounts = json::array();
     for (const auto& a : policy.accounts) {

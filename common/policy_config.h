@@ -13,14 +13,25 @@
 
 namespace cohort {
 
-// A quality of service: a priority boost and per-user caps (-1: no cap), as Slurm's QOS.
+// How a job preempted by a higher QoS's job ends, as Slurm's PreemptMode.
+enum class PreemptMode : uint8_t {
+    kRequeue,  // it runs again later with the same id (a --no-requeue job is cancelled)
+    kCancel,   // it ends PREEMPTED
+};
+
+// A quality of service: a priority boost and per-user caps (-1: no cap), as Slurm's QOS;
+// the QoSes its jobs may preempt, and how its own jobs end when preempted.
 struct QosConfig {
     std::string name;
     int64_t priority = 0;
-    int64_t max_jobs_per_user = -1;  // running jobs (MaxJobsPerUser)
-    int64_t max_cpus_per_user = -1;  // CPUs held by running jobs (MaxTRESPerUser=cpu)
-    int64_t max_gpus_per_user = -1;  // GPUs held by running jobs (MaxTRESPerUser=gres/gpu)
-    int64_t max_wall_s = -1;         // time limit of one job (MaxWall)
+    int64_t max_jobs_per_user = -1;         // running jobs (MaxJobsPerUser)
+    int64_t max_cpus_per_user = -1;         // CPUs held by running jobs (MaxTRESPerUser=cpu)
+    int64_t max_gpus_per_user = -1;         // GPUs held by running jobs (MaxTRESPerUser=gres/gpu)
+    int64_t max_wall_s = -1;                // time limit of one job (MaxWall)
+    std::vector<std::string> preempt = {};  // QoSes whose running jobs this QoS's jobs may preempt
+    PreemptMode preempt_mode = PreemptMode::kRequeue;
+    // From the warning signal to SIGTERM when one of this QoS's jobs is preempted (GraceTime).
+    int64_t grace_time_s = 0;
 };
 
 struct AccountUser {
@@ -55,7 +66,7 @@ struct PassBudgetConfig {
 };
 
 struct PolicyConfig {
-    std::vector<QosConfig> qos = {QosConfig{"normal", 0, -1, -1, -1, -1}};  // never empty
+    std::vector<QosConfig> qos = {QosConfig{.name = "normal"}};  // never empty
     std::string default_qos = "normal";
     std::vector<AccountConfig> accounts;  // empty: every user is its own leaf under root
     PriorityConfig priority;

@@ -179,6 +179,15 @@ private:
     // The job's attempt ended otherwise: its deferred report is answered and dropped.
     void drop_deferred_report(uint64_t job_id);
 
+    // --- preemption (preemption.cc)
+    // After a pass: the first waiting job of a preempting QoS that the ending of some
+    // lower-priority jobs of the QoSes it lists would let start now preempts them.
+    void preempt_for_waiting(const sched::Decisions& decisions, const sched::Snapshot& snapshot);
+    // The victim gets its warning signal now; its QoS's grace time later it is requeued or
+    // cancelled, as PREEMPTED.
+    void start_preemption(Job& victim, uint64_t preemptor);
+    void finish_preemption(uint64_t victim_id, uint32_t attempt);
+
     // --- dependencies (dependencies.cc)
     Status check_dependency(const protocol::JobSpec& spec) const;
     sched::DependencyStatus dependency_status(const Job& job, int64_t now) const;
@@ -216,6 +225,8 @@ private:
     void launch(uint64_t job_id);
     // Ends a running job: terminate its processes everywhere, then settle on `final_state`.
     void end_job(Job& job, JobState final_state, const std::string& clean_node);
+    // Sends `signal` to the running job's `target` processes on each of its nodes.
+    void signal_job(const Job& job, int signal, protocol::SignalTarget target);
     void finish_if_clean(Job& job);
     void persist(const Job& job, std::function<void()> after = nullptr);
     void persist(const ArrayRemainder& remainder);
@@ -246,6 +257,14 @@ private:
     // DOWN (then requeued as a node failure). Not acknowledged meanwhile.
     std::map<uint64_t, protocol::BatchDoneReport> deferred_done_;
     std::map<uint32_t, std::string> user_names_;  // uid -> name, looked up once
+
+    // Jobs being preempted (by id): for which waiting job, and which attempt of theirs.
+    struct Preemption {
+        uint64_t preemptor = 0;
+        uint32_t attempt = 0;
+    };
+
+    std::map<uint64_t, Preemption> preemptions_;
     const PartitionNodes partition_nodes_;
     const sched::NetworkTopology network_;  // over nodes_, in config order
     const sched::BackfillOptions backfill_;

@@ -16,6 +16,21 @@ int64_t requested_cpus_of(const JobRequest& spec) {
     return sched::requested_cpus(request);
 }
 
+sched::RunningAllocation running_allocation_of(
+        const Job& job, const std::function<int(const std::string&)>& index_of, int64_t now) {
+    sched::RunningAllocation running;
+    for (size_t i = 0; i < job.nodes.size(); ++i) {
+        if (const int index = index_of(job.nodes[i]); index >= 0) {
+            running.nodes.push_back(index);
+            running.cpus_per_node.push_back(static_cast<int32_t>(job.cpus_per_node.at(i)));
+        }
+    }
+    running.memory_mib_per_node = job.mem_per_node_mib;
+    running.gpus_per_node = job.resources.gpus_per_node;
+    running.expected_end = sched::expected_end(job.start_time, job.time_limit_s, now);
+    return running;
+}
+
 sched::PriorityJob priority_job_of(const Job& job) {
     sched::PriorityJob view;
     view.user = job.user_name;

@@ -3,6 +3,9 @@
 // rules from their own tables.
 #pragma once
 
+#include <functional>
+#include <string>
+
 #include "common/protocol/messages.h"
 #include "scheduler/ctld/job.h"
 #include "scheduler/priority/priority_model.h"
@@ -16,6 +19,11 @@ int64_t requested_cpus_of(const JobRequest& spec);
 
 // Views `job`, which must outlive the result.
 sched::PriorityJob priority_job_of(const Job& job);
+
+// What a running (or completing) job holds, for planning; `index_of` gives a node's index in
+// the snapshot (-1: not configured, skipped).
+sched::RunningAllocation running_allocation_of(
+        const Job& job, const std::function<int(const std::string&)>& index_of, int64_t now);
 
 // The running job a step is laid out in, its open steps holding `held_by_steps`.
 sched::StepAllocation step_allocation_of(const Job& job, std::vector<uint32_t> held_by_steps);

@@ -444,14 +444,7 @@ void Controller::handle_control(const ConnectionPtr& conn,
                     cancel_pending(job, "None");
                 } else if (job.state == JobState::kRunning) {
                     if (request.signal != 0) {
-                        for (const auto& name : job.nodes) {
-                            NodeEntry* node = nodes_.find(name);
-                            if (node != nullptr && node->connection) {
-                                node->connection->send(protocol::TerminateJobRequest{
-                                        id, request.signal, job.restart_count,
-                                        request.signal_target});
-                            }
-                        }
+                        signal_job(job, request.signal, request.signal_target);
                     } else {
                         end_job(job, JobState::kCancelled, "");
                     }

@@ -213,21 +213,14 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
         }
         return it->second;
     };
+    const auto node_index = [this](const std::string& name) {
+        return nodes_.index_of(name);
+    };
     for (const auto& [id, job] : jobs_) {
         if (job.state != JobState::kRunning && job.state != JobState::kCompleting) {
             continue;
         }
-        sched::RunningAllocation running;
-        for (size_t i = 0; i < job.nodes.size(); ++i) {
-            if (const int index = nodes_.index_of(job.nodes[i]); index >= 0) {
-                running.nodes.push_back(index);
-                running.cpus_per_node.push_back(static_cast<int32_t>(job.cpus_per_node.at(i)));
-            }
-        }
-        running.memory_mib_per_node = job.mem_per_node_mib;
-        running.gpus_per_node = job.resources.gpus_per_node;
-        running.expected_end = sched::expected_end(job.start_time, job.time_limit_s, now);
-        snapshot.running.push_back(std::move(running));
+        snapshot.running.push_back(running_allocation_of(job, node_index, now));
         for (int limit : limits_for(job)) {
             sched::UsageLimit& l = snapshot.limits[static_cast<size_t>(limit)];
             l.used += l.resource == sched::LimitedResource::kJobs   ? 1
@@ -484,6 +477,7 @@ void Controller::apply(const sched::Decisions& decisions, const sched::Snapshot&
         // running job it believes pending.
         persist(job, [this, id = job.job_id] { launch(id); });
     }
+    preempt_for_waiting(decisions, snapshot);
 }
 
 void Controller::launch(uint64_t job_id) {
@@ -569,6 +563,16 @@ void Controller::end_job(Job& job, JobState final_state, const std::string& clea
         finish_if_clean(job);
     } else {
         persist(job);
+    }
+}
+
+void Controller::signal_job(const Job& job, int signal, protocol::SignalTarget target) {
+    for (const auto& name : job.nodes) {
+        NodeEntry* node = nodes_.find(name);
+        if (node != nullptr && node->connection) {
+            node->connection->send(
+                    protocol::TerminateJobRequest{job.job_id, signal, job.restart_count, target});
+        }
     }
 }
 

@@ -25,8 +25,11 @@ ClusterConfig cluster() {
     physics.allowed_accounts = {"phys"};
     physics.priority_tier = 2;
     config.partitions = {batch, physics};
-    config.policy.qos = {QosConfig{"normal", 0, 2, 8, -1, 3600},
-                         QosConfig{"high", 100, -1, -1, -1, -1}};
+    config.policy.qos = {QosConfig{.name = "normal",
+                                   .max_jobs_per_user = 2,
+                                   .max_cpus_per_user = 8,
+                                   .max_wall_s = 3600},
+                         QosConfig{.name = "high", .priority = 100}};
     config.policy.default_qos = "normal";
     config.policy.accounts = {AccountConfig{"phys", "root", 3, {{"alice", 1}, {"bob", 1}}},
                               AccountConfig{"chem", "root", 1, {{"alice", 1}}}};

@@ -1,0 +1,127 @@
+// Preemption: after a pass, a waiting job whose QoS lists QoSes it may preempt takes the
+// resources of lower-priority running jobs of those QoSes, when that lets it start now
+// (sched::choose_preemptees picks them). Each gets its warning signal at once, SIGTERM after
+// its own QoS's grace time, and is then requeued or cancelled as PREEMPTED.
+#include "scheduler/preemption/preemption.h"
+
+#include <algorithm>
+#include <csignal>
+
+#include <spdlog/spdlog.h>
+
+#include "common/warning_signal.h"
+#include "scheduler/ctld/controller.h"
+
+namespace cohort::ctld {
+
+void Controller::preempt_for_waiting(const sched::Decisions& decisions,
+                                     const sched::Snapshot& snapshot) {
+    // Preemptions whose victim's attempt has ended are done.
+    for (auto it = preemptions_.begin(); it != preemptions_.end();) {
+        auto victim = jobs_.find(it->first);
+        const bool ongoing = victim != jobs_.end()
+                             && victim->second.restart_count == it->second.attempt
+                             && (victim->second.state == JobState::kRunning
+                                 || victim->second.state == JobState::kCompleting);
+        it = ongoing ? std::next(it) : preemptions_.erase(it);
+    }
+    const int64_t now = clock_.unix_seconds();
+    const auto node_index = [this](const std::string& name) {
+        return nodes_.index_of(name);
+    };
+    for (const auto& wait : decisions.waits) {
+        if (wait.reason != sched::WaitReason::kResources
+            && wait.reason != sched::WaitReason::kPriority) {
+            continue;  // a limit or a reservation holds it: freeing nodes would not help
+        }
+        auto waiting = jobs_.find(wait.job_id);
+        if (waiting == jobs_.end() || waiting->second.state != JobState::kPending
+            || waiting->second.held) {
+            continue;
+        }
+        const Job& job = waiting->second;
+        const QosConfig* qos = config_.policy.find_qos(job.spec.qos);
+        const bool awaited =
+                std::any_of(preemptions_.begin(), preemptions_.end(),
+                            [&](const auto& p) { return p.second.preemptor == job.job_id; });
+        auto pending = std::find_if(snapshot.pending.begin(), snapshot.pending.end(),
+                                    [&](const sched::PendingJob& p) { return p.id == job.job_id; });
+        if (qos == nullptr || qos->preempt.empty() || awaited
+            || pending == snapshot.pending.end()) {
+            continue;
+        }
+        std::vector<sched::RunningAllocation> held;
+        std::vector<sched::PreemptionCandidate> candidates;
+        for (const auto& [id, running] : jobs_) {
+            if (running.state != JobState::kRunning && running.state != JobState::kCompleting) {
+                continue;
+            }
+            held.push_back(running_allocation_of(running, node_index, now));
+            const bool preemptable =
+                    running.state == JobState::kRunning && preemptions_.count(id) == 0
+                    && running.priority < job.priority
+                    && std::find(qos->preempt.begin(), qos->preempt.end(), running.spec.qos.str())
+                               != qos->preempt.end();
+            if (preemptable) {
+                candidates.push_back({id, running.priority, held.back()});
+            }
+        }
+        const std::vector<uint64_t> victims = sched::choose_preemptees(
+                nodes_.capacities(),
+                snapshot.partitions.at(static_cast<size_t>(pending->partition)), held,
+                pending->request, std::move(candidates));
+        if (victims.empty()) {
+            continue;
+        }
+        for (uint64_t id : victims) {
+            start_preemption(jobs_.at(id), job.job_id);
+        }
+        return;  // one at a time: the next pass sees what these free
+    }
+}
+
+void Controller::start_preemption(Job& victim, uint64_t preemptor) {
+    preemptions_[victim.job_id] = {preemptor, victim.restart_count};
+    const QosConfig* qos = config_.policy.find_qos(victim.spec.qos);
+    const int64_t grace_s = qos != nullptr ? qos->grace_time_s : 0;
+    // Its --signal (R: ones wait for this moment), else SIGTERM: either way it is told now.
+    auto warning = parse_warning_signal("--signal", victim.spec.signal);
+    const bool has_warning = warning && warning->signal != 0;
+    const int signal = has_warning ? warning->signal : SIGTERM;
+    const auto target = has_warning && warning->batch_shell_only
+                                ? protocol::SignalTarget::kBatchShell
+                        : has_warning ? protocol::SignalTarget::kSteps
+                                      : protocol::SignalTarget::kFull;
+    spdlog::info("job {}: preempted for job {}: signal {} now, SIGTERM in {} s", victim.job_id,
+                 preemptor, signal, grace_s);
+    victim.reason = "Preempted by job " + std::to_string(preemptor);
+    signal_job(victim, signal, target);
+    auto timer = std::make_shared<asio::steady_timer>(strand_, std::chrono::seconds(grace_s));
+    timer->async_wait([this, timer, id = victim.job_id,
+                       attempt = victim.restart_count](boost::system::error_code ec) {
+        if (!ec) {
+            finish_preemption(id, attempt);
+        }
+    });
+}
+
+void Controller::finish_preemption(uint64_t victim_id, uint32_t attempt) {
+    auto it = jobs_.find(victim_id);
+    if (it == jobs_.end() || it->second.state != JobState::kRunning
+        || it->second.restart_count != attempt) {
+        return;  // it ended on its own meanwhile
+    }
+    Job& job = it->second;
+    const QosConfig* qos = config_.policy.find_qos(job.spec.qos);
+    const bool requeue_it =
+            (qos == nullptr || qos->preempt_mode == PreemptMode::kRequeue) && requeue_allowed(job);
+    spdlog::info("job {}: grace time over, {} it", victim_id,
+                 requeue_it ? "requeueing" : "cancelling");
+    if (requeue_it) {
+        requeue(job, JobState::kPreempted, /*hold=*/false, "");
+    } else {
+        end_job(job, JobState::kPreempted, "");
+    }
+}
+
+}  // namespace cohort::ctld
