@@ -103,7 +103,8 @@ TEST_F(ClusterTest, TwoNodeStepSeesDistinctRanksAndTheRightVariables) {
 }
 
 TEST_F(ClusterTest, StepReturnsTheHighestExitCode) {
-    CommandResult run = cluster_->cohort({"run", "-n2", "sh", "-c", "exit $((RANK + 5))"});
+    // -K0: both tasks end on their own (kill-on-bad-exit would stop the second at the first).
+    CommandResult run = cluster_->cohort({"run", "-n2", "-K0", "sh", "-c", "exit $((RANK + 5))"});
     EXPECT_EQ(run.exit_code, 6) << run.err;
 }
 

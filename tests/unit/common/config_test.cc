@@ -109,6 +109,43 @@ TEST(ClusterConfigFile, ReturnToServiceDefaultsToSlurmsAndRefusesOtherValues) {
             << bad.status().message();
 }
 
+TEST(ClusterConfigFile, PreemptionKeysRoundTripAndBadOnesNameTheQos) {
+    std::string text = kMinimal;
+    text.insert(1, R"("qos": [{"name": "low", "preempt_mode": "cancel", "grace_time": 30},
+                           {"name": "high", "priority": 10, "preempt": ["low"]}], )");
+    auto config = load_config(temp_config(text));
+    ASSERT_TRUE(config) << config.status().message();
+    const QosConfig* low = config->policy.find_qos("low");
+    ASSERT_NE(low, nullptr);
+    EXPECT_EQ(low->preempt_mode, PreemptMode::kCancel);
+    EXPECT_EQ(low->grace_time_s, 30);
+    EXPECT_EQ(config->policy.find_qos("high")->preempt, std::vector<std::string>{"low"});
+    const std::string path = temp_config("");
+    ASSERT_TRUE(save_config(*config, path));
+    auto again = load_config(path);
+    ASSERT_TRUE(again) << again.status().message();
+    EXPECT_EQ(again->policy.find_qos("low")->grace_time_s, 30);
+    EXPECT_EQ(again->policy.find_qos("high")->preempt, std::vector<std::string>{"low"});
+
+    const std::pair<const char*, const char*> bad[] = {
+            {R"({"name": "high", "preempt": ["gold"]})",
+             "qos high: preempt: unknown QoS 'gold' (accepted: a QoS listed under qos)"},
+            {R"({"name": "high", "preempt": ["high"]})",
+             "qos high: preempt: invalid entry \"high\" (accepted: names of other QoSes)"},
+            {R"({"name": "high", "preempt_mode": "suspend"})",
+             "qos high: preempt_mode: invalid value 'suspend' (accepted: requeue, cancel)"},
+            {R"({"name": "high", "grace_time": -5})", "qos high: grace_time: invalid value -5"},
+    };
+    for (const auto& [qos, message] : bad) {
+        std::string bad_text = kMinimal;
+        bad_text.insert(1, std::string(R"("qos": [)") + qos + "], ");
+        auto refused = load_config(temp_config(bad_text));
+        ASSERT_FALSE(refused) << qos;
+        EXPECT_NE(refused.status().message().find(message), std::string::npos)
+                << refused.status().message();
+    }
+}
+
 TEST(ClusterConfigFile, BadRequeueExitCodeNamesTheKeyAndTheCode) {
     std::string text = kMinimal;
     text.insert(1, R"("requeue_exit_hold": [3, 256], )");
