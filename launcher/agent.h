@@ -93,6 +93,9 @@ private:
         bool launched = false;
         std::shared_ptr<asio::steady_timer> start_timer;
         std::vector<int> pmi_fds;  // per local rank, its PMI_FD until the rank is started
+        // A signal that came before the tasks were started (a rank elsewhere failed while the
+        // step manager set up): delivered as soon as they are.
+        int pending_signal = 0;
     };
 
     struct Task {

@@ -182,6 +182,10 @@ void Agent::signal_step(const protocol::SignalStepRequest& request) {
             killpg(pid, request.signal);
         }
     }
+    auto waiting = managed_steps_.find({request.job_id, request.step_id});
+    if (waiting != managed_steps_.end() && !waiting->second.launched) {
+        waiting->second.pending_signal = request.signal;
+    }
 }
 
 void Agent::arm_time_limit(uint64_t job_id, int64_t end_time) {

@@ -432,8 +432,12 @@ void Agent::on_step_manager_ready(ManagedStep& step, const protocol::StepdReadyM
     }
     step.launched = true;
     step.start_timer->cancel();
+    const int pending_signal = step.pending_signal;
     start_step_tasks(step.client, step.user, step.switch_user, step.request, ready.rank_env,
                      step.peer_address, step.connection, std::exchange(step.pmi_fds, {}));
+    if (pending_signal != 0) {
+        signal_step({key.first, key.second, pending_signal});
+    }
 }
 
 void Agent::fail_managed_step(StepKey key, const std::string& error) {
