@@ -25,10 +25,28 @@ void Controller::preempt_for_waiting(const sched::Decisions& decisions,
                                  || victim->second.state == JobState::kCompleting);
         it = ongoing ? std::next(it) : preemptions_.erase(it);
     }
+    const auto& all_qos = config_.policy.qos;
+    if (std::none_of(all_qos.begin(), all_qos.end(),
+                     [](const QosConfig& q) { return !q.preempt.empty(); })) {
+        return;
+    }
+    // What running jobs hold, gathered once: the pass's steps run often on a busy cluster.
     const int64_t now = clock_.unix_seconds();
     const auto node_index = [this](const std::string& name) {
         return nodes_.index_of(name);
     };
+    std::vector<sched::RunningAllocation> held;
+    std::vector<const Job*> holders;
+    for (const auto& [id, running] : jobs_) {
+        if (running.state == JobState::kRunning || running.state == JobState::kCompleting) {
+            held.push_back(running_allocation_of(running, node_index, now));
+            holders.push_back(&running);
+        }
+    }
+    // Each waiting job tried costs a placement per candidate: a few per step is enough, as
+    // the highest-priority ones come first and the next step tries again.
+    constexpr int kMaxPreemptorsPerStep = 8;
+    int tried = 0;
     for (const auto& wait : decisions.waits) {
         if (wait.reason != sched::WaitReason::kResources
             && wait.reason != sched::WaitReason::kPriority) {
@@ -50,21 +68,23 @@ void Controller::preempt_for_waiting(const sched::Decisions& decisions,
             || pending == snapshot.pending.end()) {
             continue;
         }
-        std::vector<sched::RunningAllocation> held;
+        if (++tried > kMaxPreemptorsPerStep) {
+            return;
+        }
         std::vector<sched::PreemptionCandidate> candidates;
-        for (const auto& [id, running] : jobs_) {
-            if (running.state != JobState::kRunning && running.state != JobState::kCompleting) {
-                continue;
-            }
-            held.push_back(running_allocation_of(running, node_index, now));
+        for (size_t i = 0; i < holders.size(); ++i) {
+            const Job& running = *holders[i];
             const bool preemptable =
-                    running.state == JobState::kRunning && preemptions_.count(id) == 0
+                    running.state == JobState::kRunning && preemptions_.count(running.job_id) == 0
                     && running.priority < job.priority
                     && std::find(qos->preempt.begin(), qos->preempt.end(), running.spec.qos.str())
                                != qos->preempt.end();
             if (preemptable) {
-                candidates.push_back({id, running.priority, held.back()});
+                candidates.push_back({running.job_id, running.priority, held[i]});
             }
+        }
+        if (candidates.empty()) {
+            continue;
         }
         const std::vector<uint64_t> victims = sched::choose_preemptees(
                 nodes_.capacities(),
