@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/fixtures/local_cluster.h"
+#include "tests/fixtures/shared_cluster.h"
 
 namespace cohort::testing {
 namespace {
@@ -20,19 +20,7 @@ void PrintTo(const BadInput& input, std::ostream* os) {
     *os << input.name;
 }
 
-class BadInputTest : public ::testing::TestWithParam<BadInput> {
-protected:
-    static void SetUpTestSuite() { cluster_ = new LocalCluster(2); }
-
-    static void TearDownTestSuite() {
-        delete cluster_;
-        cluster_ = nullptr;
-    }
-
-    static LocalCluster* cluster_;
-};
-
-LocalCluster* BadInputTest::cluster_ = nullptr;
+class BadInputTest : public SharedCluster<BadInputTest, ::testing::TestWithParam<BadInput>> {};
 
 size_t count_jobs(const LocalCluster& cluster) {
     CommandResult acct = cluster.cohort({"acct", "--json"});

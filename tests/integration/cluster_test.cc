@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <signal.h>
 
-#include "tests/fixtures/local_cluster.h"
+#include "tests/fixtures/shared_cluster.h"
 
 namespace cohort::testing {
 namespace {
@@ -26,27 +26,7 @@ std::string read_file(const std::string& path) {
     return text.str();
 }
 
-class ClusterTest : public ::testing::Test {
-protected:
-    static void SetUpTestSuite() { cluster_ = new LocalCluster(2); }
-
-    static void TearDownTestSuite() {
-        delete cluster_;
-        cluster_ = nullptr;
-    }
-
-    void SetUp() override { ASSERT_TRUE(cluster_->up()) << "the local instance did not start"; }
-
-    void TearDown() override {
-        if (HasFailure()) {
-            cluster_->dump_logs();
-        }
-    }
-
-    static LocalCluster* cluster_;
-};
-
-LocalCluster* ClusterTest::cluster_ = nullptr;
+class ClusterTest : public SharedCluster<ClusterTest> {};
 
 TEST_F(ClusterTest, BatchJobWritesItsOutputFileAndExitCode) {
     const std::string script = cluster_->work_dir() + "/exit3.sh";

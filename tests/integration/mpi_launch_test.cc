@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/fixtures/local_cluster.h"
+#include "tests/fixtures/shared_cluster.h"
 
 namespace cohort::testing {
 namespace {
@@ -28,31 +28,12 @@ std::vector<std::string> sorted_lines(const std::string& text) {
     return lines;
 }
 
-class MpiLaunchTest : public ::testing::Test {
+class MpiLaunchTest : public SharedCluster<MpiLaunchTest> {
 protected:
-    static void SetUpTestSuite() { cluster_ = new LocalCluster(2); }
-
-    static void TearDownTestSuite() {
-        delete cluster_;
-        cluster_ = nullptr;
-    }
-
-    void SetUp() override { ASSERT_TRUE(cluster_->up()) << "the local instance did not start"; }
-
-    void TearDown() override {
-        if (HasFailure()) {
-            cluster_->dump_logs();
-        }
-    }
-
     static CommandResult run(const std::vector<std::string>& args) {
         return cluster_->cohort(args, std::chrono::seconds(120));
     }
-
-    static LocalCluster* cluster_;
 };
-
-LocalCluster* MpiLaunchTest::cluster_ = nullptr;
 
 TEST_F(MpiLaunchTest, OpenMpiRanksOnOneNodeAllreduce) {
     CommandResult result = run({"run", "-N1", "-n2", kPrograms + "/allreduce_ompi"});

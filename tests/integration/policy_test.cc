@@ -6,7 +6,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
-#include "tests/fixtures/local_cluster.h"
+#include "tests/fixtures/shared_cluster.h"
 
 namespace cohort::testing {
 namespace {
@@ -20,23 +20,8 @@ uint64_t submitted_id(const CommandResult& result) {
     return std::strtoull(result.out.c_str(), nullptr, 10);
 }
 
-class PolicyTest : public ::testing::Test {
+class PolicyTest : public SharedCluster<PolicyTest> {
 protected:
-    static void SetUpTestSuite() { cluster_ = new LocalCluster(2); }
-
-    static void TearDownTestSuite() {
-        delete cluster_;
-        cluster_ = nullptr;
-    }
-
-    void SetUp() override { ASSERT_TRUE(cluster_->up()) << "the local instance did not start"; }
-
-    void TearDown() override {
-        if (HasFailure()) {
-            cluster_->dump_logs();
-        }
-    }
-
     // Polls the queue until the job shows `reason` (bounded); returns the last reason seen.
     static std::string wait_reason(uint64_t id, const std::string& reason) {
         std::string seen;
@@ -54,11 +39,7 @@ protected:
         }
         return seen;
     }
-
-    static LocalCluster* cluster_;
 };
-
-LocalCluster* PolicyTest::cluster_ = nullptr;
 
 TEST_F(PolicyTest, ReservationIsListedUsedOnlyInItsWindowAndDeleted) {
     CommandResult created =

@@ -9,37 +9,27 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "tests/fixtures/local_cluster.h"
+#include "tests/fixtures/shared_cluster.h"
 
 namespace cohort::testing {
 namespace {
 
 using std::chrono::seconds;
 
-class PreemptionTest : public ::testing::Test {
-protected:
-    static void SetUpTestSuite() {
+class PreemptionTest : public SharedCluster<PreemptionTest> {
+public:
+    static constexpr int kNodes = 1;
+
+    static std::vector<std::string> start_args() {
         const nlohmann::json qos = nlohmann::json::array(
                 {{{"name", "normal"}},
                  {{"name", "low"}, {"grace_time", 3}, {"preempt_mode", "requeue"}},
                  {{"name", "scavenger"}, {"preempt_mode", "cancel"}},
                  {{"name", "high"}, {"priority", 100}, {"preempt", {"low", "scavenger"}}}});
-        cluster_ = new LocalCluster(1, with_settings({{"qos", qos}, {"default_qos", "normal"}}));
+        return with_settings({{"qos", qos}, {"default_qos", "normal"}});
     }
 
-    static void TearDownTestSuite() {
-        delete cluster_;
-        cluster_ = nullptr;
-    }
-
-    void SetUp() override { ASSERT_TRUE(cluster_->up()); }
-
-    void TearDown() override {
-        if (HasFailure()) {
-            cluster_->dump_logs();
-        }
-    }
-
+protected:
     static uint64_t submit(std::vector<std::string> args) {
         args.insert(args.begin(), {"batch", "--parsable"});
         CommandResult result = cluster_->cohort(args);
@@ -50,11 +40,7 @@ protected:
     static bool running(uint64_t id) {
         return eventually([id] { return cluster_->job_state(id) == "RUNNING"; }, seconds(20));
     }
-
-    static LocalCluster* cluster_;
 };
-
-LocalCluster* PreemptionTest::cluster_ = nullptr;
 
 // "WORD SECONDS" lines a script wrote, as WORD -> seconds since the epoch.
 std::map<std::string, double> events_in(const std::string& path) {

@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "tests/fixtures/local_cluster.h"
+#include "tests/fixtures/shared_cluster.h"
 
 namespace cohort::testing {
 namespace {
@@ -148,25 +148,13 @@ TEST(Requeue, NoRequeueJobEndsNodeFail) {
 }
 
 // One instance for the tests that kill no node.
-class RequeueByRequest : public ::testing::Test {
-protected:
-    static void SetUpTestSuite() {
-        cluster_ = new LocalCluster(2, with_settings({{"requeue_exit", {42}},
-                                                      {"requeue_exit_hold", {43}},
-                                                      {"max_batch_requeue", 2}}));
+class RequeueByRequest : public SharedCluster<RequeueByRequest> {
+public:
+    static std::vector<std::string> start_args() {
+        return with_settings(
+                {{"requeue_exit", {42}}, {"requeue_exit_hold", {43}}, {"max_batch_requeue", 2}});
     }
-
-    static void TearDownTestSuite() {
-        delete cluster_;
-        cluster_ = nullptr;
-    }
-
-    void SetUp() override { ASSERT_TRUE(cluster_->up()) << "the local instance did not start"; }
-
-    static LocalCluster* cluster_;
 };
-
-LocalCluster* RequeueByRequest::cluster_ = nullptr;
 
 // requeue_exit: the script asks to run again by its exit code; after max_batch_requeue
 // restarts the job ends with the reason. Each attempt appends to the output after a banner.

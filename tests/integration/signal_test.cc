@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/fixtures/local_cluster.h"
+#include "tests/fixtures/shared_cluster.h"
 
 namespace cohort::testing {
 namespace {
@@ -38,17 +38,8 @@ std::string trap_usr1(const std::string& tag) {
              "while :; do sleep 0.2; done";
 }
 
-class SignalTest : public ::testing::Test {
+class SignalTest : public SharedCluster<SignalTest> {
 protected:
-    static void SetUpTestSuite() { cluster_ = new LocalCluster(2); }
-
-    static void TearDownTestSuite() {
-        delete cluster_;
-        cluster_ = nullptr;
-    }
-
-    void SetUp() override { ASSERT_TRUE(cluster_->up()) << "the local instance did not start"; }
-
     // A step of one task that traps USR1 (trap_usr1("step")), as a command for the batch shell.
     static std::string trapping_step() {
         const std::string script = cluster_->work_dir() + "/step.sh";
@@ -62,11 +53,7 @@ protected:
         EXPECT_EQ(result.exit_code, 0) << result.err;
         return std::strtoull(result.out.c_str(), nullptr, 10);
     }
-
-    static LocalCluster* cluster_;
 };
-
-LocalCluster* SignalTest::cluster_ = nullptr;
 
 // --signal=B:USR1@50 with a one-minute limit: the batch shell gets USR1 about 10 s in, and
 // can end cleanly before the limit.
