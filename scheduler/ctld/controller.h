@@ -180,9 +180,15 @@ private:
     void drop_deferred_report(uint64_t job_id);
 
     // --- preemption (preemption.cc)
-    // After a pass: the first waiting job of a preempting QoS that the ending of some
-    // lower-priority jobs of the QoSes it lists would let start now preempts them.
+    // After a pass: the first waiting job of a preempting QoS that the ending of some jobs
+    // of the QoSes it lists would let start now preempts them.
     void preempt_for_waiting(const sched::Decisions& decisions, const sched::Snapshot& snapshot);
+    // The priority a pass plans `job` with: a job that preempted others comes before them
+    // once they wait again (requeued), so the resources it freed go to it and the two never
+    // take turns preempting each other.
+    int64_t planned_priority(const Job& job) const;
+    // Is this attempt of the job between its warning signal and its end?
+    bool being_preempted(const Job& job) const;
     // The victim gets its warning signal now; its QoS's grace time later it is requeued or
     // cancelled, as PREEMPTED.
     void start_preemption(Job& victim, uint64_t preemptor);
@@ -258,7 +264,7 @@ private:
     std::map<uint64_t, protocol::BatchDoneReport> deferred_done_;
     std::map<uint32_t, std::string> user_names_;  // uid -> name, looked up once
 
-    // Jobs being preempted (by id): for which waiting job, and which attempt of theirs.
+    // Jobs preempted (by id) for a job that still waits: for which, and which attempt of theirs.
     struct Preemption {
         uint64_t preemptor = 0;
         uint32_t attempt = 0;

@@ -156,8 +156,7 @@ void Controller::handle_batch_done(const protocol::BatchDoneReport& report) {
     if (job.state == JobState::kRunning) {
         job.exit_code = report.exit_code;
         job.exit_signal = report.exit_signal;
-        if (auto p = preemptions_.find(job.job_id);
-            p != preemptions_.end() && p->second.attempt == job.restart_count) {
+        if (being_preempted(job)) {
             // It ended on its warning signal, as preempted jobs are asked to: requeue now.
             finish_preemption(job.job_id, job.restart_count);
             after_durable(acknowledge);

@@ -1,7 +1,7 @@
 // Preemption: after a pass, a waiting job whose QoS lists QoSes it may preempt takes the
-// resources of lower-priority running jobs of those QoSes, when that lets it start now
-// (sched::choose_preemptees picks them). Each gets its warning signal at once, SIGTERM after
-// its own QoS's grace time, and is then requeued or cancelled as PREEMPTED.
+// resources of running jobs of those QoSes, when that lets it start now
+// (sched::choose_preemptees picks them, lowest priority first). Each gets its warning signal at
+// once, SIGTERM after its own QoS's grace time, and is then requeued or cancelled as PREEMPTED.
 #include "scheduler/preemption/preemption.h"
 
 #include <algorithm>
@@ -16,14 +16,13 @@ namespace cohort::ctld {
 
 void Controller::preempt_for_waiting(const sched::Decisions& decisions,
                                      const sched::Snapshot& snapshot) {
-    // Preemptions whose victim's attempt has ended are done.
+    // A preemption is kept while its preemptor waits (planned_priority needs it) and its
+    // victim is known.
     for (auto it = preemptions_.begin(); it != preemptions_.end();) {
-        auto victim = jobs_.find(it->first);
-        const bool ongoing = victim != jobs_.end()
-                             && victim->second.restart_count == it->second.attempt
-                             && (victim->second.state == JobState::kRunning
-                                 || victim->second.state == JobState::kCompleting);
-        it = ongoing ? std::next(it) : preemptions_.erase(it);
+        auto preemptor = jobs_.find(it->second.preemptor);
+        const bool kept = jobs_.find(it->first) != jobs_.end() && preemptor != jobs_.end()
+                          && preemptor->second.state == JobState::kPending;
+        it = kept ? std::next(it) : preemptions_.erase(it);
     }
     const auto& all_qos = config_.policy.qos;
     if (std::none_of(all_qos.begin(), all_qos.end(),
@@ -60,8 +59,9 @@ void Controller::preempt_for_waiting(const sched::Decisions& decisions,
         const Job& job = waiting->second;
         const QosConfig* qos = config_.policy.find_qos(job.spec.qos);
         const bool awaited =
-                std::any_of(preemptions_.begin(), preemptions_.end(),
-                            [&](const auto& p) { return p.second.preemptor == job.job_id; });
+                std::any_of(preemptions_.begin(), preemptions_.end(), [&](const auto& p) {
+                    return p.second.preemptor == job.job_id && being_preempted(jobs_.at(p.first));
+                });
         auto pending = std::find_if(snapshot.pending.begin(), snapshot.pending.end(),
                                     [&](const sched::PendingJob& p) { return p.id == job.job_id; });
         if (qos == nullptr || qos->preempt.empty() || awaited
@@ -75,8 +75,7 @@ void Controller::preempt_for_waiting(const sched::Decisions& decisions,
         for (size_t i = 0; i < holders.size(); ++i) {
             const Job& running = *holders[i];
             const bool preemptable =
-                    running.state == JobState::kRunning && preemptions_.count(running.job_id) == 0
-                    && running.priority < job.priority
+                    running.state == JobState::kRunning && !being_preempted(running)
                     && std::find(qos->preempt.begin(), qos->preempt.end(), running.spec.qos.str())
                                != qos->preempt.end();
             if (preemptable) {
@@ -98,6 +97,23 @@ void Controller::preempt_for_waiting(const sched::Decisions& decisions,
         }
         return;  // one at a time: the next pass sees what these free
     }
+}
+
+bool Controller::being_preempted(const Job& job) const {
+    auto it = preemptions_.find(job.job_id);
+    return it != preemptions_.end() && it->second.attempt == job.restart_count
+           && (job.state == JobState::kRunning || job.state == JobState::kCompleting);
+}
+
+int64_t Controller::planned_priority(const Job& job) const {
+    int64_t priority = job.priority;
+    for (const auto& [victim_id, preemption] : preemptions_) {
+        auto victim = jobs_.find(victim_id);
+        if (preemption.preemptor == job.job_id && victim != jobs_.end()) {
+            priority = std::max(priority, victim->second.priority + 1);
+        }
+    }
+    return priority;
 }
 
 void Controller::start_preemption(Job& victim, uint64_t preemptor) {

@@ -275,7 +275,7 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
         sched::PendingJob pending;
         pending.id = id;
         pending.submit_time = job.submit_time;
-        pending.priority = job.priority;
+        pending.priority = planned_priority(job);
         pending.time_limit_s = job.time_limit_s;
         pending.request = job.resources;
         pending.partition = partition_index.at(job.partition);

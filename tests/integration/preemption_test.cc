@@ -23,8 +23,13 @@ public:
     static std::vector<std::string> start_args() {
         const nlohmann::json qos = nlohmann::json::array(
                 {{{"name", "normal"}},
-                 {{"name", "low"}, {"grace_time", 3}, {"preempt_mode", "requeue"}},
-                 {{"name", "scavenger"}, {"preempt_mode", "cancel"}},
+                 // Above high's priority: QoS preemption does not compare priorities, and
+                 // the preempting job still runs before its requeued victim.
+                 {{"name", "low"},
+                  {"priority", 200},
+                  {"grace_time", 3},
+                  {"preempt_mode", "requeue"}},
+                 {{"name", "scavenger"}, {"priority", 200}, {"preempt_mode", "cancel"}},
                  {{"name", "high"}, {"priority", 100}, {"preempt", {"low", "scavenger"}}}});
         return with_settings({{"qos", qos}, {"default_qos", "normal"}});
     }
@@ -58,7 +63,8 @@ TEST_F(PreemptionTest, ALowJobGetsItsSignalThenSigtermAfterGraceAndRunsAgainAfte
     const std::string events = cluster_->work_dir() + "/low-events";
     // Attempt 1 records its signals and runs until told; attempt 2 just completes.
     const std::string script =
-            "if [ \"$SLURM_RESTART_COUNT\" = 1 ]; then echo second >> " + events + "; exit 0; fi\n"
+            "if [ \"$SLURM_RESTART_COUNT\" = 1 ]; then echo AGAIN $(date +%s.%N) >> " + events
+            + "; exit 0; fi\n"
             "trap 'echo USR1 $(date +%s.%N) >> " + events + "' USR1\n"
             "trap 'echo TERM $(date +%s.%N) >> " + events + "; exit 143' TERM\n"
             "while :; do sleep 0.1; done\n";
@@ -80,6 +86,8 @@ TEST_F(PreemptionTest, ALowJobGetsItsSignalThenSigtermAfterGraceAndRunsAgainAfte
     EXPECT_LT(grace, 5.0);
     EXPECT_GT(high_started, timeline["TERM"]);
     EXPECT_LT(high_started - timeline["TERM"], 5.0);
+    // Low outranks high, yet its next attempt waits for the job that preempted it.
+    EXPECT_GT(timeline["AGAIN"], high_started);
     std::cout << "preemption timeline: signal -> SIGTERM " << grace << " s, SIGTERM -> high job "
               << high_started - timeline["TERM"] << " s\n";
 
