@@ -64,6 +64,9 @@ int cmd_start(const Args& args) {
     app.add_option(
             "--network", options.network_file,
             "JSON file of switches and blocks over node1..nodeN (the config's \"network\" key)");
+    app.add_option("--listen", options.listen_address,
+                   "address of this host that cohortctld listens on and agents and clients dial "
+                   "(default 127.0.0.1; a new instance only)");
     app.add_option("--settings", options.settings_file,
                    "JSON object of cluster settings over the defaults, e.g. "
                    "{\"node_timeout_ms\": 3000, \"job_requeue\": false}");

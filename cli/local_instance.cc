@@ -19,6 +19,7 @@
 #include "common/config.h"
 #include "common/hostlist.h"
 #include "common/transport/blocking_client.h"
+#include "launcher/batch_record.h"
 
 namespace cohort::cli {
 namespace {
@@ -68,7 +69,7 @@ std::pair<int, int> ephemeral_port_range() {
 // A free port for the controller, chosen outside the ephemeral range: a port the kernel
 // picks for an agent's listener or a client's connection could otherwise take it between
 // this check and the controller's bind.
-uint16_t pick_controller_port() {
+uint16_t pick_controller_port(const boost::asio::ip::address& address) {
     auto [low, high] = ephemeral_port_range();
     const bool below = low - 10000 >= 2000;  // enough room under the range
     const int first = below ? 10000 : high + 1;
@@ -81,9 +82,9 @@ uint16_t pick_controller_port() {
         const auto port = static_cast<uint16_t>(first + (seed + attempt * 7919u) % span);
         boost::system::error_code ec;
         boost::asio::ip::tcp::acceptor probe(io);
-        probe.open(boost::asio::ip::tcp::v4(), ec);
+        probe.open(address.is_v4() ? boost::asio::ip::tcp::v4() : boost::asio::ip::tcp::v6(), ec);
         probe.set_option(boost::asio::socket_base::reuse_address(true), ec);
-        probe.bind({boost::asio::ip::make_address("127.0.0.1"), port}, ec);
+        probe.bind({address, port}, ec);
         if (!ec) {
             return port;
         }
@@ -213,6 +214,20 @@ Result<ClusterConfig> apply_settings_file(const ClusterConfig& config,
     return merged;
 }
 
+// Batch scripts outlive their agent (so that restarting cohortd ends no job); stopping the
+// whole instance ends them, as a machine's shutdown would.
+void end_batch_jobs_left(const std::string& state_dir) {
+    std::error_code ec;
+    for (const auto& node : fs::directory_iterator(state_dir + "/nodes", ec)) {
+        for (const std::string& path : agent::batch_record_paths(node.path().string())) {
+            auto record = agent::read_batch_record(path);
+            if (record && agent::shepherd_running(*record)) {
+                killpg(record->shepherd, SIGKILL);
+            }
+        }
+    }
+}
+
 Result<pid_t> start_controller(ClusterConfig& config,
                                const std::string& config_path,
                                const std::string& key,
@@ -221,7 +236,8 @@ Result<pid_t> start_controller(ClusterConfig& config,
     constexpr int kAttempts = 3;
     Status last = Status::unavailable("no free port for cohortctld");
     for (int attempt = 0; attempt < kAttempts; ++attempt) {
-        config.controller_port = pick_controller_port();
+        config.controller_port =
+                pick_controller_port(boost::asio::ip::make_address(config.controller_host));
         if (config.controller_port == 0) {
             break;
         }
@@ -249,6 +265,14 @@ Result<pid_t> start_controller(ClusterConfig& config,
 }  // namespace
 
 Result<std::string> start_instance(const InstanceOptions& options) {
+    boost::system::error_code bad_address;
+    boost::asio::ip::make_address(options.listen_address, bad_address);
+    if (bad_address) {
+        return Status::invalid(
+                fmt::format("--listen: '{}' is not an IP address (accepted: an "
+                            "address of this host, such as 127.0.0.1)",
+                            options.listen_address));
+    }
     std::error_code ec;
     fs::create_directories(options.state_dir, ec);
     if (ec) {
@@ -286,6 +310,7 @@ Result<std::string> start_instance(const InstanceOptions& options) {
         debug.nodes = config.nodes;
         debug.is_default = true;
         config.partitions.push_back(std::move(debug));
+        config.controller_host = options.listen_address;
         config.heartbeat_interval_ms = 1000;
         config.node_timeout_ms = 10000;
         config.kill_wait_s = options.kill_wait_s;
@@ -369,6 +394,7 @@ Status stop_instance(const std::string& state_dir) {
             kill(pid, SIGKILL);
         }
     }
+    end_batch_jobs_left(state_dir);
     return Status::ok();
 }
 

@@ -17,6 +17,9 @@ struct InstanceOptions {
     int64_t kill_wait_s = 5;
     int64_t launch_fanout = 8;  // children per agent when a step launch fans out
     std::string network_file;   // JSON of the config's "network" key; empty: a flat network
+    // The address cohortctld listens on, which agents and clients dial: one of this host's,
+    // so agents in other network namespaces or on other hosts can join.
+    std::string listen_address = "127.0.0.1";
     // A JSON object of cluster settings (keys of cohort.json, such as node_timeout_ms or
     // job_requeue) over the defaults of a new instance; empty: none.
     std::string settings_file;

@@ -49,6 +49,7 @@ Status Agent::start() {
         return listening.with_context("--address/--port");
     }
     options_.port = acceptor_.local_endpoint().port();
+    adopt_batch_jobs();  // before registering, which lists them as running here
     child_signals_.async_wait([this](const boost::system::error_code& e, int) {
         if (!e) {
             reap_children();
@@ -61,8 +62,20 @@ Status Agent::start() {
 }
 
 void Agent::stop() {
+    size_t left_running = 0;
     for (const auto& [pid, task] : tasks_) {
-        killpg(pid, SIGKILL);
+        if (task.batch) {
+            ++left_running;
+        } else {
+            killpg(pid, SIGKILL);  // a step's I/O runs through this agent: it cannot go on
+        }
+    }
+    if (left_running > 0) {
+        spdlog::info("leaving {} batch jobs running for the next cohortd on {}", left_running,
+                     options_.name);
+    }
+    for (auto& [pid, watcher] : adopted_) {
+        watcher->cancel();
     }
     boost::system::error_code ignored;
     acceptor_.close(ignored);
@@ -166,6 +179,7 @@ void Agent::register_handlers() {
     controller_dispatcher_.on<RegisterNodeReply>([this](const RegisterNodeReply& reply) {
         for (uint64_t id : reply.acknowledged) {
             unacked_.erase(id);
+            forget_batch_files(id);
         }
         for (uint64_t id : reply.terminate) {
             auto job = jobs_.find(id);

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "common/transport/connection.h"
 #include "common/transport/dispatcher.h"
 #include "common/warning_signal.h"
+#include "launcher/batch_record.h"
 #include "launcher/process.h"
 #include "launcher/time_limits.h"
 
@@ -33,7 +35,8 @@ struct AgentOptions {
     std::string address = "127.0.0.1";
     uint16_t port = 0;  // 0: any free port, reported at registration
     std::string spool_dir;
-    std::string stepd_binary;  // cohort-stepd, started for each MPI step
+    std::string stepd_binary;     // cohort-stepd, started for each MPI step
+    std::string shepherd_binary;  // cohort-shepherd, the parent of each batch script
 };
 
 class Agent {
@@ -46,9 +49,11 @@ public:
           AgentOptions options,
           protocol::NodeResources resources);
 
-    // Binds the step listener and starts connecting to the controller (retrying until up).
+    // Adopts the batch jobs an earlier agent left running, binds the step listener and
+    // starts connecting to the controller (retrying until up).
     Status start();
-    // Kills every process this agent started.
+    // Kills the steps' processes. Batch scripts keep running under their shepherds, for the
+    // next agent on this node to adopt (as slurmstepd outlives slurmd).
     void stop();
 
 private:
@@ -106,6 +111,7 @@ private:
         bool exited = false;
         int exit_code = 0;
         int exit_signal = 0;
+        std::string error;  // why the batch script could not start
         int open_streams = 0;
     };
 
@@ -118,6 +124,7 @@ private:
         bool terminating = false;
         bool report_clean = false;  // the controller waits for a JobCleaned
         std::shared_ptr<asio::steady_timer> kill_timer;
+        std::optional<BatchRecord> batch;  // where the batch script runs here
     };
 
     // --- links (agent.cc)
@@ -141,6 +148,9 @@ private:
 
     // --- jobs and tasks (agent_jobs.cc)
     void launch_batch(const protocol::LaunchBatchRequest& request);
+    // How the batch script of `task` ended: as its shepherd wrote it, else as the shepherd's
+    // own `wait_status` says (killed before it could write).
+    void take_batch_exit(Task& task, int wait_status) const;
     void launch_step(const protocol::Credential& sender,
                      const protocol::LaunchStepRequest& received);
     // This node's ranks (or its step manager), once the client has been called back.
@@ -209,6 +219,16 @@ private:
     void report_batch_done(protocol::BatchDoneReport report);
     Result<UserIdentity> job_user(uint32_t uid, uint32_t gid) const;
 
+    // --- batch jobs an earlier agent left running (agent_adopt.cc)
+    // Takes over every recorded shepherd still running, and reports the scripts that ended
+    // while no agent ran; forgets records of shepherds that died without a status.
+    void adopt_batch_jobs();
+    // Watches a shepherd that is not this agent's child through its pidfd.
+    bool watch_adopted(pid_t pid);
+    void save_batch_record(const LocalJob& job);
+    // Removes the job's spool files once its end is acknowledged, unless it runs here again.
+    void forget_batch_files(uint64_t job_id);
+
     asio::io_context& io_;
     const Clock& clock_;
     ClusterConfig config_;
@@ -240,6 +260,8 @@ private:
     std::deque<uint64_t> ended_order_;
     std::set<ConnectionPtr> clients_;
     std::map<StepKey, ManagedStep> managed_steps_;
+    // Adopted shepherds' pidfds, readable once the shepherd has exited.
+    std::map<pid_t, std::shared_ptr<asio::posix::stream_descriptor>> adopted_;
 };
 
 }  // namespace cohort::agent

@@ -72,8 +72,8 @@ void Agent::launch_batch(const protocol::LaunchBatchRequest& request) {
         report_batch_done(failed);
         return;
     }
-    const std::string script_path =
-            options_.spool_dir + "/job" + std::to_string(job.job_id) + ".sh";
+    const BatchFiles files = batch_files(options_.spool_dir, job.job_id);
+    const std::string& script_path = files.script;
     {
         std::ofstream out(script_path, std::ios::trunc | std::ios::binary);
         out << job.spec.script;
@@ -100,8 +100,19 @@ void Agent::launch_batch(const protocol::LaunchBatchRequest& request) {
     }
     const std::string cwd = job.spec.cwd.empty() ? "/tmp" : job.spec.cwd;
 
+    // The shepherd writes how the script ended here; the agent opens it so the file stays
+    // root's while a shepherd running as the user can write it.
+    const int status_fd =
+            open(files.status.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (status_fd < 0) {
+        failed.error = fmt::format("cannot create {}: {}", files.status, std::strerror(errno));
+        report_batch_done(failed);
+        return;
+    }
     SpawnSpec spec;
-    spec.argv.push_back(script_path);
+    spec.argv = {options_.shepherd_binary, "--status-fd", std::to_string(status_fd), "--",
+                 script_path};
+    spec.inherit_fd = status_fd;
     spec.argv.insert(spec.argv.end(), job.spec.script_args.begin(), job.spec.script_args.end());
     BatchContext context{request.cluster_name, options_.name, resources_.cpus, job.spec.submit_host,
                          topology_address(config_.network, options_.name)};
@@ -128,6 +139,7 @@ void Agent::launch_batch(const protocol::LaunchBatchRequest& request) {
         spec.stderr_path = absolute(expand_filename_pattern(job.spec.error, pattern), cwd);
     }
     auto spawned = spawn_process(spec);
+    close(status_fd);
     if (!spawned) {
         failed.error = spawned.status().message();
         spdlog::warn("job {}: {}", job.job_id, failed.error);
@@ -138,13 +150,19 @@ void Agent::launch_batch(const protocol::LaunchBatchRequest& request) {
     task.job_id = job.job_id;
     task.batch = true;
     tasks_[spawned->pid] = std::move(task);
-    jobs_[job.job_id].attempt = job.restart_count;
-    jobs_[job.job_id].pids.insert(spawned->pid);
-    if (job.time_limit_s >= 0) {
-        arm_time_limit(job.job_id, job.start_time + job.time_limit_s);
-        arm_warning(job.job_id, job.spec.signal, job.start_time + job.time_limit_s);
+    LocalJob& local = jobs_[job.job_id];
+    local.attempt = job.restart_count;
+    local.pids.insert(spawned->pid);
+    const int64_t end_time = job.time_limit_s >= 0 ? job.start_time + job.time_limit_s : -1;
+    local.batch = BatchRecord{job.job_id,   job.restart_count,
+                              spawned->pid, process_start_ticks(spawned->pid),
+                              end_time,     job.spec.signal};
+    save_batch_record(local);
+    if (end_time >= 0) {
+        arm_time_limit(job.job_id, end_time);
+        arm_warning(job.job_id, job.spec.signal, end_time);
     }
-    spdlog::info("job {}: batch script started as pid {}", job.job_id, spawned->pid);
+    spdlog::info("job {}: batch script started under shepherd {}", job.job_id, spawned->pid);
 }
 
 void Agent::watch_output(
@@ -242,6 +260,10 @@ void Agent::enforce_time_limits() {
         spdlog::info("job {}: sending its --signal {} ({} s before its time limit)", job_id,
                      sigabbrev_np(warning.signal), warning.seconds_before);
         it->second.warned = true;
+        if (it->second.batch) {
+            it->second.batch->warned = true;
+            save_batch_record(it->second);
+        }
         signal_job(it->second, warning.signal,
                    warning.batch_shell_only ? protocol::SignalTarget::kBatchShell
                                             : protocol::SignalTarget::kSteps);
@@ -266,7 +288,9 @@ void Agent::signal_job(const LocalJob& job, int signal, protocol::SignalTarget t
         if (target == protocol::SignalTarget::kFull) {
             killpg(pid, signal);
         } else if (target == protocol::SignalTarget::kBatchShell && batch) {
-            kill(pid, signal);  // the shell alone: its children keep running
+            // Queued to the shepherd, which passes it to the shell alone: its children keep
+            // running.
+            sigqueue(pid, signal, sigval{});
         } else if (target == protocol::SignalTarget::kSteps && !batch) {
             killpg(pid, signal);
         }
@@ -344,7 +368,9 @@ void Agent::on_task_exit(pid_t pid, int wait_status) {
     }
     Task& task = it->second;
     task.exited = true;
-    if (WIFEXITED(wait_status)) {
+    if (task.batch) {
+        take_batch_exit(task, wait_status);
+    } else if (WIFEXITED(wait_status)) {
         task.exit_code = WEXITSTATUS(wait_status);
     } else if (WIFSIGNALED(wait_status)) {
         task.exit_signal = WTERMSIG(wait_status);
@@ -352,6 +378,17 @@ void Agent::on_task_exit(pid_t pid, int wait_status) {
     // Whatever the task left behind in its process group goes with it.
     killpg(pid, SIGKILL);
     maybe_finish_task(pid);
+}
+
+void Agent::take_batch_exit(Task& task, int wait_status) const {
+    if (auto exit = read_batch_exit(batch_files(options_.spool_dir, task.job_id).status)) {
+        task.exit_code = exit->exit_code;
+        task.exit_signal = exit->signal;
+        task.error = exit->error;
+        return;
+    }
+    task.exit_code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 0;
+    task.exit_signal = WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : 0;
 }
 
 void Agent::maybe_finish_task(pid_t pid) {
@@ -374,7 +411,7 @@ void Agent::maybe_finish_task(pid_t pid) {
                      task.exit_signal);
         remember_ended(task.job_id, attempt);
         report_batch_done({task.job_id, options_.name, task.exit_code, task.exit_signal, timed_out,
-                           "", attempt});
+                           task.error, attempt});
     } else {
         StepSession& session = *task.session;
         session.client->send(

@@ -92,9 +92,9 @@ int main(int argc, char** argv) {
         }
         resources.memory_mib = *mib;
     }
-    options.stepd_binary =
-            (std::filesystem::read_symlink("/proc/self/exe").parent_path() / "cohort-stepd")
-                    .string();
+    const auto bin_dir = std::filesystem::read_symlink("/proc/self/exe").parent_path();
+    options.stepd_binary = (bin_dir / "cohort-stepd").string();
+    options.shepherd_binary = (bin_dir / "cohort-shepherd").string();
     if (options.spool_dir.empty()) {
         options.spool_dir = config->state_dir + "/nodes/" + options.name;
     }

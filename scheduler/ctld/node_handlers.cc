@@ -63,6 +63,12 @@ void Controller::handle_register(const ConnectionPtr& conn,
         if (job.state == JobState::kCompleting && !running) {
             mark_cleaned(job, request.name);
         }
+        // Being ended when its agent restarted: the new agent adopted it and must end it.
+        const auto& cleaning = job.nodes_cleaning;
+        if (job.state == JobState::kCompleting && running
+            && std::find(cleaning.begin(), cleaning.end(), request.name) != cleaning.end()) {
+            conn->send(protocol::TerminateJobRequest{id, 0, job.restart_count});
+        }
     }
     if (node->info.state == NodeState::kUnknown) {
         node->info.state = NodeState::kIdle;

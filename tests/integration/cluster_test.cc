@@ -517,6 +517,8 @@ TEST_F(ClusterTest, CancelByFilterSelectsOnlyMatchingJobs) {
 
 // What scripts poll with: squeue -h -u $USER | wc -l, and -o/-j/-n/--sort as squeue reads them.
 TEST_F(ClusterTest, QueueTakesSqueuesFormatsAndFilters) {
+    // Earlier tests of the suite (when run in one process) may leave held jobs behind.
+    cluster_->cohort({"cancel", "--me", "-t", "PD"});
     CommandResult array = cluster_->cohort(
             {"batch", "--parsable", "-H", "--array=0-2", "-J", "sweep", "--wrap", "true"});
     ASSERT_EQ(array.exit_code, 0) << array.err;
