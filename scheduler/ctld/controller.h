@@ -170,6 +170,12 @@ private:
     // Ends the running job's attempt as `attempt_state`; once its processes are gone it is
     // PENDING again (held when `hold`).
     void requeue(Job& job, JobState attempt_state, bool hold, const std::string& clean_node);
+    // A requeue asked for by hand: a job with an R: --signal gets it now and is requeued
+    // kill_wait_s later (or when its script ends first); any other job at once.
+    void requeue_by_request(Job& job, bool hold);
+    // Is this attempt of the job between its R: signal and its requeue?
+    bool warned_of_requeue(const Job& job) const;
+    void finish_warned_requeue(uint64_t job_id, uint32_t attempt);
     // The processes of a requeued job are gone: store the attempt, make the job pending.
     void restart_when_clean(Job& job);
     // Is a node of the job other than `reporting_node` silent (its connection lost)?
@@ -271,6 +277,14 @@ private:
     };
 
     std::map<uint64_t, Preemption> preemptions_;
+
+    // Jobs told of a requeue by their R: signal: which attempt, and whether to hold it.
+    struct WarnedRequeue {
+        uint32_t attempt = 0;
+        bool hold = false;
+    };
+
+    std::map<uint64_t, WarnedRequeue> warned_requeues_;
     const PartitionNodes partition_nodes_;
     const sched::NetworkTopology network_;  // over nodes_, in config order
     const sched::BackfillOptions backfill_;

@@ -436,8 +436,7 @@ void Controller::handle_control(const ConnectionPtr& conn,
                 spdlog::info("job {}: requeue{} requested by uid {}", id,
                              request.action == protocol::JobAction::kRequeueHold ? "hold" : "",
                              cred.uid);
-                requeue(job, JobState::kRequeued,
-                        request.action == protocol::JobAction::kRequeueHold, "");
+                requeue_by_request(job, request.action == protocol::JobAction::kRequeueHold);
                 break;
             case protocol::JobAction::kCancel:
                 if (job.state == JobState::kPending) {

@@ -168,6 +168,12 @@ void Controller::handle_batch_done(const protocol::BatchDoneReport& report) {
             after_durable(acknowledge);
             return;
         }
+        if (warned_of_requeue(job)) {
+            // It checkpointed and ended on its R: signal: the requeue asked for goes on.
+            finish_warned_requeue(job.job_id, job.restart_count);
+            after_durable(acknowledge);
+            return;
+        }
         if (auto hold = requeue_exit_hold(job, report); hold && under_requeue_cap(job)) {
             spdlog::info("job {}: exit code {} asks for a requeue{}", job.job_id, report.exit_code,
                          *hold ? " and hold" : "");

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include "common/warning_signal.h"
 #include "scheduler/ctld/controller.h"
 
 namespace cohort::ctld {
@@ -73,6 +74,51 @@ void Controller::requeue(Job& job,
     job.requeue_action =
             hold ? protocol::RequeueAction::kRequeueHeld : protocol::RequeueAction::kRequeue;
     end_job(job, attempt_state, clean_node);
+}
+
+void Controller::requeue_by_request(Job& job, bool hold) {
+    auto warning = parse_warning_signal("--signal", job.spec.signal);
+    const bool warned_already = warned_of_requeue(job);
+    if (!warning || !warning->at_preemption_only || warning->signal == 0 || warned_already) {
+        warned_requeues_.erase(job.job_id);
+        requeue(job, JobState::kRequeued, hold, "");  // a second request does not wait
+        return;
+    }
+    // R: signals are for this moment: the job may checkpoint before it is ended.
+    warned_requeues_[job.job_id] = {job.restart_count, hold};
+    spdlog::info("job {}: requeue: signal {} now, SIGTERM in {} s", job.job_id, warning->signal,
+                 config_.kill_wait_s);
+    signal_job(job, warning->signal,
+               warning->batch_shell_only ? protocol::SignalTarget::kBatchShell
+                                         : protocol::SignalTarget::kSteps);
+    auto timer = std::make_shared<asio::steady_timer>(strand_,
+                                                      std::chrono::seconds(config_.kill_wait_s));
+    timer->async_wait([this, timer, id = job.job_id,
+                       attempt = job.restart_count](boost::system::error_code ec) {
+        if (!ec) {
+            finish_warned_requeue(id, attempt);
+        }
+    });
+}
+
+bool Controller::warned_of_requeue(const Job& job) const {
+    auto it = warned_requeues_.find(job.job_id);
+    return it != warned_requeues_.end() && it->second.attempt == job.restart_count
+           && job.state == JobState::kRunning;
+}
+
+void Controller::finish_warned_requeue(uint64_t job_id, uint32_t attempt) {
+    auto warned = warned_requeues_.find(job_id);
+    auto it = jobs_.find(job_id);
+    if (warned == warned_requeues_.end() || warned->second.attempt != attempt) {
+        return;
+    }
+    const bool hold = warned->second.hold;
+    warned_requeues_.erase(warned);
+    if (it != jobs_.end() && it->second.state == JobState::kRunning
+        && it->second.restart_count == attempt) {
+        requeue(it->second, JobState::kRequeued, hold, "");
+    }
 }
 
 void Controller::restart_when_clean(Job& job) {

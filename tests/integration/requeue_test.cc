@@ -244,5 +244,32 @@ TEST_F(RequeueByRequest, RequeueByHandRunsTheJobAgainOrHoldsIt) {
     cluster_->cohort({"cancel", std::to_string(held)});
 }
 
+// An R:USR1 --signal is kept for a preemption or a requeue. A requeue by hand sends it to
+// the steps first, so a training step can checkpoint; the script that then ends
+// is requeued, not finished. Without the signal's help the requeue goes on after kill_wait_s.
+TEST_F(RequeueByRequest, RequeueByHandSendsTheRSignalFirst) {
+    const std::string step = cluster_->work_dir() + "/checkpointing-step.sh";
+    std::ofstream(step) << "trap 'echo checkpoint at restart $SLURM_RESTART_COUNT; exit 0' USR1\n"
+                           "while :; do sleep 0.1; done\n";
+    const uint64_t id =
+            submit(*cluster_, {"-o", "r-signal.out", "--signal=R:USR1", "--wrap",
+                               "echo run $SLURM_RESTART_COUNT; "
+                               "[ $SLURM_RESTART_COUNT = 0 ] && "
+                                       + cohort_binary() + " run -n1 bash " + step + "; exit 0"});
+    const std::string out = cluster_->work_dir() + "/r-signal.out";
+    ASSERT_TRUE(eventually([&] { return read_file(out).find("run 0") != std::string::npos; },
+                           seconds(30)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the step is up
+    ASSERT_EQ(cluster_->cohort({"requeue", std::to_string(id)}).exit_code, 0);
+    EXPECT_EQ(cluster_->wait_final_state(id, seconds(60)), "COMPLETED");
+    EXPECT_EQ(attempts_of(*cluster_, id),
+              (std::vector<std::pair<int, std::string>>{{0, "REQUEUED"}, {1, "COMPLETED"}}));
+    const std::string output = read_file(out);
+    const size_t first = output.find("run 0\n");
+    const size_t checkpoint = output.find("checkpoint at restart 0\n");
+    const size_t second = output.find("run 1\n");
+    EXPECT_TRUE(first < checkpoint && checkpoint < second && second != std::string::npos) << output;
+}
+
 }  // namespace
 }  // namespace cohort::testing
