@@ -75,6 +75,11 @@ int cmd_start(const Args& args) {
         return rc;
     }
     std::vector<std::string> command = app.remaining();
+    if (!command.empty() && command.front() != "--" && command.front().rfind('-', 0) == 0) {
+        std::cerr << "cohort start: error: unknown option '" << command.front()
+                  << "' (see cohort start --help; a command to run goes after --)\n";
+        return 2;
+    }
     if (!command.empty() && command.front() == "--") {
         command.erase(command.begin());
     }

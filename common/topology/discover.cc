@@ -76,8 +76,23 @@ std::string pci_bus_id(hwloc_obj_t pci) {
     return buf;
 }
 
+// ATI chips that server boards carry for the console (ES1000 and RN50 on HP ProLiant and
+// Dell PowerEdge boards, Rage XL before them): VGA class and AMD's vendor id, never a GPU.
+bool ati_console_graphics(unsigned device_id) {
+    switch (device_id) {
+        case 0x515e:  // ES1000
+        case 0x5159:  // RV100 (RN50), Radeon 7000 / VE
+        case 0x4752:  // Rage XL PCI
+        case 0x474f:  // Rage XL
+            return true;
+        default:
+            return false;
+    }
+}
+
 // The vendor name when the PCI function is a GPU or GPU-like accelerator, else "". BMC
-// graphics (ASPEED, Matrox) and Intel DSA/IAA/QAT fail the vendor or class test.
+// graphics (ASPEED, Matrox, ATI's server VGA) and Intel DSA/IAA/QAT fail the vendor, device
+// or class test.
 std::string accelerator_vendor(const hwloc_obj_attr_u::hwloc_pcidev_attr_s& pci) {
     const unsigned cls = pci.class_id;
     const bool display = cls == kClassVga || cls == kClass3d || cls == kClassDisplayOther
@@ -86,7 +101,7 @@ std::string accelerator_vendor(const hwloc_obj_attr_u::hwloc_pcidev_attr_s& pci)
         case kVendorNvidia:
             return display ? "nvidia" : "";
         case kVendorAmd:
-            return display ? "amd" : "";
+            return display && !ati_console_graphics(pci.device_id) ? "amd" : "";
         case kVendorIntel:
             // Intel VGA is integrated graphics; data-centre GPUs report 3D or "display other".
             return cls == kClass3d || cls == kClassDisplayOther ? "intel" : "";

@@ -111,5 +111,20 @@ TEST(Start, RunsTheCommandAndReturnsItsExitCode) {
     std::filesystem::remove_all(dir);
 }
 
+// An option start does not know is refused, not run as the command (exit 127), and nothing
+// is started.
+TEST(Start, AnUnknownOptionIsRefusedNotRunAsTheCommand) {
+    auto dir = std::filesystem::temp_directory_path()
+               / ("cohort-start-unknown-" + std::to_string(getpid()));
+    CommandResult result = run_command(
+            {cohort_binary(), "start", "--auth", "munge", "--state-dir", dir.string()}, "");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err,
+              "cohort start: error: unknown option '--auth' (see cohort start --help; a command "
+              "to run goes after --)\n");
+    EXPECT_FALSE(std::filesystem::exists(dir));
+    std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace cohort::testing

@@ -349,6 +349,27 @@ TEST_F(SharedTopologies, BmcGraphicsIsNeverAGpu) {
     EXPECT_EQ(nics_named(*lassen, "mlx5_").size(), 4U);
 }
 
+// An HP ProLiant-class board's console VGA is an old ATI chip (ES1000, 1002:515e): the AMD
+// vendor id and the VGA class, and still not a GPU. The whole-I/O box's Radeon becomes one.
+TEST_F(SharedTopologies, AtiServerConsoleGraphicsIsNeverAGpu) {
+    std::ifstream in(kSharedDir + "/hwloc-32em64t-2n8c2t-pci-wholeio.xml");
+    std::string xml((std::istreambuf_iterator<char>(in)), {});
+    const std::string radeon = "pci_type=\"0300 [1002:6798] [174b:e208]";
+    const size_t at = xml.find(radeon);
+    ASSERT_NE(at, std::string::npos);
+    xml.replace(at, radeon.size(), "pci_type=\"0300 [1002:515e] [103c:31fb]");
+    const std::string file = ::testing::TempDir() + "proliant-es1000.xml";
+    std::ofstream(file) << xml;
+
+    Result<NodeTopology> t = load_topology_xml(file);
+    ASSERT_TRUE(t) << t.status().message();
+    EXPECT_EQ(t->gpus.size(), 3U);  // the 3 Tesla M2075 alone
+    for (const Gpu& g : t->gpus) {
+        EXPECT_EQ(g.vendor, "nvidia");
+    }
+    std::remove(file.c_str());
+}
+
 TEST_F(SharedTopologies, MixedVendorsAndDisplayOtherClassCount) {
     Result<NodeTopology> whole_io = load("hwloc-32em64t-2n8c2t-pci-wholeio.xml");
     ASSERT_TRUE(whole_io) << whole_io.status().message();
