@@ -1,7 +1,9 @@
 // cohort node drain|down|resume, and scontrol's forms of the same and of job control:
-// `scontrol update nodename=... state=... reason=...`, requeue, hold, release, show job.
+// `scontrol update nodename=... state=... reason=...`, requeue, hold, release, show job,
+// and its hostlist helpers (show hostnames, show hostlist).
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -120,11 +122,47 @@ int cmd_node(const Args& args) {
     return change_nodes("node", *action, hostlists, reason);
 }
 
+// `scontrol show hostnames [LIST]`: one name a line, of LIST or else of the job this runs in
+// (SLURM_JOB_NODELIST), as launch scripts use it to find their first host.
+int show_hostnames(const Args& args) {
+    const char* in_job = std::getenv("SLURM_JOB_NODELIST");
+    if (args.size() > 1 || (args.empty() && in_job == nullptr)) {
+        std::cerr << "cohort scontrol: error: show hostnames: give one hostlist, or run it inside "
+                     "a job (accepted: show hostnames [node[1-4]])\n";
+        return 1;
+    }
+    auto names = expand_hostlist(args.empty() ? std::string(in_job) : args.front());
+    if (!names) {
+        std::cerr << "cohort scontrol: error: show hostnames: " << names.status().message() << "\n";
+        return 1;
+    }
+    for (const std::string& name : *names) {
+        std::cout << name << "\n";
+    }
+    return 0;
+}
+
+// `scontrol show hostlist NAMES`: the names (commas between them) as one hostlist.
+int show_hostlist(const Args& args) {
+    if (args.size() != 1) {
+        std::cerr << "cohort scontrol: error: show hostlist: give the names, separated by commas "
+                     "(accepted: show hostlist node1,node2,node3)\n";
+        return 1;
+    }
+    auto names = expand_hostlist(args.front());
+    if (!names) {
+        std::cerr << "cohort scontrol: error: show hostlist: " << names.status().message() << "\n";
+        return 1;
+    }
+    std::cout << compress_hostlist(*names) << "\n";
+    return 0;
+}
+
 int cmd_scontrol(const Args& args) {
     static const char* kUsage =
             "usage: scontrol update NodeName=NODES State=DRAIN|DOWN|RESUME [Reason=TEXT]\n"
-            "       scontrol show job ID | requeue ID... | requeuehold ID... | hold ID... |\n"
-            "       release ID...\n";
+            "       scontrol show job ID | show hostnames [LIST] | show hostlist NAMES |\n"
+            "       requeue ID... | requeuehold ID... | hold ID... | release ID...\n";
     if (args.empty() || args.front() == "-h" || args.front() == "--help") {
         std::cout << kUsage;
         return args.empty() ? 2 : 0;
@@ -135,6 +173,14 @@ int cmd_scontrol(const Args& args) {
         return scontrol_update(rest);
     }
     if (what == "show") {
+        const std::string object = rest.empty() ? "" : lower(rest.front());
+        const Args operands(rest.begin() + (rest.empty() ? 0 : 1), rest.end());
+        if (object == "hostnames") {
+            return show_hostnames(operands);
+        }
+        if (object == "hostlist") {
+            return show_hostlist(operands);
+        }
         return cmd_show(rest);
     }
     if (what == "requeue" || what == "requeuehold") {

@@ -39,7 +39,8 @@ const char* kUsage = R"(usage: cohort COMMAND [options]
   cancel   cancel jobs (scancel)                  hold / release   hold or release pending jobs
   requeue  run running batch jobs again (scontrol requeue; requeuehold or --hold: held)
   node     drain|down|resume NODE... --reason TEXT (scontrol update nodename=... state=...)
-  scontrol update nodename=/state=/reason=, show job, requeue, requeuehold, hold, release
+  scontrol update nodename=/state=/reason=, show job|hostnames|hostlist, requeue, requeuehold,
+           hold, release
   priority why pending jobs wait: priority factors (sprio)
   reservation create|list|delete advance reservations
   sim      replay an SWF trace through the scheduler on a virtual clock

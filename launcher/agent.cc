@@ -13,6 +13,15 @@
 
 namespace cohort::agent {
 
+uint16_t pick_free_port(asio::io_context& io, const std::string& address) {
+    boost::system::error_code ec;
+    asio::ip::tcp::acceptor probe(io);
+    asio::ip::tcp::endpoint endpoint(asio::ip::make_address(address, ec), 0);
+    probe.open(endpoint.protocol(), ec);
+    probe.bind(endpoint, ec);
+    return ec ? 0 : probe.local_endpoint().port();
+}
+
 Agent::Agent(asio::io_context& io,
              const Clock& clock,
              ClusterConfig config,

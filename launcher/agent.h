@@ -30,6 +30,10 @@ namespace asio = boost::asio;
 using transport::Connection;
 using ConnectionPtr = std::shared_ptr<Connection>;
 
+// A port nobody listens on right now on `address`, for MASTER_PORT (whoever rendezvouses
+// there binds it moments later); 0 when none could be had.
+uint16_t pick_free_port(asio::io_context& io, const std::string& address);
+
 struct AgentOptions {
     std::string name;
     std::string address = "127.0.0.1";

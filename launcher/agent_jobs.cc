@@ -114,8 +114,13 @@ void Agent::launch_batch(const protocol::LaunchBatchRequest& request) {
                  script_path};
     spec.inherit_fd = status_fd;
     spec.argv.insert(spec.argv.end(), job.spec.script_args.begin(), job.spec.script_args.end());
-    BatchContext context{request.cluster_name, options_.name, resources_.cpus, job.spec.submit_host,
-                         topology_address(config_.network, options_.name)};
+    BatchContext context{request.cluster_name,
+                         options_.name,
+                         resources_.cpus,
+                         job.spec.submit_host,
+                         topology_address(config_.network, options_.name),
+                         options_.address,
+                         pick_free_port(io_, options_.address)};
     spec.env = env_to_strings(batch_environment(job, context));
     spec.cwd = cwd;
     spec.user = *user;

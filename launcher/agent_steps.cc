@@ -22,16 +22,6 @@
 namespace cohort::agent {
 namespace {
 
-// A port nobody listens on right now, for MASTER_PORT (rank 0 binds it moments later).
-uint16_t pick_free_port(asio::io_context& io, const std::string& address) {
-    boost::system::error_code ec;
-    asio::ip::tcp::acceptor probe(io);
-    asio::ip::tcp::endpoint endpoint(asio::ip::make_address(address, ec), 0);
-    probe.open(endpoint.protocol(), ec);
-    probe.bind(endpoint, ec);
-    return ec ? 0 : probe.local_endpoint().port();
-}
-
 bool is_loopback(const std::string& address) {
     boost::system::error_code ec;
     auto parsed = asio::ip::make_address(address, ec);

@@ -3,6 +3,9 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "common/hostlist.h"
 
 namespace cohort::agent {
@@ -220,6 +223,14 @@ EnvMap batch_environment(const protocol::JobRecord& job, const BatchContext& con
             set_distribution(env, *distribution);
         }
     }
+    // Beyond Slurm: no hostlist to expand and no first host to find in the script.
+    env["COHORT_JOB_HOSTS"] = fmt::format("{}", fmt::join(job.nodes, " "));
+    if (!context.master_address.empty()) {
+        env.emplace("MASTER_ADDR", context.master_address);
+    }
+    if (context.master_port != 0) {
+        env.emplace("MASTER_PORT", std::to_string(context.master_port));
+    }
     env.erase("SLURM_STEP_ID");
     env.erase("SLURM_STEPID");
     return env;
@@ -245,6 +256,8 @@ EnvMap task_environment(const protocol::StepLayout& layout,
     set_both(env, "STEP_ID", std::to_string(layout.step_id));
     env["SLURM_STEPID"] = std::to_string(layout.step_id);
     set_both(env, "STEP_NODELIST", nodelist);
+    env["COHORT_JOB_HOSTS"] = fmt::format("{}", fmt::join(layout.job_nodes, " "));
+    env["COHORT_STEP_HOSTS"] = fmt::format("{}", fmt::join(layout.nodes, " "));
     set_both(env, "STEP_NUM_NODES", std::to_string(layout.nodes.size()));
     set_both(env, "STEP_NUM_TASKS", std::to_string(ntasks));
     set_both(env, "STEP_TASKS_PER_NODE", compact_counts(layout.tasks_per_node));

@@ -26,6 +26,10 @@ struct BatchContext {
     int32_t node_cpus = 0;
     std::string submit_host;
     TopologyAddress topology;  // SLURM_TOPOLOGY_ADDR[_PATTERN]
+    // Where the job's processes can rendezvous (torchrun, DeepSpeed, JAX): this node, the
+    // job's first, and a free port on it. Given to the script unless its job brings its own.
+    std::string master_address;
+    uint16_t master_port = 0;
 };
 
 // The batch script's variables, over the job's exported environment. No SLURM_STEP_ID:

@@ -82,6 +82,59 @@ TEST_F(ClusterTest, TwoNodeStepSeesDistinctRanksAndTheRightVariables) {
     EXPECT_EQ(ports.size(), 1u);  // every rank agrees on MASTER_PORT
 }
 
+// The most common LLM launch: the first host from `scontrol show hostnames`, a rendezvous
+// there, one launcher per node. The batch shell also has MASTER_ADDR/MASTER_PORT on its first
+// node and the hosts in order, so the pattern needs no hostlist parsing; each node's launcher
+// reaches the rendezvous that node 0's listens on.
+TEST_F(ClusterTest, LaunchersRendezvousAtTheFirstHostOfTheBatchShell) {
+    const std::string launcher = cluster_->work_dir() + "/rendezvous.py";
+    std::ofstream(launcher) << R"(import os, socket, time
+host, port = os.environ["RDZV"].rsplit(":", 1)
+me = os.environ["SLURMD_NODENAME"]
+if os.environ["SLURM_NODEID"] == "0":
+    server = socket.create_server((host, int(port)))
+    joined = [me]
+    for _ in range(int(os.environ["SLURM_NNODES"]) - 1):
+        peer, _ = server.accept()
+        joined.append(peer.recv(64).decode())
+    print("rendezvous joined", " ".join(sorted(joined)), flush=True)
+else:
+    for _ in range(100):
+        try:
+            peer = socket.create_connection((host, int(port)), timeout=5)
+            break
+        except OSError:
+            time.sleep(0.1)
+    peer.sendall(me.encode())
+)";
+    const std::string cohort = cohort_binary();
+    const std::string script = cluster_->work_dir() + "/llm-launch.sh";
+    std::ofstream(script) << "#!/bin/bash\n"
+                             "#SBATCH -N2 --ntasks-per-node=1 -o llm-launch.out\n"
+                             "head=$("
+                          << cohort
+                          << " scontrol show hostnames | head -n1)\n"
+                             "echo \"head=$head hosts=$COHORT_JOB_HOSTS master=$MASTER_ADDR\"\n"
+                             "echo listed $("
+                          << cohort
+                          << " scontrol show hostnames \"$SLURM_JOB_NODELIST\")\n"
+                             "echo compressed $("
+                          << cohort
+                          << " scontrol show hostlist \"${COHORT_JOB_HOSTS// /,}\")\n"
+                             "export RDZV=$MASTER_ADDR:$MASTER_PORT\n"
+                          << cohort << " run python3 " << launcher << "\n";
+    CommandResult submitted = cluster_->cohort({"batch", "--parsable", script});
+    ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+    EXPECT_EQ(cluster_->wait_final_state(submitted_id(submitted), std::chrono::seconds(60)),
+              "COMPLETED");
+    const std::string output = read_file(cluster_->work_dir() + "/llm-launch.out");
+    EXPECT_NE(output.find("head=node1 hosts=node1 node2 master=127.0.0.1\n"), std::string::npos)
+            << output;
+    EXPECT_NE(output.find("listed node1 node2\n"), std::string::npos) << output;
+    EXPECT_NE(output.find("compressed node[1-2]\n"), std::string::npos) << output;
+    EXPECT_NE(output.find("rendezvous joined node1 node2\n"), std::string::npos) << output;
+}
+
 TEST_F(ClusterTest, StepReturnsTheHighestExitCode) {
     // -K0: both tasks end on their own (kill-on-bad-exit would stop the second at the first).
     CommandResult run = cluster_->cohort({"run", "-n2", "-K0", "sh", "-c", "exit $((RANK + 5))"});

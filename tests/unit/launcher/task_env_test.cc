@@ -45,6 +45,8 @@ TEST(TaskEnv, RankVariablesOnTheSecondNode) {
     EXPECT_EQ(env.at("SLURM_TASKS_PER_NODE"), "2(x2)");
     EXPECT_EQ(env.at("SLURM_STEP_ID"), "0");
     EXPECT_EQ(env.at("COHORT_PROCID"), "3");
+    EXPECT_EQ(env.at("COHORT_JOB_HOSTS"), "node1 node2");
+    EXPECT_EQ(env.at("COHORT_STEP_HOSTS"), "node1 node2");
     EXPECT_EQ(env.at("HOME"), "/root");
 }
 
@@ -65,7 +67,7 @@ TEST(TaskEnv, BatchScriptHasNoStepId) {
     job.cpus_per_node = {2, 2, 1};
     job.tasks_per_node = {2, 2, 1};
     job.spec.ntasks = 5;
-    EnvMap env = batch_environment(job, {"cohort", "node1", 2, "login", {}});
+    EnvMap env = batch_environment(job, {"cohort", "node1", 2, "login", {}, "", 0});
     EXPECT_EQ(env.count("SLURM_STEP_ID"), 0u);
     EXPECT_EQ(env.at("KEEP"), "1");
     EXPECT_EQ(env.at("SLURM_JOB_ID"), "5");
@@ -77,10 +79,29 @@ TEST(TaskEnv, BatchScriptHasNoStepId) {
     EXPECT_EQ(env.count("SLURM_DISTRIBUTION"), 0u);   // only when -m was given
 }
 
+// Beyond Slurm: the hosts in order and a rendezvous on the first node, so a launcher needs
+// no `scontrol show hostnames | head -n1`; a job's own MASTER_ADDR/PORT win.
+TEST(TaskEnv, BatchScriptGetsItsHostsAndARendezvousOnTheFirstNode) {
+    protocol::JobRecord job;
+    job.job_id = 6;
+    job.nodes = {"gpu7", "gpu2", "gpu3"};
+    job.cpus_per_node = {1, 1, 1};
+    job.tasks_per_node = {1, 1, 1};
+    EnvMap env = batch_environment(job, {"c", "gpu7", 8, "login", {}, "10.0.0.7", 29411});
+    EXPECT_EQ(env.at("COHORT_JOB_HOSTS"), "gpu7 gpu2 gpu3");
+    EXPECT_EQ(env.at("MASTER_ADDR"), "10.0.0.7");
+    EXPECT_EQ(env.at("MASTER_PORT"), "29411");
+
+    job.spec.env = {{"MASTER_ADDR", "head"}, {"MASTER_PORT", "6000"}};
+    env = batch_environment(job, {"c", "gpu7", 8, "login", {}, "10.0.0.7", 29411});
+    EXPECT_EQ(env.at("MASTER_ADDR"), "head");
+    EXPECT_EQ(env.at("MASTER_PORT"), "6000");
+}
+
 TEST(TaskEnv, TheDistributionReachesScriptsAndTasksForSrunToReadBack) {
     protocol::JobRecord job;
     job.spec.distribution = "plane=2";
-    EnvMap batch = batch_environment(job, {"cohort", "node1", 2, "login", {}});
+    EnvMap batch = batch_environment(job, {"cohort", "node1", 2, "login", {}, "", 0});
     EXPECT_EQ(batch.at("SLURM_DISTRIBUTION"), "plane");
     EXPECT_EQ(batch.at("SLURM_DIST_PLANESIZE"), "2");
 
@@ -103,7 +124,7 @@ TEST(TaskEnv, ArrayTasksSeeTheirIndexAndTheArray) {
     job.nodes = {"node1"};
     job.cpus_per_node = {1};
     job.tasks_per_node = {1};
-    EnvMap env = batch_environment(job, {"cohort", "node1", 2, "login", {}});
+    EnvMap env = batch_environment(job, {"cohort", "node1", 2, "login", {}, "", 0});
     EXPECT_EQ(env.at("SLURM_JOB_ID"), "12");
     EXPECT_EQ(env.at("SLURM_ARRAY_JOB_ID"), "10");
     EXPECT_EQ(env.at("SLURM_ARRAY_TASK_ID"), "4");
@@ -181,7 +202,7 @@ TEST(TaskEnv, BatchScriptSeesTheJobsGpusOnItsNode) {
     job.spec.gpu.per_node = 2;
     job.spec.gpu.type = "h100";
     job.gpu_alloc = {{{0, 1}, {0, 1}, {"0000:1b:00.0", "0000:43:00.0"}, "nvidia"}};
-    EnvMap env = batch_environment(job, {"c", "node1", 8, "login", {}});
+    EnvMap env = batch_environment(job, {"c", "node1", 8, "login", {}, "", 0});
     EXPECT_EQ(env.at("CUDA_VISIBLE_DEVICES"), "0,1");
     EXPECT_EQ(env.at("SLURM_JOB_GPUS"), "0,1");
     EXPECT_EQ(env.at("SLURM_GPUS_ON_NODE"), "2");
