@@ -1,9 +1,11 @@
 // cohort batch (sbatch): reads #SBATCH/#COHORT directives, applies flags over them, submits.
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <sstream>
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include "cli/batch_script.h"
 #include "cli/client_context.h"
@@ -71,17 +73,27 @@ int cmd_batch(const Args& args) {
         script = wrap_command_script(options.wrap);
         default_name = "wrap";
     } else {
-        if (positional.empty()) {
+        // As sbatch: without a script file the script comes on stdin (`sbatch <<EOF`), and the
+        // job is named "sbatch".
+        const bool from_stdin = positional.empty() && isatty(STDIN_FILENO) == 0;
+        if (from_stdin) {
+            script.assign(std::istreambuf_iterator<char>(std::cin), {});
+            default_name = "sbatch";
+        }
+        if (script.empty() && positional.empty()) {
             return report_error("batch", Status::invalid("script: missing (accepted: cohort batch "
-                                                         "[options] SCRIPT [ARGS] or --wrap CMD)"));
+                                                         "[options] SCRIPT [ARGS], a script on "
+                                                         "stdin, or --wrap CMD)"));
         }
-        auto text = read_file(positional[0]);
-        if (!text) {
-            return report_error("batch", text.status());
+        if (!from_stdin) {
+            auto text = read_file(positional[0]);
+            if (!text) {
+                return report_error("batch", text.status());
+            }
+            script = std::move(*text);
+            script_args.assign(positional.begin() + 1, positional.end());
+            default_name = positional[0].substr(positional[0].find_last_of('/') + 1);
         }
-        script = std::move(*text);
-        script_args.assign(positional.begin() + 1, positional.end());
-        default_name = positional[0].substr(positional[0].find_last_of('/') + 1);
     }
     auto directives = read_batch_directives(script);
     if (!directives) {

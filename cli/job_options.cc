@@ -2,6 +2,7 @@
 #include "cli/job_options.h"
 
 #include <ctime>
+#include <filesystem>
 #include <map>
 #include <tuple>
 
@@ -375,7 +376,13 @@ Result<protocol::JobSpec> job_spec_from(const JobOptions& o) {
         char cwd[4096];
         spec.cwd = getcwd(cwd, sizeof(cwd)) != nullptr ? cwd : "/tmp";
     } else {
-        spec.cwd = o.chdir;
+        // Stored absolute, as Slurm does, so `-D .` and relative output paths mean where the
+        // job was submitted from, not where its node's agent runs.
+        std::string dir = std::filesystem::absolute(o.chdir).lexically_normal().string();
+        if (dir.size() > 1 && dir.back() == '/') {
+            dir.pop_back();
+        }
+        spec.cwd = dir;
     }
     char host[256] = {};
     gethostname(host, sizeof(host) - 1);

@@ -2,6 +2,7 @@
 // time limits.
 #include <algorithm>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -133,6 +134,32 @@ else:
     EXPECT_NE(output.find("listed node1 node2\n"), std::string::npos) << output;
     EXPECT_NE(output.find("compressed node[1-2]\n"), std::string::npos) << output;
     EXPECT_NE(output.find("rendezvous joined node1 node2\n"), std::string::npos) << output;
+}
+
+// A script written for Slurm, submitted as Slurm users do: Slurm's command names on PATH
+// (build/compat), the script on stdin, `-D .`. The job is named "sbatch", works in the
+// absolute submit directory, and its srun/scontrol/squeue calls reach the same cluster.
+TEST_F(ClusterTest, SlurmsCommandNamesRunAScriptFromStdinUnchanged) {
+    const std::string compat = bin_dir() + "/../compat";
+    const std::string submit = "cd " + cluster_->work_dir() + " && PATH=" + compat
+                               + ":$PATH sbatch --parsable -D . <<'EOF'\n"
+                                 "#!/bin/bash\n"
+                                 "#SBATCH -N2 -o compat-%j.out\n"
+                                 "srun -l hostname | sort\n"
+                                 "scontrol show hostnames\n"
+                                 "squeue -h -j $SLURM_JOB_ID -o %T\n"
+                                 "EOF\n";
+    CommandResult submitted = run_command({"sh", "-c", submit}, cluster_->conf());
+    ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+    const uint64_t id = submitted_id(submitted);
+    EXPECT_EQ(cluster_->wait_final_state(id, std::chrono::seconds(60)), "COMPLETED");
+    const std::string shown = cluster_->cohort({"show", "job", std::to_string(id)}).out;
+    EXPECT_NE(shown.find("JobName=sbatch"), std::string::npos) << shown;
+    EXPECT_NE(shown.find("WorkDir=" + cluster_->work_dir() + "\n"), std::string::npos) << shown;
+    const std::string output =
+            read_file(cluster_->work_dir() + "/compat-" + std::to_string(id) + ".out");
+    const std::regex expected("^0: \\S+\n1: \\S+\nnode1\nnode2\nRUNNING\n$");
+    EXPECT_TRUE(std::regex_match(output, expected)) << output;
 }
 
 TEST_F(ClusterTest, StepReturnsTheHighestExitCode) {
