@@ -15,6 +15,7 @@
 #include "cli/queue_format.h"
 #include "common/begin_time.h"
 #include "common/hostlist.h"
+#include "common/mail_type.h"
 #include "common/time_spec.h"
 #include "common/topology/topology_report.h"
 
@@ -333,9 +334,20 @@ int cmd_show(const Args& args) {
                               : "")
                   << "\n";
     }
+    if (!job.spec.exclude.empty()) {
+        std::cout << "   ExcNodeList=" << compress_hostlist(job.spec.exclude) << "\n";
+    }
     std::cout << "   WorkDir=" << job.spec.cwd << "\n"
               << "   StdOut=" << (job.spec.output.empty() ? "slurm-%j.out" : job.spec.output)
               << "\n";
+    if (!job.spec.comment.empty()) {
+        std::cout << "   Comment=" << job.spec.comment << "\n";
+    }
+    if (job.spec.mail_type != 0) {
+        std::cout << "   MailUser="
+                  << (job.spec.mail_user.empty() ? job.user_name : job.spec.mail_user)
+                  << " MailType=" << mail_type_name(job.spec.mail_type) << "\n";
+    }
     return 0;
 }
 

@@ -6,10 +6,13 @@
 #include <map>
 #include <tuple>
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include "common/begin_time.h"
 #include "common/gpu_options.h"
+#include "common/hostlist.h"
+#include "common/mail_type.h"
 #include "common/size_spec.h"
 #include "common/time_spec.h"
 #include "common/warning_signal.h"
@@ -171,6 +174,11 @@ void add_job_options(CLI::App& app, JobOptions& o, JobCommand command) {
     app.add_option("--segment", o.segment, "nodes per segment, each inside one block: N");
     app.add_option("-m,--distribution", o.distribution,
                    "how ranks are dealt over the nodes: block (default), cyclic, plane=N");
+    app.add_option("-x,--exclude", o.exclude, "nodes the job may not use: a hostlist");
+    app.add_option("--comment", o.comment, "a comment shown with the job");
+    app.add_option("--mail-type", o.mail_type,
+                   "events that mail the user: BEGIN, END, FAIL, REQUEUE, ALL, NONE, ...");
+    app.add_option("--mail-user", o.mail_user, "who gets the mail (default: the job's user)");
     if (command == JobCommand::kBatch) {
         app.add_option("-o,--output", o.output, "stdout file pattern (default slurm-%j.out)");
         app.add_option("-e,--error", o.error, "stderr file pattern (default: with stdout)");
@@ -191,6 +199,7 @@ void add_job_options(CLI::App& app, JobOptions& o, JobCommand command) {
     for (CLI::Option* option : app.get_options()) {
         option->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     }
+    app.get_option("--mail-type")->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }
 
 std::vector<std::pair<std::string, std::string>> current_environment() {
@@ -366,6 +375,24 @@ Result<protocol::JobSpec> job_spec_from(const JobOptions& o) {
         return warning.status();
     }
     spec.signal = o.signal;
+    spec.comment = o.comment;
+    auto mail = parse_mail_type(o.mail_type);
+    if (!mail) {
+        return mail.status();
+    }
+    spec.mail_type = *mail;
+    spec.mail_user = o.mail_user;
+    if (const uint32_t kept = spec.mail_type & ~kMailSent; kept != 0) {
+        fmt::print(stderr, "warning: --mail-type: {} is kept with the job but sends no mail here\n",
+                   mail_type_name(kept));
+    }
+    if (!o.exclude.empty()) {
+        auto excluded = expand_hostlist(o.exclude);
+        if (!excluded) {
+            return excluded.status().with_context("--exclude");
+        }
+        spec.exclude = std::move(*excluded);
+    }
     spec.export_spec = o.export_spec.empty() ? "ALL" : o.export_spec;
     auto env = exported_environment(spec.export_spec);
     if (!env) {

@@ -47,6 +47,10 @@ struct JobOptions {
     std::string requeue;  // "yes" (--requeue), "no" (--no-requeue), the last given; "": neither
     std::string open_mode;
     std::string signal;
+    std::string comment;
+    std::vector<std::string> mail_type;  // every --mail-type given: they add up
+    std::string mail_user;
+    std::string exclude;
     bool parsable = false;
     std::string wrap;
 };

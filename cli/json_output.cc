@@ -1,11 +1,13 @@
 // Slurm data_parser shapes: unset-able numbers as {set, infinite, number}, states as arrays.
 #include "cli/json_output.h"
 
+#include <algorithm>
 #include <ctime>
 
 #include <fmt/format.h>
 
 #include "common/hostlist.h"
+#include "common/mail_type.h"
 
 namespace cohort::cli {
 namespace {
@@ -21,6 +23,21 @@ json time_limit_minutes(int64_t seconds) {
         return number(0, true, true);
     }
     return number((seconds + 59) / 60);
+}
+
+// Slurm's mail_type array: the event names, none when no mail is asked for.
+json mail_type_list(uint32_t events) {
+    json names = json::array();
+    if (events == 0) {
+        return names;
+    }
+    const std::string joined = mail_type_name(events);
+    for (size_t start = 0; start <= joined.size();) {
+        const size_t comma = std::min(joined.find(',', start), joined.size());
+        names.push_back(joined.substr(start, comma - start));
+        start = comma + 1;
+    }
+    return names;
 }
 
 json exit_code(int32_t code, int32_t signal, bool finished) {
@@ -90,7 +107,11 @@ json job_to_json(const protocol::JobRecord& job) {
             {"standard_error", job.spec.error},
             {"current_working_directory", job.spec.cwd},
             {"batch_flag", !job.interactive},
-            {"hold", job.held}};
+            {"hold", job.held},
+            {"comment", {{"job", job.spec.comment}}},
+            {"mail_type", mail_type_list(job.spec.mail_type)},
+            {"mail_user", job.spec.mail_user.empty() ? job.user_name : job.spec.mail_user},
+            {"excluded_nodes", compress_hostlist(job.spec.exclude)}};
 }
 
 json node_to_json(const protocol::NodeInfo& node) {

@@ -140,6 +140,11 @@ Result<ClusterConfig> parse_config(const json& doc) {
             }
         }
     }
+    config.mail_program = doc.value("mail_program", config.mail_program);
+    if (config.mail_program.empty() || config.mail_program.front() != '/') {
+        return Status::invalid("mail_program: invalid value '" + config.mail_program
+                               + "' (accepted: an absolute path, such as /usr/bin/mail)");
+    }
     if (doc.contains("backfill")) {
         if (!doc["backfill"].is_string()) {
             return Status::invalid("backfill: invalid value " + doc["backfill"].dump()
@@ -271,6 +276,7 @@ Status save_config(const ClusterConfig& config, const std::string& path) {
             {"requeue_avoid_failed_nodes", config.requeue_avoid_failed_nodes},
             {"requeue_exit", config.requeue_exit},
             {"requeue_exit_hold", config.requeue_exit_hold},
+            {"mail_program", config.mail_program},
             {"backfill", backfill_policy_name(config.backfill)},
             {"backfill_reservations", config.backfill_reservations}};
     doc.update(write_policy(config.policy));

@@ -59,6 +59,9 @@ struct ClusterConfig {
     // RequeueExit and RequeueExitHold.
     std::vector<int32_t> requeue_exit;
     std::vector<int32_t> requeue_exit_hold;
+    // Run as `mail_program -s SUBJECT USER` at the events a job's --mail-type names, as
+    // Slurm's MailProg.
+    std::string mail_program = "/usr/bin/mail";
     BackfillPolicy backfill = BackfillPolicy::kEasy;
     int64_t backfill_reservations = -1;  // conservative: waiting jobs planned; -1: all
     PolicyConfig policy;                 // QoS, accounts, priority weights, pass budget

@@ -65,9 +65,13 @@ struct JobSpec {
     // a banner line for each later one, so no attempt's output is lost.
     std::string open_mode;
     std::string signal;  // --signal as given: [{R|B}:]SIG[@SECONDS] (warning_signal.h)
+    std::string comment;
+    uint32_t mail_type = 0;            // MailEvent bits (mail_type.h); 0: no mail
+    std::string mail_user;             // empty: the job's user
+    std::vector<std::string> exclude;  // -x/--exclude, expanded: nodes the job may not use
 
-    // Version 1 added requeue, open_mode and signal; stored specs of version 0 read without
-    // them.
+    // Version 1 added requeue, open_mode and signal; version 2 comment, mail and exclude.
+    // Stored specs of an earlier version read without them.
     template <class Archive>
     void serialize(Archive& ar, unsigned version) {
         serialize_fields(ar, name, partition, nodes_min, nodes_max, ntasks, ntasks_per_node,
@@ -77,6 +81,9 @@ struct JobSpec {
                          qos, reservation, gpu, switches, switches_wait_s, segment, distribution);
         if (version >= 1) {
             serialize_fields(ar, requeue, open_mode, signal);
+        }
+        if (version >= 2) {
+            serialize_fields(ar, comment, mail_type, mail_user, exclude);
         }
     }
 };
@@ -370,5 +377,5 @@ struct StepLayout {
 
 }  // namespace cohort::protocol
 
-BOOST_CLASS_VERSION(cohort::protocol::JobSpec, 1)
+BOOST_CLASS_VERSION(cohort::protocol::JobSpec, 2)
 BOOST_CLASS_VERSION(cohort::protocol::JobRecord, 2)

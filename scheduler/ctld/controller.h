@@ -240,6 +240,8 @@ private:
     // Sends `signal` to the running job's `target` processes on each of its nodes.
     void signal_job(const Job& job, int signal, protocol::SignalTarget target);
     void finish_if_clean(Job& job);
+    // Mails the job's user about `event` (a MailEvent) when its --mail-type asks (mail.cc).
+    void mail(const Job& job, uint32_t event);
     void persist(const Job& job, std::function<void()> after = nullptr);
     void persist(const ArrayRemainder& remainder);
     // Runs `then` on the strand once everything persisted so far is committed.

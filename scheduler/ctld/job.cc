@@ -42,6 +42,10 @@ JobRequest request_from_spec(const protocol::JobSpec& spec) {
     request.requeue = spec.requeue;
     request.open_mode = spec.open_mode;
     request.signal = spec.signal;
+    request.comment = spec.comment;
+    request.mail_type = spec.mail_type;
+    request.mail_user = spec.mail_user;
+    request.exclude = spec.exclude;
     return request;
 }
 
@@ -78,6 +82,10 @@ protocol::JobSpec spec_from_request(const JobRequest& request) {
     spec.requeue = request.requeue;
     spec.open_mode = request.open_mode;
     spec.signal = request.signal;
+    spec.comment = request.comment;
+    spec.mail_type = request.mail_type;
+    spec.mail_user = request.mail_user;
+    spec.exclude = request.exclude;
     return spec;
 }
 

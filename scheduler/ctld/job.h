@@ -56,6 +56,10 @@ struct JobRequest {
     int32_t requeue = -1;
     InternedString open_mode;
     InternedString signal;
+    InternedString comment;
+    uint32_t mail_type = 0;
+    InternedString mail_user;
+    std::vector<std::string> exclude;
 };
 
 // protocol::JobRecord in memory; see the top of this file for how it differs.

@@ -1,4 +1,5 @@
 // cohortctld: the Cohort controller daemon.
+#include <csignal>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -33,6 +34,9 @@ int main(int argc, char** argv) {
         spdlog::error("{}", store.status().message());
         return 1;
     }
+    // The mail programs the controller starts (mail.cc) are not waited for: the kernel reaps
+    // them.
+    std::signal(SIGCHLD, SIG_IGN);
     boost::asio::io_context io;
     const cohort::SystemClock clock;
     cohort::ctld::Controller controller(io, clock, *config, *key, std::move(*store));

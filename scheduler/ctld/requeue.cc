@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include "common/mail_type.h"
 #include "common/warning_signal.h"
 #include "scheduler/ctld/controller.h"
 
@@ -122,6 +123,7 @@ void Controller::finish_warned_requeue(uint64_t job_id, uint32_t attempt) {
 }
 
 void Controller::restart_when_clean(Job& job) {
+    mail(job, kMailRequeue);
     charge_job(job, job.end_time);
     usage_.forget(job.job_id);
     nodes_.release(job);

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/clock.h"
+#include "common/mail_type.h"
 #include "scheduler/backfill/plan.h"
 #include "scheduler/ctld/controller.h"
 #include "scheduler/ctld/submit_validation.h"
@@ -28,21 +29,38 @@ int64_t allocated_cpus(const Job& job) {
     return cpus;
 }
 
-// A requeued job's partition less the nodes that failed its earlier attempts, added to the
-// snapshot as a partition of its own; the partition itself when that would leave fewer nodes
-// than the job needs, so avoiding a node never keeps a job from running.
-int avoiding_failed_nodes(sched::Snapshot& snapshot,
-                          int partition,
-                          const Job& job,
-                          const NodeTable& nodes) {
-    std::vector<int> members = snapshot.partitions[static_cast<size_t>(partition)];
-    for (const std::string& name : job.failed_nodes) {
+// `members` less the nodes named.
+std::vector<int> without(std::vector<int> members,
+                         const std::vector<std::string>& names,
+                         const NodeTable& nodes) {
+    for (const std::string& name : names) {
         members.erase(std::remove(members.begin(), members.end(), nodes.index_of(name)),
                       members.end());
     }
-    const size_t needed = std::max<uint32_t>(job.resources.nodes_min, 1);
-    if (members.size() < needed
-        || members.size() == snapshot.partitions[static_cast<size_t>(partition)].size()) {
+    return members;
+}
+
+// The nodes a job may run on: its partition's less its --exclude and, once requeued, less
+// the nodes that failed it (unless that would leave too few: avoiding a node never keeps a
+// job from running). Added to the snapshot as a partition of its own when it differs.
+int partition_for(sched::Snapshot& snapshot,
+                  int partition,
+                  const Job& job,
+                  const NodeTable& nodes,
+                  bool avoid_failed_nodes) {
+    const bool avoiding_some = avoid_failed_nodes && !job.failed_nodes.empty();
+    if (job.spec.exclude.empty() && !avoiding_some) {
+        return partition;  // most jobs: no copy of the partition
+    }
+    const std::vector<int>& whole = snapshot.partitions[static_cast<size_t>(partition)];
+    std::vector<int> members = without(whole, job.spec.exclude, nodes);
+    if (avoiding_some) {
+        std::vector<int> avoiding = without(members, job.failed_nodes, nodes);
+        if (avoiding.size() >= std::max<uint32_t>(job.resources.nodes_min, 1)) {
+            members = std::move(avoiding);
+        }
+    }
+    if (members.size() == whole.size()) {
         return partition;
     }
     snapshot.partitions.push_back(std::move(members));
@@ -278,10 +296,8 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
         pending.priority = planned_priority(job);
         pending.time_limit_s = job.time_limit_s;
         pending.request = job.resources;
-        pending.partition = partition_index.at(job.partition);
-        if (config_.requeue_avoid_failed_nodes && !job.failed_nodes.empty()) {
-            pending.partition = avoiding_failed_nodes(snapshot, pending.partition, job, nodes_);
-        }
+        pending.partition = partition_for(snapshot, partition_index.at(job.partition), job, nodes_,
+                                          config_.requeue_avoid_failed_nodes);
         pending.limits = limits_for(job);
         pending.reservation = reservation;
         if (job.spec.switches > 0) {
@@ -295,6 +311,7 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
         spdlog::info("job {}: dependency '{}' can never be satisfied; cancelling", id,
                      jobs_.at(id).spec.dependency);
         cancel_pending(jobs_.at(id), "DependencyNeverSatisfied");
+        mail(jobs_.at(id), kMailInvalidDepend);
     }
     return snapshot;
 }
@@ -486,6 +503,7 @@ void Controller::launch(uint64_t job_id) {
         return;
     }
     Job& job = it->second;
+    mail(job, kMailBegin);
     if (job.interactive) {
         auto client = job_clients_.find(job_id);
         if (client == job_clients_.end()) {
@@ -596,6 +614,8 @@ void Controller::finish_if_clean(Job& job) {
     job_clients_.erase(job.job_id);
     spdlog::info("job {} {} (exit {}:{})", job.job_id, job_state_name(job.state), job.exit_code,
                  job.exit_signal);
+    const bool failed = job.state != JobState::kCompleted;
+    mail(job, failed && (job.spec.mail_type & kMailFail) != 0 ? kMailFail : kMailEnd);
     persist(job);
     request_schedule();
 }

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "common/hostlist.h"
 #include "common/time_spec.h"
 #include "common/warning_signal.h"
 #include "scheduler/placement/node_fit.h"
@@ -323,8 +324,24 @@ Result<ValidatedJob> validate_submission(const protocol::JobSpec& given,
 
     const std::vector<sched::NodeCapacity>& nodes = context.nodes;
     auto found = context.partition_nodes.find(partition.name);
-    const std::vector<int> eligible =
+    std::vector<int> eligible =
             found != context.partition_nodes.end() ? found->second : std::vector<int>{};
+    for (const std::string& name : spec.exclude) {
+        auto at = std::find(config.nodes.begin(), config.nodes.end(), name);
+        if (at == config.nodes.end()) {
+            return Status::invalid(fmt::format(
+                    "--exclude: node '{}' is not in the cluster (accepted: its nodes, {})", name,
+                    compress_hostlist(config.nodes)));
+        }
+        const int index = static_cast<int>(at - config.nodes.begin());
+        eligible.erase(std::remove(eligible.begin(), eligible.end(), index), eligible.end());
+    }
+    if (!spec.exclude.empty() && eligible.size() < std::max<uint32_t>(spec.nodes_min, 1)) {
+        return Status::invalid(fmt::format(
+                "--exclude: leaves {} of partition '{}' nodes for a job of {} (accepted: "
+                "exclusions that leave enough nodes)",
+                eligible.size(), partition.name, std::max<uint32_t>(spec.nodes_min, 1)));
+    }
     const bool all_known = std::all_of(eligible.begin(), eligible.end(), [&](int index) {
         return index < static_cast<int>(nodes.size()) && nodes[index].cpus > 0;
     });

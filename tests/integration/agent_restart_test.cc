@@ -14,11 +14,6 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-std::string read_file(const std::string& path) {
-    std::ifstream in(path);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 size_t count_of(const std::string& text, const std::string& what) {
     size_t count = 0;
     for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
@@ -62,11 +57,11 @@ TEST(AgentRestart, ARunningBatchJobRunsOnAndItsEndIsReported) {
     EXPECT_EQ(job["exit_code"]["return_code"]["number"], 3) << job.dump();
     EXPECT_EQ(job["restart_cnt"], 0) << "the job was not requeued";
     const std::string output =
-            read_file(cluster.work_dir() + "/slurm-" + std::to_string(id) + ".out");
+            read_text(cluster.work_dir() + "/slurm-" + std::to_string(id) + ".out");
     EXPECT_EQ(count_of(output, "started"), 1u) << output;
     EXPECT_EQ(count_of(output, "warned"), 1u) << output;
     EXPECT_EQ(count_of(output, "finished"), 1u) << output;
-    const std::string log = read_file(cluster.state_dir() + "/cohortd-node1.log");
+    const std::string log = read_text(cluster.state_dir() + "/cohortd-node1.log");
     EXPECT_NE(log.find("adopted its running batch script"), std::string::npos) << log;
     const auto nodes =
             nlohmann::json::parse(cluster.cohort({"nodes", "--json"}).out, nullptr, false);

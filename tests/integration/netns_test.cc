@@ -17,11 +17,6 @@ namespace {
 
 using std::chrono::seconds;
 
-std::string read_file(const std::string& path) {
-    std::ifstream in(path);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 // A namespace and a /30 between it and the host; both gone when this is destroyed.
 class NetworkNamespace {
 public:
@@ -150,11 +145,11 @@ TEST(NodeInItsOwnNetwork, ACutLinkRequeuesTheJobAndTheStaleAttemptEndsWhenItRetu
     const auto cut = std::chrono::steady_clock::now();
     ASSERT_TRUE(eventually(
             [&] {
-                return read_file(cluster.work_dir() + "/netns.out").find("finished 1")
+                return read_text(cluster.work_dir() + "/netns.out").find("finished 1")
                        != std::string::npos;
             },
             seconds(30)))
-            << read_file(cluster.work_dir() + "/netns.out");
+            << read_text(cluster.work_dir() + "/netns.out");
     const double recovered_s =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - cut).count();
     std::printf("link cut -> job's next attempt done: %.2f s (node_timeout_ms %d)\n", recovered_s,
@@ -171,7 +166,7 @@ TEST(NodeInItsOwnNetwork, ACutLinkRequeuesTheJobAndTheStaleAttemptEndsWhenItRetu
     // the stale attempt; the node stays DOWN until resumed (return_to_service 0).
     ASSERT_TRUE(net.set_link(true));
     EXPECT_TRUE(eventually([&] { return !running(stale); }, seconds(30)));
-    const std::string output = read_file(cluster.work_dir() + "/netns.out");
+    const std::string output = read_text(cluster.work_dir() + "/netns.out");
     EXPECT_NE(output.find("attempt 0 on node2"), std::string::npos) << output;
     EXPECT_NE(output.find("attempt 1 on node1"), std::string::npos) << output;
     EXPECT_EQ(output.find("finished 0"), std::string::npos) << output;

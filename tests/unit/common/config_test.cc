@@ -109,6 +109,26 @@ TEST(ClusterConfigFile, ReturnToServiceDefaultsToSlurmsAndRefusesOtherValues) {
             << bad.status().message();
 }
 
+TEST(ClusterConfigFile, MailProgramDefaultsToMailAndMustBeAnAbsolutePath) {
+    auto config = load_config(temp_config(kMinimal));
+    ASSERT_TRUE(config) << config.status().message();
+    EXPECT_EQ(config->mail_program, "/usr/bin/mail");
+    config->mail_program = "/opt/site/bin/notify";
+    const std::string path = temp_config("");
+    ASSERT_TRUE(save_config(*config, path));
+    auto again = load_config(path);
+    ASSERT_TRUE(again) << again.status().message();
+    EXPECT_EQ(again->mail_program, "/opt/site/bin/notify");
+    std::string text = kMinimal;
+    text.insert(1, R"("mail_program": "mail", )");
+    auto bad = load_config(temp_config(text));
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.status().message().find(
+                      "mail_program: invalid value 'mail' (accepted: an absolute path"),
+              std::string::npos)
+            << bad.status().message();
+}
+
 TEST(ClusterConfigFile, PreemptionKeysRoundTripAndBadOnesNameTheQos) {
     std::string text = kMinimal;
     text.insert(1, R"("qos": [{"name": "low", "preempt_mode": "cancel", "grace_time": 30},

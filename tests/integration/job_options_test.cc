@@ -1,0 +1,134 @@
+// Options that real users' scripts carry, end to end: -x/--exclude keeps a job off nodes,
+// --comment is shown with it, and --mail-type/--mail-user run the cluster's mail program at
+// the job's events (here a program that records its calls).
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "tests/fixtures/shared_cluster.h"
+
+namespace cohort::testing {
+namespace {
+
+using std::chrono::seconds;
+
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        lines.push_back(line);
+    }
+    return lines;
+}
+
+// Each call of the mail program, its arguments joined by '|', one line a call.
+const std::string& mail_log() {
+    static const std::string path = std::filesystem::temp_directory_path()
+                                    / ("cohort-mail-" + std::to_string(getpid()) + ".log");
+    return path;
+}
+
+std::string mail_recorder() {
+    static const std::string path = std::filesystem::temp_directory_path()
+                                    / ("cohort-mail-" + std::to_string(getpid()) + ".sh");
+    std::ofstream(path) << "#!/bin/sh\nIFS='|'; echo \"$*\" >> " << mail_log() << "\n";
+    std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+    return path;
+}
+
+class JobOptionsTest : public SharedCluster<JobOptionsTest> {
+public:
+    static constexpr int kNodes = 2;
+
+    static std::vector<std::string> start_args() {
+        return with_settings({{"mail_program", mail_recorder()}});
+    }
+
+    static void TearDownTestSuite() {
+        SharedCluster::TearDownTestSuite();
+        std::filesystem::remove(mail_recorder());
+        std::filesystem::remove(mail_log());
+    }
+
+protected:
+    uint64_t submit(std::vector<std::string> args) const {
+        args.insert(args.begin(), {"batch", "--parsable"});
+        CommandResult result = cluster_->cohort(args);
+        EXPECT_EQ(result.exit_code, 0) << result.err;
+        return std::strtoull(result.out.c_str(), nullptr, 10);
+    }
+
+    // The mail calls about job `id`.
+    static std::vector<std::string> mails_of(uint64_t id) {
+        std::vector<std::string> mails;
+        for (const std::string& line : lines_of(read_text(mail_log()))) {
+            if (line.find("Job_id=" + std::to_string(id) + " ") != std::string::npos) {
+                mails.push_back(line);
+            }
+        }
+        return mails;
+    }
+};
+
+TEST_F(JobOptionsTest, ExcludedNodeIsAvoidedAndCommentAndMailAreShown) {
+    const uint64_t id =
+            submit({"-x", "node1", "--comment", "ablation run 7", "--mail-type=BEGIN",
+                    "--mail-type=END", "--mail-user=ops@example.org", "--wrap", "exit 3"});
+    EXPECT_EQ(cluster_->wait_final_state(id, seconds(30)), "FAILED");
+    const std::string shown = cluster_->cohort({"show", "job", std::to_string(id)}).out;
+    EXPECT_NE(shown.find("NodeList=node2\n"), std::string::npos) << shown;
+    EXPECT_NE(shown.find("   ExcNodeList=node1\n"), std::string::npos) << shown;
+    EXPECT_NE(shown.find("   Comment=ablation run 7\n"), std::string::npos) << shown;
+    EXPECT_NE(shown.find("   MailUser=ops@example.org MailType=BEGIN,END\n"), std::string::npos)
+            << shown;
+    ASSERT_TRUE(eventually([&] { return mails_of(id).size() == 2; }, seconds(10)))
+            << read_text(mail_log());
+    const std::string head = "-s|Cohort Job_id=" + std::to_string(id) + " Name=wrap ";
+    EXPECT_EQ(mails_of(id)[0], head + "Began, Queued time 00:00:00|ops@example.org");
+    EXPECT_EQ(mails_of(id)[1],
+              head + "Ended, Run time 00:00:00, FAILED, ExitCode 3|ops@example.org");
+}
+
+// ALL: the start and, for a job that fails, one "Failed" mail; to the job's user by default.
+TEST_F(JobOptionsTest, MailTypeAllMailsTheUserAtTheStartAndTheFailure) {
+    const uint64_t id = submit({"--mail-type=ALL", "--wrap", "exit 4"});
+    EXPECT_EQ(cluster_->wait_final_state(id, seconds(30)), "FAILED");
+    ASSERT_TRUE(eventually([&] { return mails_of(id).size() == 2; }, seconds(10)))
+            << read_text(mail_log());
+    const std::string user = cluster_->cohort({"show", "job", std::to_string(id)}).out;
+    EXPECT_NE(mails_of(id)[0].find(" Began, "), std::string::npos);
+    EXPECT_NE(mails_of(id)[1].find(" Failed, Run time 00:00:00, FAILED, ExitCode 4|"),
+              std::string::npos)
+            << mails_of(id)[1];
+    EXPECT_NE(user.find("MailType=BEGIN,END,FAIL,REQUEUE,INVALID_DEPEND,STAGE_OUT"),
+              std::string::npos)
+            << user;
+}
+
+TEST_F(JobOptionsTest, BadValuesAreRefusedWithOneLineAndQueueNothing) {
+    const std::string before = cluster_->cohort({"queue", "-h"}).out;
+    const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+            {{"-x", "node9"},
+             "--exclude: node 'node9' is not in the cluster (accepted: its nodes, node[1-2])"},
+            {{"-x", "node[1-2]"},
+             "--exclude: leaves 0 of partition 'debug' nodes for a job of 1 (accepted: "
+             "exclusions that leave enough nodes)"},
+            {{"-x", "node[2-1]"}, "--exclude:"},
+            {{"--mail-type=BEGIN,SOMETIMES"}, "--mail-type: invalid value 'BEGIN,SOMETIMES'"},
+    };
+    for (const auto& [options, message] : cases) {
+        std::vector<std::string> args{"batch", "-H"};
+        args.insert(args.end(), options.begin(), options.end());
+        args.insert(args.end(), {"--wrap", "true"});
+        CommandResult refused = cluster_->cohort(args);
+        EXPECT_EQ(refused.exit_code, 1) << options.front();
+        EXPECT_EQ(lines_of(refused.err).size(), 1u) << refused.err;
+        EXPECT_NE(refused.err.find(message), std::string::npos) << refused.err;
+    }
+    EXPECT_EQ(cluster_->cohort({"queue", "-h"}).out, before);
+}
+
+}  // namespace
+}  // namespace cohort::testing
