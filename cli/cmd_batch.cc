@@ -26,21 +26,28 @@ Result<std::string> read_file(const std::string& path) {
     return buffer.str();
 }
 
-// Checks one directive line on its own, so an error can name the line.
-Status check_directive(const DirectiveLine& line) {
+// Parses one directive line on its own, so an unknown option can name its line. Its words,
+// abbreviations spelled out, go to `words`; its values alone are judged into `alone` (ok
+// when they pass).
+Status parse_directive(const DirectiveLine& line, Args& words, Status& alone) {
     JobOptions scratch;
     CLI::App app;
     add_job_options(app, scratch, JobCommand::kBatch);
-    std::vector<std::string> reversed(line.words.rbegin(), line.words.rend());
+    auto spelled = spell_out_prefixes(app, line.words);
+    if (!spelled) {
+        return spelled.status().with_context(
+                fmt::format("script line {} '{}'", line.line_number, line.text));
+    }
+    words = *spelled;
+    std::vector<std::string> reversed(words.rbegin(), words.rend());
     try {
         app.parse(reversed);
     } catch (const CLI::ParseError& e) {
         return Status::invalid(
                 fmt::format("script line {} '{}': {}", line.line_number, line.text, e.what()));
     }
-    if (auto spec = job_spec_from(scratch); !spec) {
-        return spec.status().with_context(fmt::format("script line {}", line.line_number));
-    }
+    auto spec = job_spec_from(scratch);
+    alone = spec ? Status::ok() : spec.status();
     return Status::ok();
 }
 
@@ -51,7 +58,11 @@ int cmd_batch(const Args& args) {
     CLI::App app{"Submit a batch script: cohort batch [options] SCRIPT [ARGS...]"};
     add_job_options(app, options, JobCommand::kBatch);
     app.prefix_command();
-    if (int rc = parse_args(app, "batch", args); rc >= 0) {
+    auto spelled = spell_out_prefixes(app, args);
+    if (!spelled) {
+        return report_error("batch", spelled.status());
+    }
+    if (int rc = parse_args(app, "batch", *spelled); rc >= 0) {
         return rc;
     }
     std::vector<std::string> positional = app.remaining();
@@ -99,19 +110,27 @@ int cmd_batch(const Args& args) {
     if (!directives) {
         return report_error("batch", directives.status());
     }
-    // Directives first, then the command line: the last value of an option wins.
+    // Directives first, then the command line: the last value of an option wins. As sbatch,
+    // rules between options (--gpus-per-task needs --ntasks, ...) are judged on the merged
+    // set, not line by line.
     std::vector<std::string> combined;
+    std::vector<std::pair<int, Status>> alone_errors;  // line number, what it fails alone
     for (const auto& line : *directives) {
-        if (Status checked = check_directive(line); !checked) {
-            return report_error("batch", checked);
+        Status alone = Status::ok();
+        Args words;
+        if (Status parsed = parse_directive(line, words, alone); !parsed) {
+            return report_error("batch", parsed);
         }
-        combined.insert(combined.end(), line.words.begin(), line.words.end());
+        if (!alone) {
+            alone_errors.emplace_back(line.line_number, alone);
+        }
+        combined.insert(combined.end(), words.begin(), words.end());
     }
     JobOptions merged;
     CLI::App merged_app;
     add_job_options(merged_app, merged, JobCommand::kBatch);
     merged_app.prefix_command();
-    combined.insert(combined.end(), args.begin(), args.end());
+    combined.insert(combined.end(), spelled->begin(), spelled->end());
     std::vector<std::string> reversed(combined.rbegin(), combined.rend());
     try {
         merged_app.parse(reversed);
@@ -120,6 +139,13 @@ int cmd_batch(const Args& args) {
     }
     auto spec = job_spec_from(merged);
     if (!spec) {
+        // A bad value fails its own line the same way: name that line.
+        for (const auto& [line_number, alone] : alone_errors) {
+            if (alone.message() == spec.status().message()) {
+                return report_error("batch",
+                                    alone.with_context(fmt::format("script line {}", line_number)));
+            }
+        }
         return report_error("batch", spec.status());
     }
     if (spec->name.empty()) {
@@ -130,6 +156,9 @@ int cmd_batch(const Args& args) {
     auto context = load_client_context();
     if (!context) {
         return report_error("batch", context.status());
+    }
+    if (Status cluster = check_clusters(merged, context->config.cluster_name); !cluster) {
+        return report_error("batch", cluster);
     }
     auto client = connect_controller(*context);
     if (!client) {

@@ -242,7 +242,11 @@ int cmd_run(const Args& args) {
                    "set RANK, WORLD_SIZE, MASTER_ADDR, ... for PyTorch (yes, no)")
             ->check(CLI::IsMember({"yes", "no"}));
     app.prefix_command();
-    if (int rc = parse_args(app, "run", spell_attached_values(app, args)); rc >= 0) {
+    auto spelled = spell_out_prefixes(app, spell_attached_values(app, args));
+    if (!spelled) {
+        return report_error("run", spelled.status());
+    }
+    if (int rc = parse_args(app, "run", *spelled); rc >= 0) {
         return rc;
     }
     StepRequest request;
@@ -291,6 +295,9 @@ int cmd_run(const Args& args) {
     auto context = load_client_context();
     if (!context) {
         return report_error("run", context.status());
+    }
+    if (Status cluster = check_clusters(options, context->config.cluster_name); !cluster) {
+        return report_error("run", cluster);
     }
     asio::io_context io;
     std::shared_ptr<transport::Connection> allocation;

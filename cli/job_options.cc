@@ -1,12 +1,14 @@
 // Shared job options and their conversion to a JobSpec.
 #include "cli/job_options.h"
 
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
 #include <map>
 #include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include "common/begin_time.h"
@@ -176,6 +178,7 @@ void add_job_options(CLI::App& app, JobOptions& o, JobCommand command) {
                    "how ranks are dealt over the nodes: block (default), cyclic, plane=N");
     app.add_option("-x,--exclude", o.exclude, "nodes the job may not use: a hostlist");
     app.add_option("--comment", o.comment, "a comment shown with the job");
+    app.add_option("-M,--clusters", o.clusters, "clusters to submit to: this one's name");
     app.add_option("--mail-type", o.mail_type,
                    "events that mail the user: BEGIN, END, FAIL, REQUEUE, ALL, NONE, ...");
     app.add_option("--mail-user", o.mail_user, "who gets the mail (default: the job's user)");
@@ -200,6 +203,68 @@ void add_job_options(CLI::App& app, JobOptions& o, JobCommand command) {
         option->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     }
     app.get_option("--mail-type")->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
+Result<std::vector<std::string>> spell_out_prefixes(const CLI::App& app,
+                                                    std::vector<std::string> words) {
+    std::vector<std::string> long_names;
+    for (const CLI::Option* option : app.get_options()) {
+        for (const std::string& name : option->get_lnames()) {
+            long_names.push_back(name);
+        }
+    }
+    for (size_t i = 0; i < words.size(); ++i) {
+        std::string& word = words[i];
+        if (word == "--" || word.size() < 2 || word[0] != '-') {
+            break;  // the script or command, and its own arguments
+        }
+        const bool is_long = word[1] == '-';
+        const size_t equals = word.find('=');
+        std::string name = is_long ? word.substr(
+                                   2, equals == std::string::npos ? std::string::npos : equals - 2)
+                                   : word.substr(1, 1);
+        if (is_long && std::find(long_names.begin(), long_names.end(), name) == long_names.end()) {
+            std::vector<std::string> matches;
+            for (const std::string& candidate : long_names) {
+                if (candidate.rfind(name, 0) == 0) {
+                    matches.push_back(candidate);
+                }
+            }
+            if (matches.size() > 1) {
+                return Status::invalid(fmt::format("--{}: ambiguous option (accepted: one of --{})",
+                                                   name, fmt::join(matches, ", --")));
+            }
+            if (matches.size() == 1) {
+                name = matches.front();
+                word = "--" + name + (equals == std::string::npos ? "" : word.substr(equals));
+            }
+        }
+        // An option's separate value is not an operand.
+        const bool value_attached = is_long ? equals != std::string::npos : word.size() > 2;
+        const CLI::Option* option = app.get_option_no_throw(is_long ? "--" + name : "-" + name);
+        if (option != nullptr && option->get_items_expected_min() > 0 && !value_attached) {
+            ++i;
+        }
+    }
+    return words;
+}
+
+Status check_clusters(const JobOptions& options, const std::string& this_cluster) {
+    if (options.clusters.empty()) {
+        return Status::ok();
+    }
+    size_t start = 0;
+    while (start <= options.clusters.size()) {
+        const size_t comma = std::min(options.clusters.find(',', start), options.clusters.size());
+        if (options.clusters.compare(start, comma - start, this_cluster) == 0) {
+            return Status::ok();
+        }
+        start = comma + 1;
+    }
+    return Status::invalid(
+            fmt::format("--clusters: no cluster '{}' here (accepted: {}, this "
+                        "cluster's name)",
+                        options.clusters, this_cluster));
 }
 
 std::vector<std::pair<std::string, std::string>> current_environment() {

@@ -51,6 +51,7 @@ struct JobOptions {
     std::vector<std::string> mail_type;  // every --mail-type given: they add up
     std::string mail_user;
     std::string exclude;
+    std::string clusters;
     bool parsable = false;
     std::string wrap;
 };
@@ -64,8 +65,18 @@ enum class JobCommand {
 // directives followed by command-line flags give flags precedence.
 void add_job_options(CLI::App& app, JobOptions& options, JobCommand command);
 
+// getopt_long's abbreviations, as sbatch and srun take them: each `--pre[=V]` before the
+// first operand that starts exactly one long option's name is spelled out (`--no-reque` is
+// --no-requeue); one that starts several is refused with their names.
+Result<std::vector<std::string>> spell_out_prefixes(const CLI::App& app,
+                                                    std::vector<std::string> words);
+
 // Turns parsed options into a JobSpec (the environment is taken from `environ`).
 Result<protocol::JobSpec> job_spec_from(const JobOptions& options);
+
+// -M/--clusters: ok when this cluster's name is among them (or none was given), as at
+// multi-cluster sites; another cluster's name is refused.
+Status check_clusters(const JobOptions& options, const std::string& this_cluster);
 
 // Parses "a=b" entries of `environ` into pairs.
 std::vector<std::pair<std::string, std::string>> current_environment();

@@ -104,6 +104,11 @@ INSTANTIATE_TEST_SUITE_P(
                          "#!/bin/sh\n#SBATCH --frobnicate\ntrue\n",
                          {"line 2", "--frobnicate"}},
                 BadInput{"NoShebang", {"batch", "bad.sh"}, "echo hi\n", {"#!"}},
+                BadInput{"OtherCluster",
+                         {"batch", "-M", "gpu", "--wrap", "true"},
+                         "",
+                         {"--clusters: no cluster 'gpu' here (accepted: cohort, this cluster's "
+                          "name)"}},
                 BadInput{"BadDependency",
                          {"batch", "-d", "afterfoo:1", "--wrap", "true"},
                          "",

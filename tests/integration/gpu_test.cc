@@ -211,6 +211,38 @@ TEST_F(GpuTest, GpuTypeMustExistOnSomeNode) {
     EXPECT_EQ(good.out, "1\n");
 }
 
+// As sbatch merges directives before it judges them: --gpus-per-task on one line and the
+// task count on another (or on the command line) is one valid request, and the job runs with
+// a GPU per task. A value that is wrong by itself still names its line.
+TEST_F(GpuTest, DirectivesAreJudgedTogetherNotLineByLine) {
+    const std::string script = cluster_->work_dir() + "/split.sh";
+    std::ofstream(script) << "#!/bin/bash\n"
+                             "#SBATCH --gpus-per-task=1\n"
+                             "#SBATCH -o split-%j.out\n"
+                             "echo gpus $SLURM_GPUS_ON_NODE\n";
+    for (const std::vector<std::string>& extra :
+         {std::vector<std::string>{"-n", "2"}, std::vector<std::string>{"--ntasks=3"}}) {
+        std::vector<std::string> args{"batch", "--parsable"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        args.push_back(script);
+        CommandResult submitted = cluster_->cohort(args);
+        ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+        const std::string id = submitted.out.substr(0, submitted.out.find('\n'));
+        EXPECT_EQ(cluster_->wait_final_state(std::stoull(id), std::chrono::seconds(60)),
+                  "COMPLETED");
+        const std::string tasks = extra.size() == 2 ? "2" : "3";
+        std::ifstream out(cluster_->work_dir() + "/split-" + id + ".out");
+        std::string line;
+        std::getline(out, line);
+        EXPECT_EQ(line, "gpus " + tasks);
+    }
+    std::ofstream(script) << "#!/bin/bash\n#SBATCH -n 2\n#SBATCH --gpus-per-task=lots\ntrue\n";
+    CommandResult bad = cluster_->cohort({"batch", script});
+    EXPECT_EQ(bad.exit_code, 1);
+    EXPECT_NE(bad.err.find("script line 3"), std::string::npos) << bad.err;
+    EXPECT_NE(bad.err.find("lots"), std::string::npos) << bad.err;
+}
+
 // Two Minsky nodes, so that which node a job lands on depends on the NVLink pairs.
 class GpuNodeChoiceTest : public ::testing::Test {
 protected:

@@ -107,6 +107,31 @@ TEST_F(JobOptionsTest, MailTypeAllMailsTheUserAtTheStartAndTheFailure) {
             << user;
 }
 
+// -M/--clusters at a multi-cluster site: this cluster's name among them is accepted.
+TEST_F(JobOptionsTest, ThisClustersNameIsAcceptedForClusters) {
+    const uint64_t id = submit({"-H", "--clusters=login,cohort", "--wrap", "true"});
+    EXPECT_EQ(cluster_->job_state(id), "PENDING");
+    cluster_->cohort({"cancel", std::to_string(id)});
+}
+
+// getopt_long's abbreviations, as in a real script (`--no-reque`) and on the command line:
+// a unique prefix is the option; one that starts several options is refused with them.
+TEST_F(JobOptionsTest, UniquePrefixesOfLongOptionsAreTheOptions) {
+    const std::string script = cluster_->work_dir() + "/abbreviated.sh";
+    std::ofstream(script) << "#!/bin/bash\n#SBATCH --no-reque\n#SBATCH --job-na=short\ntrue\n";
+    const uint64_t id = submit({"-H", "--clu=cohort", script});
+    const std::string shown = cluster_->cohort({"show", "job", std::to_string(id)}).out;
+    EXPECT_NE(shown.find("JobName=short\n"), std::string::npos) << shown;
+    EXPECT_NE(shown.find("Requeue=0 "), std::string::npos) << shown;
+    cluster_->cohort({"cancel", std::to_string(id)});
+
+    CommandResult ambiguous = cluster_->cohort({"batch", "-H", "--no", "--wrap", "true"});
+    EXPECT_EQ(ambiguous.exit_code, 1);
+    EXPECT_EQ(ambiguous.err,
+              "cohort batch: error: --no: ambiguous option (accepted: one of "
+              "--nodes, --no-requeue)\n");
+}
+
 TEST_F(JobOptionsTest, BadValuesAreRefusedWithOneLineAndQueueNothing) {
     const std::string before = cluster_->cohort({"queue", "-h"}).out;
     const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
