@@ -234,10 +234,14 @@ Result<std::vector<std::string>> spell_out_prefixes(const CLI::App& app,
                 return Status::invalid(fmt::format("--{}: ambiguous option (accepted: one of --{})",
                                                    name, fmt::join(matches, ", --")));
             }
-            if (matches.size() == 1) {
-                name = matches.front();
-                word = "--" + name + (equals == std::string::npos ? "" : word.substr(equals));
+            if (matches.empty()) {
+                return Status::invalid("unrecognized option '--" + name + "'");
             }
+            name = matches.front();
+            word = "--" + name + (equals == std::string::npos ? "" : word.substr(equals));
+        }
+        if (!is_long && app.get_option_no_throw("-" + name) == nullptr) {
+            return Status::invalid("invalid option -- '" + name + "'");  // getopt's words
         }
         // An option's separate value is not an operand.
         const bool value_attached = is_long ? equals != std::string::npos : word.size() > 2;

@@ -67,7 +67,8 @@ void add_job_options(CLI::App& app, JobOptions& options, JobCommand command);
 
 // getopt_long's abbreviations, as sbatch and srun take them: each `--pre[=V]` before the
 // first operand that starts exactly one long option's name is spelled out (`--no-reque` is
-// --no-requeue); one that starts several is refused with their names.
+// --no-requeue); one that starts several is refused with their names, and an option that is
+// none of them with getopt's words.
 Result<std::vector<std::string>> spell_out_prefixes(const CLI::App& app,
                                                     std::vector<std::string> words);
 

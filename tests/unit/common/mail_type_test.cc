@@ -17,6 +17,12 @@ TEST(MailType, ListsAndRepeatsAreOrEdAndNoneClears) {
     EXPECT_EQ(mail_type_name(0), "NONE");
 }
 
+// ALL is common in scripts; nothing it names goes without mail here.
+TEST(MailType, AllNamesOnlyEventsThatSendMail) {
+    EXPECT_EQ(*parse_mail_type({"ALL"}) & ~kMailSent, 0u);
+    EXPECT_NE(*parse_mail_type({"TIME_LIMIT_90"}) & ~kMailSent, 0u);
+}
+
 TEST(MailType, AnUnknownEventIsNamedWithWhatIsAccepted) {
     auto bad = parse_mail_type({"BEGIN,ENDS"});
     ASSERT_FALSE(bad);
