@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/fixtures/local_cluster.h"
+#include "tests/fixtures/submit_batch.h"
 
 namespace cohort::testing {
 namespace {
@@ -20,14 +21,6 @@ size_t count_of(const std::string& text, const std::string& what) {
         ++count;
     }
     return count;
-}
-
-uint64_t submit(const LocalCluster& cluster, const std::vector<std::string>& args) {
-    std::vector<std::string> argv{"batch", "--parsable"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    CommandResult result = cluster.cohort(argv);
-    EXPECT_EQ(result.exit_code, 0) << result.err;
-    return std::strtoull(result.out.c_str(), nullptr, 10);
 }
 
 nlohmann::json job_json(const LocalCluster& cluster, uint64_t id) {
@@ -48,7 +41,7 @@ TEST(AgentRestart, ARunningBatchJobRunsOnAndItsEndIsReported) {
                              "for i in $(seq 1 10); do sleep 0.5; done\n"
                              "echo finished\n"
                              "exit 3\n";
-    const uint64_t id = submit(cluster, {"-t", "1", "--signal=B:USR1@57", script});
+    const uint64_t id = submit_batch(cluster, {"-t", "1", "--signal=B:USR1@57", script});
     ASSERT_TRUE(eventually([&] { return cluster.job_state(id) == "RUNNING"; }, seconds(20)));
 
     ASSERT_TRUE(cluster.restart_agent("node1", {}));
@@ -76,7 +69,7 @@ TEST(AgentRestart, ARunningBatchJobRunsOnAndItsEndIsReported) {
 TEST(AgentRestart, AnEndWhileNoAgentRanIsReportedByTheNextOne) {
     LocalCluster cluster(1);
     ASSERT_TRUE(cluster.up());
-    const uint64_t id = submit(cluster, {"--wrap", "sleep 0.5; exit 4"});
+    const uint64_t id = submit_batch(cluster, {"--wrap", "sleep 0.5; exit 4"});
     ASSERT_TRUE(eventually([&] { return cluster.job_state(id) == "RUNNING"; }, seconds(20)));
 
     // The controller gives a silent node two heartbeats (2 s here) before it is DOWN.

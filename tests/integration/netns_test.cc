@@ -11,6 +11,7 @@
 
 #include "launcher/batch_record.h"
 #include "tests/fixtures/local_cluster.h"
+#include "tests/fixtures/submit_batch.h"
 
 namespace cohort::testing {
 namespace {
@@ -76,14 +77,6 @@ private:
     bool ready_ = false;
 };
 
-uint64_t submit(const LocalCluster& cluster, const std::vector<std::string>& args) {
-    std::vector<std::string> argv{"batch", "--parsable"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    CommandResult result = cluster.cohort(argv);
-    EXPECT_EQ(result.exit_code, 0) << result.err;
-    return std::strtoull(result.out.c_str(), nullptr, 10);
-}
-
 // Not gone and not a zombie (no one may reap a script whose shepherd was killed with it).
 bool running(pid_t pid) {
     return agent::process_start_ticks(pid) != 0;
@@ -130,7 +123,7 @@ TEST(NodeInItsOwnNetwork, ACutLinkRequeuesTheJobAndTheStaleAttemptEndsWhenItRetu
     // the second runs on node1 and ends at once.
     ASSERT_EQ(cluster.cohort({"node", "drain", "node1", "--reason", "test"}).exit_code, 0);
     const std::string pid_file = cluster.work_dir() + "/attempt0.pid";
-    const uint64_t id = submit(
+    const uint64_t id = submit_batch(
             cluster, {"-o", "netns.out", "--wrap",
                       "echo attempt $SLURM_RESTART_COUNT on $SLURMD_NODENAME; "
                       "if [ $SLURM_RESTART_COUNT = 0 ]; then echo $$ > "
