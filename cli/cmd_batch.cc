@@ -1,8 +1,11 @@
 // cohort batch (sbatch): reads #SBATCH/#COHORT directives, applies flags over them, submits.
+#include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <sstream>
+#include <thread>
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -30,6 +33,13 @@ Result<std::string> read_file(const std::string& path) {
 // abbreviations spelled out, go to `words`; its values alone are judged into `alone` (ok
 // when they pass).
 Status parse_directive(const DirectiveLine& line, Args& words, Status& alone) {
+    if (!line.words.empty()
+        && (line.words.front() == "hetjob" || line.words.front() == "packjob")) {
+        return Status::invalid(fmt::format(
+                "script line {} '{}': heterogeneous jobs are not supported yet (accepted: one "
+                "job component per script)",
+                line.line_number, line.text));
+    }
     JobOptions scratch;
     CLI::App app;
     add_job_options(app, scratch, JobCommand::kBatch);
@@ -49,6 +59,40 @@ Status parse_directive(const DirectiveLine& line, Args& words, Status& alone) {
     auto spec = job_spec_from(scratch);
     alone = spec ? Status::ok() : spec.status();
     return Status::ok();
+}
+
+// -W/--wait: polls until the job (every task of an array) has ended, as sbatch --wait does;
+// its exit code, the highest of the tasks', is the command's.
+int wait_for_job(uint64_t job_id) {
+    for (int delay_ms = 100;; delay_ms = std::min(delay_ms * 2, 2000)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+        protocol::QueryJobsRequest active;
+        active.job_ids = {job_id};
+        bool running = false;
+        Status listed = ask_job_list(active, [&](protocol::JobListReply& frame) {
+            running = running || !frame.jobs.empty();
+        });
+        if (!listed) {
+            continue;  // the controller may be restarting: ask again
+        }
+        if (running) {
+            continue;
+        }
+        protocol::AcctQueryRequest ended;
+        ended.job_ids = {job_id};
+        int exit_code = 0;
+        listed = ask_job_list(ended, [&](protocol::JobListReply& frame) {
+            for (const protocol::JobRecord& job : frame.jobs) {
+                const int code = job.exit_signal != 0 ? 128 + job.exit_signal : job.exit_code;
+                exit_code = std::max(exit_code, job.state == JobState::kCompleted ? 0
+                                                : code != 0                       ? code
+                                                                                  : 1);
+            }
+        });
+        if (listed) {
+            return exit_code;
+        }
+    }
 }
 
 }  // namespace
@@ -110,9 +154,9 @@ int cmd_batch(const Args& args) {
     if (!directives) {
         return report_error("batch", directives.status());
     }
-    // Directives first, then the command line: the last value of an option wins. As sbatch,
-    // rules between options (--gpus-per-task needs --ntasks, ...) are judged on the merged
-    // set, not line by line.
+    // Directives first, then SBATCH_* variables, then the command line: the last value of an
+    // option wins. As sbatch, rules between options (--gpus-per-task needs --ntasks, ...) are
+    // judged on the merged set, not line by line.
     std::vector<std::string> combined;
     std::vector<std::pair<int, Status>> alone_errors;  // line number, what it fails alone
     for (const auto& line : *directives) {
@@ -130,6 +174,8 @@ int cmd_batch(const Args& args) {
     CLI::App merged_app;
     add_job_options(merged_app, merged, JobCommand::kBatch);
     merged_app.prefix_command();
+    const std::vector<std::string> from_environment = sbatch_environment_options();
+    combined.insert(combined.end(), from_environment.begin(), from_environment.end());
     combined.insert(combined.end(), spelled->begin(), spelled->end());
     std::vector<std::string> reversed(combined.rbegin(), combined.rend());
     try {
@@ -137,7 +183,8 @@ int cmd_batch(const Args& args) {
     } catch (const CLI::ParseError& e) {
         return report_error("batch", Status::invalid(e.what()));
     }
-    auto spec = job_spec_from(merged);
+    std::vector<std::string> warnings;
+    auto spec = job_spec_from(merged, &warnings);
     if (!spec) {
         // A bad value fails its own line the same way: name that line.
         for (const auto& [line_number, alone] : alone_errors) {
@@ -168,10 +215,15 @@ int cmd_batch(const Args& args) {
     if (!reply) {
         return report_error("batch", reply.status().with_context("Batch job submission failed"));
     }
+    print_warnings(merged, warnings);  // only for a job that exists: a refusal is one line
     if (merged.parsable) {
         std::cout << reply->job_id << "\n";
     } else {
         std::cout << "Submitted batch job " << reply->job_id << "\n";
+    }
+    if (merged.wait) {
+        std::cout.flush();
+        return wait_for_job(reply->job_id);
     }
     return 0;
 }

@@ -1,4 +1,6 @@
 // cohort queue / nodes / show / acct (squeue, sinfo, scontrol show job, sacct).
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <ctime>
 #include <iostream>
@@ -13,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/json_output.h"
 #include "cli/queue_format.h"
+#include "cli/show_entities.h"
 #include "common/begin_time.h"
 #include "common/hostlist.h"
 #include "common/mail_type.h"
@@ -263,20 +266,36 @@ int cmd_nodes(const Args& args) {
 }
 
 int cmd_show(const Args& args) {
-    CLI::App app{"Show one job (scontrol show job): cohort show job ID"};
+    CLI::App app{
+            "Show a job, nodes or partitions (scontrol show): cohort show job ID | node [NODES] "
+            "| partition [NAME]"};
     bool json = false;
     std::string what;
-    uint64_t job_id = 0;
+    std::string operand;
     app.add_flag("--json", json, "print Slurm-shaped JSON");
-    app.add_option("what", what, "job")->required();
-    app.add_option("id", job_id, "job id")->required();
+    app.add_option("what", what, "job, node or partition")->required();
+    app.add_option("operand", operand, "the job id; a hostlist of nodes; a partition's name");
     if (int rc = parse_args(app, "show", args); rc >= 0) {
         return rc;
     }
-    if (what != "job") {
-        return report_error("show",
-                            Status::invalid("invalid entity '" + what + "' (accepted: job)"));
+    std::transform(what.begin(), what.end(), what.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+    if (what == "node" || what == "nodes") {
+        return show_nodes(operand, json);
     }
+    if (what == "partition" || what == "partitions") {
+        return show_partitions(operand, json);
+    }
+    if (what != "job") {
+        return report_error("show", Status::invalid("invalid entity '" + what
+                                                    + "' (accepted: job, node, partition)"));
+    }
+    auto ids = parse_job_ids("job", operand);
+    if (!ids || ids->size() != 1) {
+        return report_error("show", Status::invalid("job: invalid job id '" + operand
+                                                    + "' (accepted: one job id, e.g. 42)"));
+    }
+    const uint64_t job_id = ids->front();
     protocol::QueryJobsRequest request;
     request.job_ids = {job_id};
     request.states = {JobState::kPending, JobState::kRunning, JobState::kCompleting};
@@ -321,11 +340,37 @@ int cmd_show(const Args& args) {
               << "   SubmitTime=" << format_time(job.submit_time)
               << " StartTime=" << format_time(job.start_time)
               << " EndTime=" << format_time(job.end_time) << "\n"
-              << "   Partition=" << job.partition << " NodeList=" << compress_hostlist(job.nodes)
-              << "\n"
+              << "   Partition=" << shown_partition(job)
+              << " NodeList=" << compress_hostlist(job.nodes) << "\n"
               << "   NumNodes=" << job.nodes.size() << " NumTasks=" << job.spec.ntasks
-              << " CPUs/Task=" << job.spec.cpus_per_task << " MinMemoryNode=" << job.spec.mem_mib
-              << "M\n";
+              << " CPUs/Task=" << job.spec.cpus_per_task << "\n"
+              << "   MinCPUsNode=" << std::max<uint32_t>(job.spec.mincpus, 1)
+              << (job.spec.mem_per_cpu_mib > 0
+                          ? " MinMemoryCPU=" + std::to_string(job.spec.mem_per_cpu_mib)
+                          : " MinMemoryNode=" + std::to_string(job.spec.mem_mib))
+              << "M OverSubscribe=" << node_sharing_name(job.spec.sharing)
+              << (job.spec.overcommit ? " Overcommit=1" : "") << "\n";
+    const auto or_null = [](const std::string& text) {
+        return text.empty() ? std::string("(null)") : text;
+    };
+    std::cout << "   Features=" << or_null(job.spec.constraint)
+              << " Prefer=" << or_null(job.spec.prefer)
+              << " Licenses=" << or_null(job.spec.licenses) << "\n";
+    if (!job.spec.nodelist.empty()) {
+        std::cout << "   ReqNodeList=" << compress_hostlist(job.spec.nodelist) << "\n";
+    }
+    if (job.spec.time_min_s > 0) {
+        std::cout << "   TimeMin=" << format_duration(job.spec.time_min_s) << "\n";
+    }
+    if (!job.spec.kept_options.empty()) {
+        // Accepted for compatibility, with no effect here.
+        std::cout << "   KeptOptions=";
+        for (size_t i = 0; i < job.spec.kept_options.size(); ++i) {
+            const auto& [name, value] = job.spec.kept_options[i];
+            std::cout << (i == 0 ? "" : ",") << name << (value.empty() ? "" : "=" + value);
+        }
+        std::cout << "\n";
+    }
     if (job.spec.switches > 0) {
         // Without @max-wait the cluster's max_switch_wait applies.
         std::cout << "   Switches=" << job.spec.switches

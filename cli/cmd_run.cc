@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "cli/allocation.h"
 #include "cli/client_context.h"
 #include "cli/commands.h"
 #include "cli/job_options.h"
@@ -56,110 +57,6 @@ Result<protocol::StepCreatedReply> create_step(transport::BlockingClient& client
         }
         std::this_thread::sleep_for(std::chrono::seconds(1));
     }
-}
-
-// Ends the allocation this command created; retried, since the controller may be restarting.
-void complete_job(const ClientContext& context, uint64_t job_id, const StepResult& result) {
-    protocol::JobCompleteRequest request{job_id, result.exit_signal != 0 ? 0 : result.exit_code,
-                                         result.exit_signal};
-    for (int attempt = 0; attempt < 60; ++attempt) {
-        auto client = connect_controller(context);
-        if (client && client->call<protocol::AckReply>(request)) {
-            return;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    }
-    std::cerr << "cohort run: warning: could not tell the controller that job " << job_id
-              << " ended\n";
-}
-
-void record_step(const ClientContext& context,
-                 const protocol::StepLayout& layout,
-                 const StepResult& result) {
-    auto client = connect_controller(context);
-    if (client) {
-        client->call<protocol::AckReply>(protocol::StepCompleteRequest{
-                layout.job_id, layout.step_id, result.exit_signal != 0 ? 0 : result.exit_code,
-                result.exit_signal});
-    }
-}
-
-// What the allocation connection's handlers share. Held by shared_ptr because the connection
-// (and its handlers) outlive allocate(): closing it would cancel the job.
-struct AllocationWait {
-    Result<protocol::StepLayout> outcome = Status::unavailable("no reply from cohortctld");
-    bool done = false;
-    uint64_t job_id = 0;
-};
-
-// Submits an interactive job and waits on the same connection until it starts.
-Result<protocol::StepLayout> allocate(const ClientContext& context,
-                                      asio::io_context& io,
-                                      const protocol::JobSpec& spec,
-                                      std::shared_ptr<transport::Connection>& keep) {
-    auto socket =
-            transport::connect_to(io, context.config.controller_host,
-                                  context.config.controller_port, transport::kCliConnectTimeout);
-    if (!socket) {
-        return socket.status().with_context("cannot reach cohortctld (is the instance up?)");
-    }
-    auto conn = transport::Connection::create(std::move(*socket), context.key, context.cred);
-    auto wait = std::make_shared<AllocationWait>();
-    auto notice = std::make_shared<asio::steady_timer>(io);
-    conn->start(
-            [wait, notice](const std::shared_ptr<transport::Connection>&,
-                           protocol::Envelope envelope) {
-                if (envelope.type == static_cast<uint16_t>(protocol::MessageType::kError)) {
-                    wait->outcome = protocol::status_from_error(envelope);
-                    wait->done = true;
-                    return;
-                }
-                auto reply = protocol::decode_message<protocol::AllocationReply>(envelope);
-                if (!reply) {
-                    wait->outcome = reply.status();
-                    wait->done = true;
-                } else if (reply->started) {
-                    wait->outcome = reply->layout;
-                    wait->done = true;
-                } else {
-                    wait->job_id = reply->job_id;
-                    notice->expires_after(std::chrono::seconds(1));
-                    notice->async_wait([wait](boost::system::error_code ec) {
-                        if (!ec && !wait->done) {
-                            std::cerr << "cohort run: job " << wait->job_id
-                                      << " queued and waiting for resources\n";
-                        }
-                    });
-                }
-            },
-            [wait](const std::shared_ptr<transport::Connection>&, const Status& why) {
-                if (!wait->done) {
-                    wait->outcome = Status::unavailable(
-                            "cohortctld closed the connection"
-                            + (why.is_ok() ? std::string() : ": " + why.message()));
-                    wait->done = true;
-                }
-            });
-    conn->send(protocol::AllocateRequest{spec, spec.name});
-    asio::signal_set interrupts(io, SIGINT, SIGTERM);
-    interrupts.async_wait([wait](const boost::system::error_code& ec, int) {
-        if (!ec && !wait->done) {
-            wait->outcome = Status::invalid(fmt::format(
-                    "interrupted while waiting for resources; job {} cancelled", wait->job_id));
-            wait->done = true;
-        }
-    });
-    while (!wait->done && io.run_one() > 0) {
-    }
-    notice->cancel();
-    interrupts.cancel();
-    if (wait->outcome) {
-        keep = conn;
-    } else {
-        conn->close(Status::ok());
-    }
-    io.poll();
-    return wait->outcome;
 }
 
 // srun's -K takes a value only attached (-K0, -K1), as getopt's optional arguments do, and
@@ -283,10 +180,12 @@ int cmd_run(const Args& args) {
         return report_error("run", Status::invalid("command: missing (accepted: cohort run "
                                                    "[options] CMD [ARGS...])"));
     }
-    auto spec = job_spec_from(options);
+    std::vector<std::string> warnings;
+    auto spec = job_spec_from(options, &warnings);
     if (!spec) {
         return report_error("run", spec.status());
     }
+    print_warnings(options, warnings);
     request.cwd = spec->cwd;
     request.env = spec->env;
     if (torch_env == "no") {  // for tools such as submitit that refuse preset torch variables
@@ -338,11 +237,12 @@ int cmd_run(const Args& args) {
         if (spec->ntasks == 0 && spec->ntasks_per_node == 0) {
             spec->ntasks = std::max<uint32_t>(spec->nodes_min, 1);
         }
-        auto allocated = allocate(*context, io, *spec, allocation);
+        auto allocated = allocate(*context, io, *spec, "cohort run");
         if (!allocated) {
             return report_error("run", allocated.status());
         }
-        layout = *allocated;
+        layout = allocated->layout;
+        allocation = allocated->connection;
     }
     StepClient step(io, context->key, context->cred);
     StepResult result = step.run(layout, request);

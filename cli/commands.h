@@ -13,6 +13,7 @@ using Args = std::vector<std::string>;
 
 int cmd_batch(const Args& args);
 int cmd_run(const Args& args);
+int cmd_alloc(const Args& args);
 int cmd_mpirun(const Args& args);
 int cmd_queue(const Args& args);
 int cmd_nodes(const Args& args);

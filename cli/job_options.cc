@@ -2,9 +2,12 @@
 #include "cli/job_options.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -14,7 +17,9 @@
 #include "common/begin_time.h"
 #include "common/gpu_options.h"
 #include "common/hostlist.h"
+#include "common/licenses.h"
 #include "common/mail_type.h"
+#include "common/node_features.h"
 #include "common/size_spec.h"
 #include "common/time_spec.h"
 #include "common/warning_signal.h"
@@ -137,6 +142,237 @@ Status read_network_options(const JobOptions& o, protocol::JobSpec& spec) {
     return Status::ok();
 }
 
+// Options of sbatch and srun that mean nothing on this cluster: accepted, kept with the job
+// (`show job` lists them) and named in one warning line each.
+struct KeptOption {
+    const char* names;  // CLI11's spelling; the first long name is the one stored
+    enum class Value : uint8_t {
+        kRequired,
+        kNone,
+        kOptional
+    } value;
+    const char* why;  // why it changes nothing, for the warning
+};
+
+constexpr KeptOption kKeptOptions[] = {
+        {"--wckey", KeptOption::Value::kRequired, "there is no wckey tracking"},
+        {"--profile", KeptOption::Value::kRequired, "there is no profiling plugin"},
+        {"--acctg-freq", KeptOption::Value::kRequired, "usage is sampled at the agent's rate"},
+        {"--gres-flags", KeptOption::Value::kRequired, "GPUs always come with CPUs near them"},
+        {"-S,--core-spec", KeptOption::Value::kRequired, "no cores are set aside for the system"},
+        {"--thread-spec", KeptOption::Value::kRequired, "no threads are set aside for the system"},
+        {"--tmp", KeptOption::Value::kRequired, "temporary disk space is not tracked"},
+        {"--network", KeptOption::Value::kRequired, "there is no network plugin"},
+        {"--cpu-freq", KeptOption::Value::kRequired, "CPU frequencies are not set per job"},
+        {"--gpu-freq", KeptOption::Value::kRequired, "GPU frequencies are not set per job"},
+        {"--deadline", KeptOption::Value::kRequired, "deadlines are not enforced"},
+        {"--delay-boot", KeptOption::Value::kRequired, "nodes are not rebooted for jobs"},
+        {"--reboot", KeptOption::Value::kNone, "nodes are not rebooted for jobs"},
+        {"--mcs-label", KeptOption::Value::kRequired, "there is no MCS plugin"},
+        {"--bb", KeptOption::Value::kRequired, "there are no burst buffers"},
+        {"--bbf", KeptOption::Value::kRequired, "there are no burst buffers"},
+        {"--power", KeptOption::Value::kRequired, "there is no power plugin"},
+        {"--sockets-per-node", KeptOption::Value::kRequired,
+         "nodes are chosen by CPU count, not socket layout"},
+        {"--cores-per-socket", KeptOption::Value::kRequired,
+         "nodes are chosen by CPU count, not socket layout"},
+        {"--threads-per-core", KeptOption::Value::kRequired,
+         "nodes are chosen by CPU count, not socket layout"},
+        {"-B,--extra-node-info", KeptOption::Value::kRequired,
+         "nodes are chosen by CPU count, not socket layout"},
+        {"--ntasks-per-socket", KeptOption::Value::kRequired, "tasks are not spread by socket"},
+        {"--ntasks-per-core", KeptOption::Value::kRequired, "tasks are not spread by core"},
+        {"--mem-bind", KeptOption::Value::kRequired, "memory is not bound"},
+        {"--spread-job", KeptOption::Value::kNone, "nodes are chosen by the placement policy"},
+        {"--use-min-nodes", KeptOption::Value::kNone, "nodes are chosen by the placement policy"},
+        {"--contiguous", KeptOption::Value::kNone, "nodes are chosen by the placement policy"},
+        {"--propagate", KeptOption::Value::kOptional, "resource limits are not propagated"},
+        {"--get-user-env", KeptOption::Value::kOptional,
+         "the environment is exported from the submitting shell"},
+        {"-k,--no-kill", KeptOption::Value::kOptional,
+         "a lost node requeues or ends its job (see --requeue)"},
+        {"--ignore-pbs", KeptOption::Value::kNone, "#PBS lines are never read"},
+        {"--priority", KeptOption::Value::kRequired, "priorities come from the priority policy"},
+        {"--cluster-constraint", KeptOption::Value::kRequired, "there is one cluster"},
+        {"--container", KeptOption::Value::kRequired, "there is no OCI container runtime"},
+        {"--tres-per-task", KeptOption::Value::kRequired,
+         "use --cpus-per-task and --gpus-per-task"},
+        {"--export-file", KeptOption::Value::kRequired, "use --export"},
+};
+
+std::string stored_name(const char* names) {
+    const std::string text(names);
+    const size_t long_name = text.find("--");
+    return text.substr(long_name);
+}
+
+const KeptOption* find_kept(const std::string& name) {
+    for (const KeptOption& option : kKeptOptions) {
+        if (stored_name(option.names) == name) {
+            return &option;
+        }
+    }
+    return nullptr;
+}
+
+// -w/--nodelist and -F/--nodefile: a hostlist, or (with a '/') a file of host names.
+Result<std::vector<std::string>> read_nodelist(const std::string& option,
+                                               const std::string& value) {
+    std::string text = value;
+    if (value.find('/') != std::string::npos) {
+        std::ifstream in(value);
+        if (!in) {
+            return Status::invalid(option + ": cannot read node file '" + value
+                                   + "' (accepted: a hostlist, or a file of host names)");
+        }
+        std::stringstream words;
+        words << in.rdbuf();
+        text.clear();
+        for (std::string word; words >> word;) {
+            text += (text.empty() ? "" : ",") + word;
+        }
+    }
+    auto hosts = expand_hostlist(text);
+    if (!hosts) {
+        return hosts.status().with_context(option);
+    }
+    // A node named twice is one node, as Slurm counts it.
+    std::vector<std::string> unique;
+    for (std::string& host : *hosts) {
+        if (std::find(unique.begin(), unique.end(), host) == unique.end()) {
+            unique.push_back(std::move(host));
+        }
+    }
+    return unique;
+}
+
+// --mem, --mem-per-cpu; with --mem=0 meaning all of each node's memory.
+Status read_memory_options(const JobOptions& o, protocol::JobSpec& spec) {
+    const int given = !o.mem.empty() + !o.mem_per_cpu.empty() + !o.mem_per_gpu.empty();
+    if (given > 1) {
+        return Status::invalid(
+                "--mem, --mem-per-cpu and --mem-per-gpu are mutually exclusive (accepted: one "
+                "of them)");
+    }
+    if (!o.mem.empty()) {
+        auto mem = parse_memory_mib(o.mem);
+        if (!mem) {
+            return mem.status().with_context("--mem");
+        }
+        spec.mem_mib = *mem;
+        spec.mem_whole_node = *mem == 0;
+    }
+    if (!o.mem_per_cpu.empty()) {
+        auto mem = parse_memory_mib(o.mem_per_cpu);
+        if (!mem || *mem == 0) {
+            return Status::invalid("--mem-per-cpu: invalid value '" + o.mem_per_cpu
+                                   + "' (accepted: N[K|M|G|T] of 1 MiB or more, no suffix = MiB)");
+        }
+        spec.mem_per_cpu_mib = *mem;
+    }
+    return Status::ok();
+}
+
+// --exclusive, --oversubscribe, -C, --prefer, -w, -L, -O, --mincpus, --hint, --time-min and
+// --wait-all-nodes.
+Status read_node_options(const JobOptions& o, protocol::JobSpec& spec) {
+    if (o.exclusive == "(bare)") {
+        spec.sharing = protocol::NodeSharing::kExclusive;
+    } else if (o.exclusive == "user") {
+        spec.sharing = protocol::NodeSharing::kExclusiveUser;
+    } else if (o.exclusive == "mcs") {
+        spec.sharing = protocol::NodeSharing::kExclusiveMcs;
+    } else if (!o.exclusive.empty()) {
+        return Status::invalid("--exclusive: invalid value '" + o.exclusive
+                               + "' (accepted: no value, user or mcs)");
+    } else if (o.oversubscribe) {
+        spec.sharing = protocol::NodeSharing::kOversubscribe;
+    }
+    for (const auto& [option, text, into] :
+         {std::tuple{"--constraint", &o.constraint, &spec.constraint},
+          std::tuple{"--prefer", &o.prefer, &spec.prefer}}) {
+        if (!text->empty()) {
+            if (auto parsed = parse_feature_expr(option, *text); !parsed) {
+                return parsed.status();
+            }
+            *into = *text;
+        }
+    }
+    if (!o.nodelist.empty()) {
+        auto nodes = read_nodelist("--nodelist", o.nodelist);
+        if (!nodes) {
+            return nodes.status();
+        }
+        spec.nodelist = std::move(*nodes);
+    }
+    if (!o.licenses.empty()) {
+        if (auto parsed = parse_licenses(o.licenses); !parsed) {
+            return parsed.status();
+        }
+        spec.licenses = o.licenses;
+    }
+    spec.overcommit = o.overcommit;
+    auto mincpus = count_option("--mincpus", o.mincpus, 0);
+    if (!mincpus) {
+        return mincpus.status();
+    }
+    spec.mincpus = *mincpus;
+    if (!o.hint.empty()) {
+        const char* const hints[] = {"compute_bound", "memory_bound", "multithread",
+                                     "nomultithread"};
+        if (std::find(std::begin(hints), std::end(hints), o.hint) == std::end(hints)) {
+            return Status::invalid("--hint: invalid value '" + o.hint
+                                   + "' (accepted: compute_bound, memory_bound, multithread, "
+                                     "nomultithread)");
+        }
+        spec.hint = o.hint;
+    }
+    if (!o.time_min.empty()) {
+        auto time = parse_time_limit(o.time_min);
+        if (!time || *time < 0) {
+            return Status::invalid("--time-min: invalid value '" + o.time_min
+                                   + "' (accepted: M, M:S, H:M:S, D-H, D-H:M or D-H:M:S)");
+        }
+        spec.time_min_s = *time;
+    }
+    if (!o.wait_all_nodes.empty() && o.wait_all_nodes != "0" && o.wait_all_nodes != "1") {
+        return Status::invalid("--wait-all-nodes: invalid value '" + o.wait_all_nodes
+                               + "' (accepted: 0, 1)");
+    }
+    spec.wait_all_nodes = o.wait_all_nodes == "1";
+    return Status::ok();
+}
+
+// The warnings of options that are kept but change nothing here.
+void warn_of_kept(const JobOptions& o, std::vector<std::string>& warnings) {
+    for (const auto& [name, value] : o.kept) {
+        const KeptOption* option = find_kept(name);
+        if (option != nullptr) {
+            warnings.push_back(fmt::format("{}{} is kept with the job but changes nothing here: {}",
+                                           name, value.empty() ? "" : "=" + value, option->why));
+        }
+    }
+    if (o.exclusive == "user" || o.exclusive == "mcs") {
+        warnings.push_back("--exclusive=" + o.exclusive
+                           + ": nodes are given whole, shared with no other job");
+    }
+    if (o.oversubscribe) {
+        warnings.push_back(
+                "--oversubscribe is kept with the job but changes nothing here: CPUs are never "
+                "shared between jobs");
+    }
+    if (!o.hint.empty()) {
+        warnings.push_back("--hint=" + o.hint
+                           + " is kept with the job but changes nothing here: CPUs are counted "
+                             "and bound as the node reports them");
+    }
+    if (!o.time_min.empty()) {
+        warnings.push_back("--time-min=" + o.time_min
+                           + " is kept with the job but changes nothing here: the job keeps its "
+                             "--time limit");
+    }
+}
+
 }  // namespace
 
 void add_job_options(CLI::App& app, JobOptions& o, JobCommand command) {
@@ -178,10 +414,62 @@ void add_job_options(CLI::App& app, JobOptions& o, JobCommand command) {
                    "how ranks are dealt over the nodes: block (default), cyclic, plane=N");
     app.add_option("-x,--exclude", o.exclude, "nodes the job may not use: a hostlist");
     app.add_option("--comment", o.comment, "a comment shown with the job");
-    app.add_option("-M,--clusters", o.clusters, "clusters to submit to: this one's name");
+    app.add_option("-M,--clusters,--cluster", o.clusters, "clusters to submit to: this one's name");
     app.add_option("--mail-type", o.mail_type,
                    "events that mail the user: BEGIN, END, FAIL, REQUEUE, ALL, NONE, ...");
     app.add_option("--mail-user", o.mail_user, "who gets the mail (default: the job's user)");
+    // Both set how the job shares its nodes: the later one wins, as in sbatch.
+    app.add_flag("--exclusive{(bare)}", o.exclusive,
+                 "whole nodes: every CPU and GPU of each (=user, =mcs: the same here)")
+            ->each([&o](const std::string&) { o.oversubscribe = false; })
+            ->trigger_on_parse();
+    app.add_flag_callback(
+               "-s,--oversubscribe",
+               [&o] {
+                   o.oversubscribe = true;
+                   o.exclusive.clear();
+               },
+               "accepted; CPUs are never shared")
+            ->trigger_on_parse();
+    app.add_option("--mem-per-cpu", o.mem_per_cpu,
+                   "memory per allocated CPU: N[K|M|G|T], no suffix = MiB");
+    app.add_option("-C,--constraint", o.constraint,
+                   "node features: a&b, a|b, [a|b] (all nodes alike), a*N, (...)");
+    app.add_option("--prefer", o.prefer, "node features to try first, as --constraint writes them");
+    app.add_option("-L,--licenses", o.licenses, "cluster licenses: name[:count][,...]");
+    app.add_flag("-O,--overcommit", o.overcommit,
+                 "CPUs for one task per node, however many tasks it runs");
+    app.add_option("--mincpus", o.mincpus, "at least this many CPUs on each node");
+    app.add_option("--hint", o.hint,
+                   "compute_bound, memory_bound, multithread, nomultithread (kept)");
+    app.add_option("--time-min", o.time_min, "the least time the job could run with (kept)");
+    app.add_option("--wait-all-nodes", o.wait_all_nodes,
+                   "1: start once every node is ready, 0: at once (nodes here are ready)");
+    app.add_flag("-Q,--quiet", o.quiet, "no warnings");
+    for (const KeptOption& kept : kKeptOptions) {
+        const std::string name = stored_name(kept.names);
+        switch (kept.value) {
+            case KeptOption::Value::kRequired:
+                app.add_option_function<std::string>(
+                        kept.names, [&o, name](const std::string& value) { o.kept[name] = value; },
+                        "kept with the job; no effect here");
+                break;
+            case KeptOption::Value::kNone:
+                app.add_flag_callback(
+                        kept.names, [&o, name] { o.kept[name] = ""; },
+                        "kept with the job; no effect here");
+                break;
+            case KeptOption::Value::kOptional:
+                app.add_option_function<std::string>(
+                           kept.names,
+                           [&o, name](const std::string& value) { o.kept[name] = value; },
+                           "kept with the job; no effect here")
+                        ->expected(0, 1);
+                break;
+        }
+    }
+    app.add_flag_callback(
+            "-v,--verbose", [] {}, "more output (accepted)");
     if (command == JobCommand::kBatch) {
         app.add_option("-o,--output", o.output, "stdout file pattern (default slurm-%j.out)");
         app.add_option("-e,--error", o.error, "stderr file pattern (default: with stdout)");
@@ -196,8 +484,16 @@ void add_job_options(CLI::App& app, JobOptions& o, JobCommand command) {
                        "append or truncate the output files (default: truncate, and append "
                        "each requeued attempt after a banner line)");
         app.add_flag("--parsable", o.parsable, "print only the job id");
+        app.add_flag("-W,--wait", o.wait,
+                     "return once the job has ended, with its exit code (an array's highest)");
         app.add_option("--wrap", o.wrap, "wrap this command in a /bin/sh script");
         app.add_option("-a,--array", o.array, "job array: 0-15, 1,3,5-9:2, 0-99%10 (throttle)");
+    }
+    if (command != JobCommand::kRun) {
+        // `cohort run` has its own -w: the nodes of a step inside an allocation.
+        app.add_option("-w,--nodelist", o.nodelist,
+                       "nodes the job must have: a hostlist or a file");
+        app.add_option("-F,--nodefile", o.nodelist, "a file of the nodes the job must have");
     }
     for (CLI::Option* option : app.get_options()) {
         option->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -207,12 +503,16 @@ void add_job_options(CLI::App& app, JobOptions& o, JobCommand command) {
 
 Result<std::vector<std::string>> spell_out_prefixes(const CLI::App& app,
                                                     std::vector<std::string> words) {
-    std::vector<std::string> long_names;
+    std::vector<std::pair<std::string, const CLI::Option*>> long_names;
     for (const CLI::Option* option : app.get_options()) {
         for (const std::string& name : option->get_lnames()) {
-            long_names.push_back(name);
+            long_names.emplace_back(name, option);
         }
     }
+    const auto is_long_name = [&](const std::string& name) {
+        return std::any_of(long_names.begin(), long_names.end(),
+                           [&](const auto& entry) { return entry.first == name; });
+    };
     for (size_t i = 0; i < words.size(); ++i) {
         std::string& word = words[i];
         if (word == "--" || word.size() < 2 || word[0] != '-') {
@@ -223,14 +523,19 @@ Result<std::vector<std::string>> spell_out_prefixes(const CLI::App& app,
         std::string name = is_long ? word.substr(
                                    2, equals == std::string::npos ? std::string::npos : equals - 2)
                                    : word.substr(1, 1);
-        if (is_long && std::find(long_names.begin(), long_names.end(), name) == long_names.end()) {
+        if (is_long && !is_long_name(name)) {
+            // Names of one option (--cluster, --clusters) are one match, as for getopt.
             std::vector<std::string> matches;
-            for (const std::string& candidate : long_names) {
+            std::vector<const CLI::Option*> options;
+            for (const auto& [candidate, option] : long_names) {
                 if (candidate.rfind(name, 0) == 0) {
                     matches.push_back(candidate);
+                    if (std::find(options.begin(), options.end(), option) == options.end()) {
+                        options.push_back(option);
+                    }
                 }
             }
-            if (matches.size() > 1) {
+            if (options.size() > 1) {
                 return Status::invalid(fmt::format("--{}: ambiguous option (accepted: one of --{})",
                                                    name, fmt::join(matches, ", --")));
             }
@@ -323,7 +628,89 @@ Result<std::vector<std::pair<std::string, std::string>>> exported_environment(
     return std::vector<std::pair<std::string, std::string>>(out.begin(), out.end());
 }
 
-Result<protocol::JobSpec> job_spec_from(const JobOptions& o) {
+std::vector<std::string> sbatch_environment_options() {
+    // Variable, option; a flag's option takes no value from the variable.
+    struct Input {
+        const char* variable;
+        const char* option;
+        bool flag;
+    };
+
+    static constexpr Input kInputs[] = {
+            {"SBATCH_ACCOUNT", "--account", false},
+            {"SBATCH_ACCTG_FREQ", "--acctg-freq", false},
+            {"SBATCH_ARRAY_INX", "--array", false},
+            {"SBATCH_CLUSTERS", "--clusters", false},
+            {"SBATCH_CONSTRAINT", "--constraint", false},
+            {"SBATCH_CONTAINER", "--container", false},
+            {"SBATCH_CORE_SPEC", "--core-spec", false},
+            {"SBATCH_CPUS_PER_GPU", "--cpus-per-gpu", false},
+            {"SBATCH_DELAY_BOOT", "--delay-boot", false},
+            {"SBATCH_DISTRIBUTION", "--distribution", false},
+            {"SBATCH_EXPORT", "--export", false},
+            {"SBATCH_GPU_BIND", "--gpu-bind", false},
+            {"SBATCH_GPU_FREQ", "--gpu-freq", false},
+            {"SBATCH_GPUS", "--gpus", false},
+            {"SBATCH_GPUS_PER_NODE", "--gpus-per-node", false},
+            {"SBATCH_GPUS_PER_TASK", "--gpus-per-task", false},
+            {"SBATCH_GRES", "--gres", false},
+            {"SBATCH_GRES_FLAGS", "--gres-flags", false},
+            {"SBATCH_HINT", "--hint", false},
+            {"SBATCH_IGNORE_PBS", "--ignore-pbs", true},
+            {"SBATCH_JOB_NAME", "--job-name", false},
+            {"SBATCH_MEM_BIND", "--mem-bind", false},
+            {"SBATCH_MEM_PER_CPU", "--mem-per-cpu", false},
+            {"SBATCH_MEM_PER_GPU", "--mem-per-gpu", false},
+            {"SBATCH_MEM_PER_NODE", "--mem", false},
+            {"SBATCH_NETWORK", "--network", false},
+            {"SBATCH_NO_KILL", "--no-kill", true},
+            {"SBATCH_NO_REQUEUE", "--no-requeue", true},
+            {"SBATCH_OPEN_MODE", "--open-mode", false},
+            {"SBATCH_OVERCOMMIT", "--overcommit", true},
+            {"SBATCH_PARTITION", "--partition", false},
+            {"SBATCH_POWER", "--power", false},
+            {"SBATCH_PROFILE", "--profile", false},
+            {"SBATCH_QOS", "--qos", false},
+            {"SBATCH_REQUEUE", "--requeue", true},
+            {"SBATCH_RESERVATION", "--reservation", false},
+            {"SBATCH_SIGNAL", "--signal", false},
+            {"SBATCH_SPREAD_JOB", "--spread-job", true},
+            {"SBATCH_THREAD_SPEC", "--thread-spec", false},
+            {"SBATCH_THREADS_PER_CORE", "--threads-per-core", false},
+            {"SBATCH_TIMELIMIT", "--time", false},
+            {"SBATCH_USE_MIN_NODES", "--use-min-nodes", true},
+            {"SBATCH_WAIT_ALL_NODES", "--wait-all-nodes", false},
+            {"SBATCH_WCKEY", "--wckey", false},
+    };
+    std::vector<std::string> words;
+    for (const Input& input : kInputs) {
+        if (const char* value = std::getenv(input.variable); value != nullptr) {
+            words.push_back(input.flag ? std::string(input.option)
+                                       : std::string(input.option) + "=" + value);
+        }
+    }
+    if (const char* value = std::getenv("SBATCH_EXCLUSIVE"); value != nullptr) {
+        const std::string mode(value);
+        words.push_back(mode == "user" || mode == "mcs" ? "--exclusive=" + mode : "--exclusive");
+    }
+    if (const char* count = std::getenv("SBATCH_REQ_SWITCH"); count != nullptr) {
+        const char* wait = std::getenv("SBATCH_WAIT4SWITCH");
+        words.push_back(std::string("--switches=") + count
+                        + (wait != nullptr ? std::string("@") + wait : ""));
+    }
+    return words;
+}
+
+void print_warnings(const JobOptions& options, const std::vector<std::string>& warnings) {
+    if (options.quiet) {
+        return;
+    }
+    for (const std::string& warning : warnings) {
+        fmt::print(stderr, "warning: {}\n", warning);
+    }
+}
+
+Result<protocol::JobSpec> job_spec_from(const JobOptions& o, std::vector<std::string>* warnings) {
     protocol::JobSpec spec;
     spec.name = o.job_name;
     spec.partition = o.partition;
@@ -358,12 +745,8 @@ Result<protocol::JobSpec> job_spec_from(const JobOptions& o) {
     spec.ntasks_per_node = *per_node;
     spec.cpus_per_task = *cpus;
     spec.cpus_per_task_set = !o.cpus_per_task.empty();
-    if (!o.mem.empty()) {
-        auto mem = parse_memory_mib(o.mem);
-        if (!mem) {
-            return mem.status().with_context("--mem");
-        }
-        spec.mem_mib = *mem;
+    if (Status memory = read_memory_options(o, spec); !memory) {
+        return memory;
     }
     if (!o.time.empty()) {
         auto time = parse_time_limit(o.time);
@@ -451,9 +834,26 @@ Result<protocol::JobSpec> job_spec_from(const JobOptions& o) {
     }
     spec.mail_type = *mail;
     spec.mail_user = o.mail_user;
-    if (const uint32_t kept = spec.mail_type & ~kMailSent; kept != 0) {
-        fmt::print(stderr, "warning: --mail-type: {} is kept with the job but sends no mail here\n",
-                   mail_type_name(kept));
+    if (Status nodes = read_node_options(o, spec); !nodes) {
+        return nodes;
+    }
+    if (spec.ntasks != 0 && spec.nodelist.size() > spec.ntasks) {
+        // As sbatch: never more named nodes than tasks; the first ones are kept.
+        if (warnings != nullptr) {
+            warnings->push_back(
+                    fmt::format("can't run {} processes on {} nodes, setting nnodes to {}",
+                                spec.ntasks, spec.nodelist.size(), spec.ntasks));
+        }
+        spec.nodelist.resize(spec.ntasks);
+    }
+    spec.kept_options.assign(o.kept.begin(), o.kept.end());
+    if (warnings != nullptr) {
+        if (const uint32_t kept = spec.mail_type & ~kMailSent; kept != 0) {
+            warnings->push_back(
+                    fmt::format("--mail-type: {} is kept with the job but sends no mail here",
+                                mail_type_name(kept)));
+        }
+        warn_of_kept(o, *warnings);
     }
     if (!o.exclude.empty()) {
         auto excluded = expand_hostlist(o.exclude);

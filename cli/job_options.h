@@ -2,6 +2,7 @@
 // gets an error naming the option, the value and what is accepted.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -52,13 +53,31 @@ struct JobOptions {
     std::string mail_user;
     std::string exclude;
     std::string clusters;
+    std::string exclusive;  // "(bare)" for --exclusive alone, or its value (user, mcs)
+    bool oversubscribe = false;
+    std::string mem_per_cpu;
+    std::string constraint;
+    std::string prefer;
+    std::string nodelist;
+    std::string licenses;
+    bool overcommit = false;
+    std::string mincpus;
+    std::string hint;
+    std::string time_min;
+    std::string wait_all_nodes;
+    // Options kept with the job that change nothing on this cluster: name -> value ("" for
+    // a flag), see kept_option_table() in job_options.cc.
+    std::map<std::string, std::string> kept;
+    bool quiet = false;
     bool parsable = false;
+    bool wait = false;  // -W: return when the job has ended, with its exit code
     std::string wrap;
 };
 
 enum class JobCommand {
     kBatch,
-    kRun
+    kRun,
+    kAlloc,
 };
 
 // Registers the options on `app`; every one keeps its last value when repeated, so
@@ -72,8 +91,17 @@ void add_job_options(CLI::App& app, JobOptions& options, JobCommand command);
 Result<std::vector<std::string>> spell_out_prefixes(const CLI::App& app,
                                                     std::vector<std::string> words);
 
-// Turns parsed options into a JobSpec (the environment is taken from `environ`).
-Result<protocol::JobSpec> job_spec_from(const JobOptions& options);
+// sbatch's input environment variables (SBATCH_ACCOUNT=a gives --account=a, ...) as option
+// words: they take precedence over directives and yield to the command line.
+std::vector<std::string> sbatch_environment_options();
+
+// Turns parsed options into a JobSpec (the environment is taken from `environ`). What is
+// kept but means nothing here adds one line each to `warnings`.
+Result<protocol::JobSpec> job_spec_from(const JobOptions& options,
+                                        std::vector<std::string>* warnings = nullptr);
+
+// Prints each warning on its own line to stderr, unless -Q/--quiet was given.
+void print_warnings(const JobOptions& options, const std::vector<std::string>& warnings);
 
 // -M/--clusters: ok when this cluster's name is among them (or none was given), as at
 // multi-cluster sites; another cluster's name is refused.

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "common/gpu_options.h"
 #include "common/hostlist.h"
 #include "common/mail_type.h"
 
@@ -67,10 +68,55 @@ json node_state_flags(const protocol::NodeInfo& node) {
     return state;
 }
 
+json kept_options_json(const std::vector<std::pair<std::string, std::string>>& kept) {
+    json out = json::object();
+    for (const auto& [name, value] : kept) {
+        out[name] = value;
+    }
+    return out;
+}
+
 }  // namespace
+
+// As sinfo prints a node's GRES: "gpu:h100:8", or "gpu:8" when the GPUs' type is unknown.
+std::string node_gres(const protocol::NodeResources& resources) {
+    if (resources.gpus <= 0) {
+        return "";
+    }
+    return "gpu:" + (resources.gpu_type.empty() ? "" : resources.gpu_type + ":")
+           + std::to_string(resources.gpus);
+}
+
+// Slurm's OverSubscribe= words for how the job shares its nodes.
+std::string node_sharing_name(protocol::NodeSharing sharing) {
+    switch (sharing) {
+        case protocol::NodeSharing::kDefault:
+            return "OK";
+        case protocol::NodeSharing::kExclusive:
+            return "NO";
+        case protocol::NodeSharing::kExclusiveUser:
+            return "USER";
+        case protocol::NodeSharing::kExclusiveMcs:
+            return "MCS";
+        case protocol::NodeSharing::kOversubscribe:
+            return "YES";
+    }
+    return "OK";
+}
+
+std::string shown_partition(const protocol::JobRecord& job) {
+    const bool several = job.spec.partition.find(',') != std::string::npos;
+    return job.state == JobState::kPending && several ? job.spec.partition : job.partition;
+}
 
 json job_to_json(const protocol::JobRecord& job) {
     const bool finished = is_final(job.state);
+    // Tasks and CPUs per task as the GPU options imply them (--cpus-per-gpu, ...).
+    const protocol::JobSpec& spec = job.spec;
+    const TaskGeometry geometry =
+            gpu_shape(spec.gpu, {spec.nodes_min, spec.nodes_max, spec.ntasks, spec.ntasks_per_node,
+                                 spec.cpus_per_task, spec.cpus_per_task_set, spec.mem_mib})
+                    .geometry;
     return {{"job_id", job.job_id},
             {"name", job.spec.name},
             {"array_job_id", number(static_cast<int64_t>(job.array_job_id), job.is_array_task())},
@@ -82,14 +128,16 @@ json job_to_json(const protocol::JobRecord& job) {
             {"user_name", job.user_name},
             {"user_id", job.uid},
             {"group_id", job.gid},
-            {"partition", job.partition},
+            {"partition", shown_partition(job)},
+            {"account", job.spec.account},
+            {"qos", job.spec.qos},
             {"job_state", json::array({std::string(job_state_name(job.state))})},
             {"state_reason", job.reason},
             {"nodes", compress_hostlist(job.nodes)},
             {"node_count", number(job.nodes.empty() ? job.spec.nodes_min : job.nodes.size())},
             {"cpus", number(total(job.cpus_per_node))},
-            {"tasks", number(job.spec.ntasks, job.spec.ntasks != 0)},
-            {"cpus_per_task", number(job.spec.cpus_per_task)},
+            {"tasks", number(geometry.ntasks, geometry.ntasks != 0)},
+            {"cpus_per_task", number(geometry.cpus_per_task)},
             {"tasks_per_node", number(job.spec.ntasks_per_node, job.spec.ntasks_per_node != 0)},
             {"memory_per_node", number(job.spec.mem_mib, job.spec.mem_mib != 0)},
             {"time_limit", time_limit_minutes(job.time_limit_s)},
@@ -111,7 +159,22 @@ json job_to_json(const protocol::JobRecord& job) {
             {"comment", {{"job", job.spec.comment}}},
             {"mail_type", mail_type_list(job.spec.mail_type)},
             {"mail_user", job.spec.mail_user.empty() ? job.user_name : job.spec.mail_user},
-            {"excluded_nodes", compress_hostlist(job.spec.exclude)}};
+            {"excluded_nodes", compress_hostlist(job.spec.exclude)},
+            {"required_nodes", compress_hostlist(job.spec.nodelist)},
+            {"features", job.spec.constraint},
+            {"prefer", job.spec.prefer},
+            {"licenses", job.spec.licenses},
+            {"shared", node_sharing_name(job.spec.sharing)},
+            {"exclusive", job.spec.sharing == protocol::NodeSharing::kExclusive
+                                  || job.spec.sharing == protocol::NodeSharing::kExclusiveUser
+                                  || job.spec.sharing == protocol::NodeSharing::kExclusiveMcs},
+            {"memory_per_cpu", number(job.spec.mem_per_cpu_mib, job.spec.mem_per_cpu_mib != 0)},
+            {"minimum_cpus_per_node", number(job.spec.mincpus, job.spec.mincpus != 0)},
+            {"overcommit", job.spec.overcommit},
+            {"time_minimum", time_limit_minutes(job.spec.time_min_s)},
+            {"wait_all_nodes", job.spec.wait_all_nodes},
+            {"hint", job.spec.hint},
+            {"kept_options", kept_options_json(job.spec.kept_options)}};
 }
 
 json node_to_json(const protocol::NodeInfo& node) {
@@ -129,7 +192,7 @@ json node_to_json(const protocol::NodeInfo& node) {
             {"alloc_cpus", node.cpus_alloc},
             {"real_memory", node.resources.memory_mib},
             {"alloc_memory", node.memory_alloc_mib},
-            {"gres", node.resources.gpus > 0 ? "gpu:" + std::to_string(node.resources.gpus) : ""},
+            {"gres", node_gres(node.resources)},
             {"partitions", node.partitions},
             {"boot_time", number(node.boot_time / 1000000, node.boot_time != 0)},
             {"last_busy", number(node.last_heartbeat, node.last_heartbeat != 0)}};

@@ -14,6 +14,16 @@ namespace cohort::cli {
 // Local time as Slurm prints it (2026-12-02T21:00:00), "Unknown" for 0.
 std::string format_time(int64_t unix_seconds);
 
+// As sinfo prints a node's GRES: "gpu:h100:8", or "gpu:8" when the GPUs' type is unknown;
+// "" without GPUs.
+std::string node_gres(const protocol::NodeResources& resources);
+
+// Slurm's OverSubscribe= word for how a job shares its nodes: OK, NO, USER, MCS, YES.
+std::string node_sharing_name(protocol::NodeSharing sharing);
+
+// A pending job that may run in several partitions (-p a,b) shows them all, as squeue does.
+std::string shown_partition(const protocol::JobRecord& job);
+
 nlohmann::json job_to_json(const protocol::JobRecord& job);
 nlohmann::json node_to_json(const protocol::NodeInfo& node);
 nlohmann::json step_to_json(const protocol::StepRecord& step);

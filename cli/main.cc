@@ -1,5 +1,5 @@
 // cohort: the user CLI. A multi-call binary: `cohort batch ...`, or invoked as sbatch, srun,
-// squeue, scancel, sinfo or sacct, the matching subcommand.
+// salloc, squeue, scancel, sinfo or sacct, the matching subcommand.
 #include <iostream>
 #include <map>
 #include <string>
@@ -33,6 +33,7 @@ const char* kUsage = R"(usage: cohort COMMAND [options]
 
   start    start a local multi-node instance      stop     stop it
   batch    submit a batch script (sbatch)         run      run a parallel step (srun)
+  alloc    hold an allocation while a command (default: your shell) runs here (salloc)
   mpirun   run an mpirun command line as a step
   queue    list pending and running jobs (squeue) nodes    list nodes (sinfo)
   show     show a job (scontrol show job)         acct     finished jobs and steps (sacct)
@@ -53,6 +54,8 @@ int dispatch(const std::string& command, const Args& args) {
             {"sbatch", cmd_batch},
             {"run", cmd_run},
             {"srun", cmd_run},
+            {"alloc", cmd_alloc},
+            {"salloc", cmd_alloc},
             {"mpirun", cmd_mpirun},
             {"queue", cmd_queue},
             {"squeue", cmd_queue},

@@ -142,7 +142,7 @@ std::string value_of(char code, const protocol::JobRecord& job, int64_t now) {
         case 'q':
             return or_null(job.spec.qos);
         case 'P':
-            return job.partition;
+            return shown_partition(job);
         case 'T':
             return std::string(job_state_name(job.state));
         case 't':

@@ -1,6 +1,7 @@
 // Reading and writing the cluster configuration file.
 #include "common/config.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -62,6 +63,66 @@ Result<PartitionConfig> read_partition(const json& object) {
                   "non-negative (max_nodes: -1 or at least 1)");
     }
     return partition;
+}
+
+// "node_features": {"node[1-2]": ["a100", "ib"], ...}: hostlists of configured nodes.
+Result<std::map<std::string, std::vector<std::string>>> read_node_features(
+        const json& doc, const std::vector<std::string>& nodes) {
+    std::map<std::string, std::vector<std::string>> out;
+    if (!doc.contains("node_features")) {
+        return out;
+    }
+    const json& object = doc.at("node_features");
+    if (!object.is_object()) {
+        return Status::invalid(
+                "node_features: expected an object of hostlist: [features], e.g. "
+                "{\"node[1-2]\": [\"a100\", \"ib\"]}");
+    }
+    for (const auto& [hosts_text, features] : object.items()) {
+        auto hosts = expand_hostlist(hosts_text);
+        if (!hosts) {
+            return hosts.status().with_context("node_features");
+        }
+        if (!features.is_array()
+            || !std::all_of(features.begin(), features.end(), [](const json& f) {
+                   return f.is_string() && !f.get<std::string>().empty();
+               })) {
+            return Status::invalid("node_features: " + hosts_text + ": " + features.dump()
+                                   + " (accepted: a list of feature names)");
+        }
+        for (const std::string& host : *hosts) {
+            if (std::find(nodes.begin(), nodes.end(), host) == nodes.end()) {
+                return Status::invalid("node_features: node '" + host
+                                       + "' is not in the cluster (accepted: nodes listed under "
+                                         "nodes)");
+            }
+            auto& list = out[host];
+            for (const json& feature : features) {
+                list.push_back(feature.get<std::string>());
+            }
+        }
+    }
+    return out;
+}
+
+// "licenses": {"matlab": 4, ...}.
+Result<std::map<std::string, int64_t>> read_licenses(const json& doc) {
+    std::map<std::string, int64_t> out;
+    if (!doc.contains("licenses")) {
+        return out;
+    }
+    const json& object = doc.at("licenses");
+    if (!object.is_object()) {
+        return Status::invalid("licenses: expected an object of name: count, e.g. {\"matlab\": 4}");
+    }
+    for (const auto& [name, count] : object.items()) {
+        if (!count.is_number_integer() || count.get<int64_t>() < 0) {
+            return Status::invalid("licenses: " + name + ": invalid count " + count.dump()
+                                   + " (accepted: 0 or more)");
+        }
+        out[name] = count.get<int64_t>();
+    }
+    return out;
 }
 
 Result<ClusterConfig> parse_config(const json& doc) {
@@ -162,6 +223,16 @@ Result<ClusterConfig> parse_config(const json& doc) {
         return nodes.status();
     }
     config.nodes = std::move(*nodes);
+    auto features = read_node_features(doc, config.nodes);
+    if (!features) {
+        return features.status();
+    }
+    config.node_features = std::move(*features);
+    auto licenses = read_licenses(doc);
+    if (!licenses) {
+        return licenses.status();
+    }
+    config.licenses = std::move(*licenses);
     for (const json& entry : doc.value("partitions", json::array())) {
         auto partition = read_partition(entry);
         if (!partition) {
@@ -279,6 +350,16 @@ Status save_config(const ClusterConfig& config, const std::string& path) {
             {"mail_program", config.mail_program},
             {"backfill", backfill_policy_name(config.backfill)},
             {"backfill_reservations", config.backfill_reservations}};
+    if (!config.node_features.empty()) {
+        json features = json::object();
+        for (const auto& [node, list] : config.node_features) {
+            features[node] = list;
+        }
+        doc["node_features"] = features;
+    }
+    if (!config.licenses.empty()) {
+        doc["licenses"] = config.licenses;
+    }
     doc.update(write_policy(config.policy));
     if (!config.network.empty()) {
         doc["network"] = write_network(config.network);

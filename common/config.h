@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,11 @@ struct ClusterConfig {
     std::string state_dir;
     std::vector<std::string> nodes;
     std::vector<PartitionConfig> partitions;
+    // Each node's features, as Slurm's Features=, for -C/--constraint and --prefer; a node's
+    // GPU type (e.g. "h100") is a feature too, without being listed.
+    std::map<std::string, std::vector<std::string>> node_features;
+    // Cluster-wide licenses and how many of each exist, as Slurm's Licenses=, for -L.
+    std::map<std::string, int64_t> licenses;
     int64_t heartbeat_interval_ms = 1000;
     int64_t node_timeout_ms = 10000;  // missed heartbeats for this long mark a node DOWN
     // Whether a DOWN node serves again once its agent registers, as Slurm's ReturnToService:

@@ -352,4 +352,20 @@ std::string compress_hostlist(const std::vector<std::string>& hosts) {
     return out;
 }
 
+std::string compact_counts(const std::vector<uint32_t>& counts) {
+    std::string out;
+    for (size_t i = 0; i < counts.size();) {
+        size_t run = 1;
+        while (i + run < counts.size() && counts[i + run] == counts[i]) {
+            ++run;
+        }
+        out += (out.empty() ? "" : ",") + std::to_string(counts[i]);
+        if (run > 1) {
+            out += "(x" + std::to_string(run) + ")";
+        }
+        i += run;
+    }
+    return out;
+}
+
 }  // namespace cohort

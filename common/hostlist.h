@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,5 +26,8 @@ Result<std::vector<std::string>> expand_hostlist(std::string_view expr);
 // into `prefix[1-4,7]`, keeping input order, so expand_hostlist() gives the same list back.
 // A host alone, or one without trailing digits, stays as written (`node1`).
 std::string compress_hostlist(const std::vector<std::string>& hosts);
+
+// Slurm's compact per-node counts, as SLURM_TASKS_PER_NODE writes them: {2,2,2,1} -> "2(x3),1".
+std::string compact_counts(const std::vector<uint32_t>& counts);
 
 }  // namespace cohort

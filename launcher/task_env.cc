@@ -123,22 +123,6 @@ std::vector<int> batch_cpus(const protocol::JobRecord& job) {
     return {job.gpu_alloc.front().cpus.begin(), job.gpu_alloc.front().cpus.end()};
 }
 
-std::string compact_counts(const std::vector<uint32_t>& counts) {
-    std::string out;
-    for (size_t i = 0; i < counts.size();) {
-        size_t run = 1;
-        while (i + run < counts.size() && counts[i + run] == counts[i]) {
-            ++run;
-        }
-        out += (out.empty() ? "" : ",") + std::to_string(counts[i]);
-        if (run > 1) {
-            out += "(x" + std::to_string(run) + ")";
-        }
-        i += run;
-    }
-    return out;
-}
-
 EnvMap env_from_pairs(const std::vector<std::pair<std::string, std::string>>& pairs) {
     return EnvMap(pairs.begin(), pairs.end());
 }
@@ -203,6 +187,17 @@ EnvMap batch_environment(const protocol::JobRecord& job, const BatchContext& con
     }
     if (job.spec.mem_mib != 0) {
         set_both(env, "MEM_PER_NODE", std::to_string(job.spec.mem_mib));
+    } else if (job.spec.mem_whole_node) {
+        set_both(env, "MEM_PER_NODE", std::to_string(job.mem_per_node_mib));
+    }
+    if (job.spec.mem_per_cpu_mib != 0) {
+        set_both(env, "MEM_PER_CPU", std::to_string(job.spec.mem_per_cpu_mib));
+    }
+    if (!job.spec.constraint.empty()) {
+        set_both(env, "JOB_CONSTRAINTS", job.spec.constraint);
+    }
+    if (job.spec.overcommit) {
+        set_both(env, "OVERCOMMIT", "1");
     }
     if (job.is_array_task()) {
         set_both(env, "ARRAY_JOB_ID", std::to_string(job.array_job_id));

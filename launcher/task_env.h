@@ -7,15 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "common/hostlist.h"
 #include "common/network_config.h"
 #include "common/protocol/job_types.h"
 
 namespace cohort::agent {
 
 using EnvMap = std::map<std::string, std::string>;
-
-// Slurm's compact per-node list: {2,2,2,1} -> "2(x3),1".
-std::string compact_counts(const std::vector<uint32_t>& counts);
 
 EnvMap env_from_pairs(const std::vector<std::pair<std::string, std::string>>& pairs);
 std::vector<std::string> env_to_strings(const EnvMap& env);

@@ -36,6 +36,16 @@ struct ResourceRequest {
     std::string gpu_type;            // only nodes with this GPU feature; "": any
     uint32_t max_leaf_switches = 0;  // --switches=N: at most N leaf switches; 0: any
     uint32_t segment_nodes = 0;      // --segment=N: groups of N nodes each in one block; 0: none
+    bool whole_node = false;         // --exclusive: every CPU and GPU of each node it gets
+    bool whole_node_memory = false;  // --mem=0: all of each node's memory
+    int64_t memory_mib_per_cpu = 0;  // --mem-per-cpu: memory follows the CPUs on each node
+    uint32_t min_cpus_per_node = 0;  // --mincpus
+    bool overcommit = false;         // -O: a node gives CPUs for one task, whatever it runs
+
+    // Whether memory can stop the job from fitting a node.
+    bool asks_memory() const {
+        return memory_mib_per_node > 0 || memory_mib_per_cpu > 0 || whole_node_memory;
+    }
 };
 
 // A running (or completing) job as planning sees it: what it holds until its expected end.
@@ -51,7 +61,8 @@ struct RunningAllocation {
 enum class LimitedResource : uint8_t {
     kJobs,
     kCpus,
-    kGpus
+    kGpus,
+    kLicense,  // a cluster's licenses of one name: each job takes the count it asks for
 };
 
 struct UsageLimit {
@@ -71,6 +82,12 @@ struct ReservationWindow {
     bool maintenance = false;
 };
 
+// Licenses a job takes (-L): an index into Snapshot::limits and how many.
+struct LicenseUse {
+    int limit = -1;
+    int64_t count = 0;
+};
+
 inline constexpr int64_t kForever = int64_t{100} * 365 * 86400;  // "unlimited", as a duration
 
 struct PendingJob {
@@ -84,6 +101,8 @@ struct PendingJob {
     int reservation = -1;     // index into Snapshot::windows it must run in; -1: none
     // request.max_leaf_switches binds for starts before this time (--switches=N@max-wait).
     int64_t switches_wait_until = 0;
+    std::vector<LicenseUse> licenses;  // -L: what it takes of kLicense limits
+    std::vector<int> required_nodes;   // -w: nodes every placement must include
 };
 
 struct Snapshot {

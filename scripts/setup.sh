@@ -9,7 +9,8 @@ PACKAGES="build-essential cmake ninja-build pkg-config git
   libsqlite3-dev sqlite3 zlib1g-dev libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev clang-format-14 clang-tidy-14
   libpmix-dev openmpi-bin libopenmpi-dev mpich libmpich-dev libucx-dev
-  python3-mpi4py python3-torch iproute2"
+  python3-mpi4py python3-torch iproute2
+  slurmctld slurm-client munge"
 
 missing=""
 for package in $PACKAGES; do

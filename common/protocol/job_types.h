@@ -23,6 +23,15 @@
 
 namespace cohort::protocol {
 
+// Whether a job's nodes may hold other jobs: --exclusive[=user|mcs] and --oversubscribe.
+enum class NodeSharing : uint8_t {
+    kDefault,        // CPUs not asked for stay free for other jobs
+    kExclusive,      // --exclusive: every CPU and GPU of its nodes
+    kExclusiveUser,  // --exclusive=user: here as --exclusive, since CPUs are never shared
+    kExclusiveMcs,   // --exclusive=mcs: likewise
+    kOversubscribe,  // -s/--oversubscribe: accepted; CPUs are never shared here
+};
+
 // What the user asked for; validated by the CLI and again by the controller.
 struct JobSpec {
     std::string name;
@@ -69,9 +78,25 @@ struct JobSpec {
     uint32_t mail_type = 0;            // MailEvent bits (mail_type.h); 0: no mail
     std::string mail_user;             // empty: the job's user
     std::vector<std::string> exclude;  // -x/--exclude, expanded: nodes the job may not use
+    NodeSharing sharing = NodeSharing::kDefault;
+    bool mem_whole_node = false;        // --mem=0: all of each node's memory
+    int64_t mem_per_cpu_mib = 0;        // --mem-per-cpu; 0: not given
+    std::string constraint;             // -C/--constraint as given (node_features.h)
+    std::string prefer;                 // --prefer as given: nodes with these go first
+    std::vector<std::string> nodelist;  // -w/--nodelist, expanded: nodes the job must have
+    std::string licenses;               // -L/--licenses as given (licenses.h)
+    bool overcommit = false;            // -O: CPUs for one task per node
+    uint32_t mincpus = 0;               // --mincpus: at least this many CPUs per node
+    std::string hint;                   // --hint as given
+    int64_t time_min_s = 0;             // --time-min; 0: not given
+    bool wait_all_nodes = false;        // --wait-all-nodes=1
+    // Options accepted for compatibility that change nothing on this cluster (--wckey,
+    // --profile, ...): the option and its value as given, shown by `show job`.
+    std::vector<std::pair<std::string, std::string>> kept_options;
 
-    // Version 1 added requeue, open_mode and signal; version 2 comment, mail and exclude.
-    // Stored specs of an earlier version read without them.
+    // Version 1 added requeue, open_mode and signal; version 2 comment, mail and exclude;
+    // version 3 sharing through kept_options. Stored specs of an earlier version read without
+    // them.
     template <class Archive>
     void serialize(Archive& ar, unsigned version) {
         serialize_fields(ar, name, partition, nodes_min, nodes_max, ntasks, ntasks_per_node,
@@ -84,6 +109,11 @@ struct JobSpec {
         }
         if (version >= 2) {
             serialize_fields(ar, comment, mail_type, mail_user, exclude);
+        }
+        if (version >= 3) {
+            serialize_fields(ar, sharing, mem_whole_node, mem_per_cpu_mib, constraint, prefer,
+                             nodelist, licenses, overcommit, mincpus, hint, time_min_s,
+                             wait_all_nodes, kept_options);
         }
     }
 };
@@ -377,5 +407,5 @@ struct StepLayout {
 
 }  // namespace cohort::protocol
 
-BOOST_CLASS_VERSION(cohort::protocol::JobSpec, 2)
+BOOST_CLASS_VERSION(cohort::protocol::JobSpec, 3)
 BOOST_CLASS_VERSION(cohort::protocol::JobRecord, 2)

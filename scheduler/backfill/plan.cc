@@ -36,7 +36,12 @@ using Shape = std::tuple<int,
                          std::string,
                          uint32_t,
                          uint32_t,
-                         int64_t>;
+                         int64_t,
+                         bool,
+                         bool,
+                         int64_t,
+                         uint32_t,
+                         bool>;
 
 Shape shape_of(const PendingJob& job) {
     const ResourceRequest& r = job.request;
@@ -52,7 +57,33 @@ Shape shape_of(const PendingJob& job) {
             r.gpu_type,
             r.max_leaf_switches,
             r.segment_nodes,
-            job.switches_wait_until};
+            job.switches_wait_until,
+            r.whole_node,
+            r.whole_node_memory,
+            r.memory_mib_per_cpu,
+            r.min_cpus_per_node,
+            r.overcommit};
+}
+
+// What one task needs of a node's memory and GPUs at least, to know when a node could
+// take one; whole-node requests need all of them.
+int64_t memory_for_one_task(const ResourceRequest& r, const NodeCapacity& node) {
+    if (r.whole_node_memory) {
+        return node.memory_mib;
+    }
+    return r.memory_mib_per_cpu > 0 ? r.memory_mib_per_cpu * r.cpus_per_task
+                                    : r.memory_mib_per_node;
+}
+
+int64_t gpus_for_one_task(const ResourceRequest& r, const NodeCapacity& node) {
+    return r.whole_node ? std::max(node.gpus, r.gpus_per_node) : r.gpus_per_node;
+}
+
+int64_t cpus_for_one_task(const ResourceRequest& r, const NodeCapacity& node) {
+    if (r.whole_node) {
+        return node.cpus;
+    }
+    return std::max<int64_t>(r.cpus_per_task, r.min_cpus_per_node);
 }
 
 bool overlaps(int64_t start, int64_t end, const ReservationWindow& window) {
@@ -296,25 +327,40 @@ private:
         }
         const std::vector<int>& preferred =
                 start == snapshot_.now && snapshot_.network.empty() ? with_free_cpus : in_order;
-        return place_on_network(
-                job.request, preferred,
+        const ResourceRequest& r = job.request;
+        auto placement = place_on_network(
+                r, preferred,
                 [&](int index) -> uint32_t {
                     const NodeCapacity& node = snapshot_.nodes[static_cast<size_t>(index)];
-                    if (!node.up || !has_gpu_type(job.request, node)
+                    if (!node.up || !has_gpu_type(r, node)
                         || (honour_windows && !windows_allow(job, index, start, duration))) {
                         return 0;
                     }
                     const HeldNode view = node_view(static_cast<size_t>(index));
                     // What the job does not ask for cannot stop it: skip those profiles.
-                    const ResourceRequest& r = job.request;
-                    const auto free = [&](NodeResource resource, int64_t asked) -> int64_t {
-                        return asked > 0 ? view.min_free(resource, start, duration) : 0;
+                    const auto free = [&](NodeResource resource, bool asked) -> int64_t {
+                        return asked ? view.min_free(resource, start, duration) : 0;
                     };
-                    return tasks_that_fit(r, view.min_free(NodeResource::kCpus, start, duration),
-                                          free(NodeResource::kMemory, r.memory_mib_per_node),
-                                          free(NodeResource::kGpus, r.gpus_per_node));
+                    return tasks_that_fit_on(
+                            r, node, view.min_free(NodeResource::kCpus, start, duration),
+                            free(NodeResource::kMemory, r.asks_memory()),
+                            free(NodeResource::kGpus, r.gpus_per_node > 0 || r.whole_node));
                 },
                 snapshot_.network, switch_limit_binds);
+        if (placement && !includes_all(*placement, job.required_nodes)) {
+            return std::nullopt;  // a node named with -w cannot take its share then
+        }
+        if (placement && (r.whole_node || r.whole_node_memory)) {
+            widen_to_whole_nodes(r, snapshot_.nodes, *placement);
+        }
+        return placement;
+    }
+
+    static bool includes_all(const Placement& placement, const std::vector<int>& required) {
+        return std::all_of(required.begin(), required.end(), [&](int node) {
+            return std::find(placement.nodes.begin(), placement.nodes.end(), node)
+                   != placement.nodes.end();
+        });
     }
 
     // The best locality `k` of the node's GPUs free now can reach; all false without a layout.
@@ -402,10 +448,13 @@ private:
 
     static int64_t job_cpus_lower_bound(const PendingJob& job) {
         const ResourceRequest& r = job.request;
-        const int64_t tasks = r.ntasks > 0 ? r.ntasks
-                                           : std::max<int64_t>(r.nodes_min, 1)
-                                                     * std::max<int64_t>(r.ntasks_per_node, 1);
-        return tasks * r.cpus_per_task;
+        const int64_t nodes = std::max<int64_t>(r.nodes_min, 1);
+        if (r.overcommit) {
+            return nodes * std::max<int64_t>(r.cpus_per_task, r.min_cpus_per_node);
+        }
+        const int64_t tasks =
+                r.ntasks > 0 ? r.ntasks : nodes * std::max<int64_t>(r.ntasks_per_node, 1);
+        return std::max(tasks * r.cpus_per_task, nodes * r.min_cpus_per_node);
     }
 
     int64_t gpus_of(const PendingJob& job, int64_t nodes) const {
@@ -425,6 +474,12 @@ private:
                 return index;
             }
         }
+        for (const LicenseUse& license : job.licenses) {
+            const auto index = static_cast<size_t>(license.limit);
+            if (limit_used_[index] + license.count > snapshot_.limits[index].max) {
+                return license.limit;
+            }
+        }
         return -1;
     }
 
@@ -441,7 +496,12 @@ private:
                     limit_used_[static_cast<size_t>(index)] +=
                             gpus_of(job, static_cast<int64_t>(placement.nodes.size()));
                     break;
+                case LimitedResource::kLicense:
+                    break;  // counted per job below
             }
+        }
+        for (const LicenseUse& license : job.licenses) {
+            limit_used_[static_cast<size_t>(license.limit)] += license.count;
         }
     }
 
@@ -513,10 +573,12 @@ private:
         const ResourceRequest& r = job.request;
         const size_t nodes_needed = std::max<uint32_t>(r.nodes_min, 1);
         const bool shaped = r.nodes_min > 1 || r.ntasks_per_node > 0 || r.cpus_per_task > 1
-                            || r.memory_mib_per_node > 0 || r.gpus_per_node > 0;
+                            || r.asks_memory() || r.gpus_per_node > 0 || r.whole_node
+                            || r.min_cpus_per_node > 1;
         std::vector<int64_t> one_task_from;
         for (int index : nodes_for(job)) {
-            if (!snapshot_.nodes[static_cast<size_t>(index)].up) {
+            const NodeCapacity& node = snapshot_.nodes[static_cast<size_t>(index)];
+            if (!node.up) {
                 continue;
             }
             if (!shaped) {
@@ -524,15 +586,15 @@ private:
                 continue;
             }
             const HeldNode view = node_view(static_cast<size_t>(index));
-            int64_t earliest =
-                    view.earliest_start(NodeResource::kCpus, from, duration, r.cpus_per_task);
-            if (r.memory_mib_per_node > 0) {
+            int64_t earliest = view.earliest_start(NodeResource::kCpus, from, duration,
+                                                   cpus_for_one_task(r, node));
+            if (const int64_t memory = memory_for_one_task(r, node); memory > 0) {
                 earliest = std::max(earliest, view.earliest_start(NodeResource::kMemory, from,
-                                                                  duration, r.memory_mib_per_node));
+                                                                  duration, memory));
             }
-            if (r.gpus_per_node > 0) {
-                earliest = std::max(earliest, view.earliest_start(NodeResource::kGpus, from,
-                                                                  duration, r.gpus_per_node));
+            if (const int64_t gpus = gpus_for_one_task(r, node); gpus > 0) {
+                earliest = std::max(earliest,
+                                    view.earliest_start(NodeResource::kGpus, from, duration, gpus));
             }
             one_task_from.push_back(earliest);
         }
@@ -566,10 +628,10 @@ private:
         for (int index : nodes_for(job)) {
             const HeldNode view = node_view(static_cast<size_t>(index));
             more |= view.append_changes_between(NodeResource::kCpus, after, until, out);
-            if (r.memory_mib_per_node > 0) {
+            if (r.asks_memory()) {
                 more |= view.append_changes_between(NodeResource::kMemory, after, until, out);
             }
-            if (r.gpus_per_node > 0) {
+            if (r.gpus_per_node > 0 || r.whole_node) {
                 more |= view.append_changes_between(NodeResource::kGpus, after, until, out);
             }
             for (int w : windows_on(index)) {

@@ -27,6 +27,10 @@ sched::RunningAllocation running_allocation_of(
     }
     running.memory_mib_per_node = job.mem_per_node_mib;
     running.gpus_per_node = job.resources.gpus_per_node;
+    for (const protocol::NodeGpuAlloc& alloc : job.gpu_alloc) {  // --exclusive: all of them
+        running.gpus_per_node =
+                std::max(running.gpus_per_node, static_cast<int32_t>(alloc.gpus.size()));
+    }
     running.expected_end = sched::expected_end(job.start_time, job.time_limit_s, now);
     return running;
 }

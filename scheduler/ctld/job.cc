@@ -46,6 +46,19 @@ JobRequest request_from_spec(const protocol::JobSpec& spec) {
     request.mail_type = spec.mail_type;
     request.mail_user = spec.mail_user;
     request.exclude = spec.exclude;
+    request.sharing = spec.sharing;
+    request.mem_whole_node = spec.mem_whole_node;
+    request.overcommit = spec.overcommit;
+    request.wait_all_nodes = spec.wait_all_nodes;
+    request.mincpus = spec.mincpus;
+    request.mem_per_cpu_mib = spec.mem_per_cpu_mib;
+    request.time_min_s = spec.time_min_s;
+    request.constraint = spec.constraint;
+    request.prefer = spec.prefer;
+    request.licenses = spec.licenses;
+    request.hint = spec.hint;
+    request.nodelist = spec.nodelist;
+    request.kept_options = spec.kept_options;
     return request;
 }
 
@@ -86,6 +99,19 @@ protocol::JobSpec spec_from_request(const JobRequest& request) {
     spec.mail_type = request.mail_type;
     spec.mail_user = request.mail_user;
     spec.exclude = request.exclude;
+    spec.sharing = request.sharing;
+    spec.mem_whole_node = request.mem_whole_node;
+    spec.overcommit = request.overcommit;
+    spec.wait_all_nodes = request.wait_all_nodes;
+    spec.mincpus = request.mincpus;
+    spec.mem_per_cpu_mib = request.mem_per_cpu_mib;
+    spec.time_min_s = request.time_min_s;
+    spec.constraint = request.constraint;
+    spec.prefer = request.prefer;
+    spec.licenses = request.licenses;
+    spec.hint = request.hint;
+    spec.nodelist = request.nodelist;
+    spec.kept_options = request.kept_options;
     return spec;
 }
 

@@ -60,6 +60,19 @@ struct JobRequest {
     uint32_t mail_type = 0;
     InternedString mail_user;
     std::vector<std::string> exclude;
+    protocol::NodeSharing sharing = protocol::NodeSharing::kDefault;
+    bool mem_whole_node = false;
+    bool overcommit = false;
+    bool wait_all_nodes = false;
+    uint32_t mincpus = 0;
+    int64_t mem_per_cpu_mib = 0;
+    int64_t time_min_s = 0;
+    InternedString constraint;
+    InternedString prefer;
+    InternedString licenses;
+    InternedString hint;
+    std::vector<std::string> nodelist;
+    std::vector<std::pair<std::string, std::string>> kept_options;
 };
 
 // protocol::JobRecord in memory; see the top of this file for how it differs.

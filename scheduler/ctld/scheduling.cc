@@ -4,9 +4,11 @@
 #include <spdlog/spdlog.h>
 
 #include "common/clock.h"
+#include "common/licenses.h"
 #include "common/mail_type.h"
 #include "scheduler/backfill/plan.h"
 #include "scheduler/ctld/controller.h"
+#include "scheduler/ctld/job_nodes.h"
 #include "scheduler/ctld/submit_validation.h"
 #include "scheduler/job_rules.h"
 
@@ -40,27 +42,42 @@ std::vector<int> without(std::vector<int> members,
     return members;
 }
 
-// The nodes a job may run on: its partition's less its --exclude and, once requeued, less
-// the nodes that failed it (unless that would leave too few: avoiding a node never keeps a
-// job from running). Added to the snapshot as a partition of its own when it differs.
+// The nodes a job may run on: its partition's as its -w, -x, -C and --prefer choose them
+// and, once requeued, less the nodes that failed it (unless that would leave too few:
+// avoiding a node never keeps a job from running). Added to the snapshot as a partition of
+// its own when it differs.
 int partition_for(sched::Snapshot& snapshot,
                   int partition,
                   const Job& job,
                   const NodeTable& nodes,
+                  const ClusterConfig& config,
                   bool avoid_failed_nodes) {
-    const bool avoiding_some = avoid_failed_nodes && !job.failed_nodes.empty();
-    if (job.spec.exclude.empty() && !avoiding_some) {
+    const JobRequest& spec = job.spec;
+    // Nodes named with -w are never avoided: the job must have them.
+    const bool avoiding_some =
+            avoid_failed_nodes && !job.failed_nodes.empty() && spec.nodelist.empty();
+    const bool chooses = !spec.nodelist.empty() || !spec.exclude.empty() || !spec.constraint.empty()
+                         || !spec.prefer.empty();
+    if (!chooses && !avoiding_some) {
         return partition;  // most jobs: no copy of the partition
     }
     const std::vector<int>& whole = snapshot.partitions[static_cast<size_t>(partition)];
-    std::vector<int> members = without(whole, job.spec.exclude, nodes);
+    std::vector<int> members = whole;
+    if (chooses) {
+        // Checked at submission, so it parses.
+        auto choice = node_choice(spec.nodelist, spec.exclude, spec.constraint.str(),
+                                  spec.prefer.str(), job.resources.nodes_min);
+        if (choice) {
+            members = eligible_nodes(whole, *choice, config, snapshot.nodes, false);
+        }
+    }
     if (avoiding_some) {
         std::vector<int> avoiding = without(members, job.failed_nodes, nodes);
         if (avoiding.size() >= std::max<uint32_t>(job.resources.nodes_min, 1)) {
             members = std::move(avoiding);
         }
     }
-    if (members.size() == whole.size()) {
+    if (members == whole) {
         return partition;
     }
     snapshot.partitions.push_back(std::move(members));
@@ -231,6 +248,22 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
         }
         return it->second;
     };
+    // The cluster's licenses (-L): one limit each, held by the running jobs that took some.
+    std::map<std::string, int> license_limit;
+    for (const auto& [name, total] : config_.licenses) {
+        license_limit[name] = static_cast<int>(snapshot.limits.size());
+        snapshot.limits.push_back({"Licenses", sched::LimitedResource::kLicense, total, 0});
+    }
+    const auto licenses_of = [&](const Job& job) {
+        std::vector<sched::LicenseUse> uses;
+        auto parsed = parse_licenses(job.spec.licenses.str());
+        for (const LicenseRequest& license : parsed ? *parsed : std::vector<LicenseRequest>{}) {
+            if (auto it = license_limit.find(license.name); it != license_limit.end()) {
+                uses.push_back({it->second, license.count});
+            }
+        }
+        return uses;
+    };
     const auto node_index = [this](const std::string& name) {
         return nodes_.index_of(name);
     };
@@ -239,6 +272,11 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
             continue;
         }
         snapshot.running.push_back(running_allocation_of(job, node_index, now));
+        if (!job.spec.licenses.empty()) {
+            for (const sched::LicenseUse& use : licenses_of(job)) {
+                snapshot.limits[static_cast<size_t>(use.limit)].used += use.count;
+            }
+        }
         for (int limit : limits_for(job)) {
             sched::UsageLimit& l = snapshot.limits[static_cast<size_t>(limit)];
             l.used += l.resource == sched::LimitedResource::kJobs   ? 1
@@ -265,6 +303,31 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
         }
     }
     split_startable_tasks(now, std::max<int64_t>(idle_cpus, 0), window_index);
+    // -p a,b: the first partition with the job's CPUs free now, else the first.
+    std::vector<int64_t> free_cpus;
+    const auto partition_with_room = [&](const Job& job) -> std::string {
+        if (free_cpus.empty()) {
+            for (const sched::NodeCapacity& node : snapshot.nodes) {
+                free_cpus.push_back(node.up ? node.cpus : 0);
+            }
+            for (const sched::RunningAllocation& running : snapshot.running) {
+                for (size_t i = 0; i < running.nodes.size(); ++i) {
+                    free_cpus[static_cast<size_t>(running.nodes[i])] -= running.cpus_per_node[i];
+                }
+            }
+        }
+        const std::vector<std::string> names = partition_list(job.spec.partition);
+        for (const std::string& name : names) {
+            int64_t free = 0;
+            for (int node : snapshot.partitions[static_cast<size_t>(partition_index.at(name))]) {
+                free += std::max<int64_t>(free_cpus[static_cast<size_t>(node)], 0);
+            }
+            if (free >= requested_cpus_of(job.spec)) {
+                return name;
+            }
+        }
+        return names.front();
+    };
     std::vector<uint64_t> never;  // dependencies that can never be met
     sched::ArrayThrottle throttle;
     for (const auto& [id, job] : jobs_) {
@@ -296,9 +359,18 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
         pending.priority = planned_priority(job);
         pending.time_limit_s = job.time_limit_s;
         pending.request = job.resources;
+        if (job.spec.partition.str().find(',') != std::string::npos) {
+            job.partition = partition_with_room(job);
+        }
         pending.partition = partition_for(snapshot, partition_index.at(job.partition), job, nodes_,
-                                          config_.requeue_avoid_failed_nodes);
+                                          config_, config_.requeue_avoid_failed_nodes);
+        for (const std::string& name : job.spec.nodelist) {
+            pending.required_nodes.push_back(nodes_.index_of(name));
+        }
         pending.limits = limits_for(job);
+        if (!job.spec.licenses.empty()) {
+            pending.licenses = licenses_of(job);
+        }
         pending.reservation = reservation;
         if (job.spec.switches > 0) {
             const int64_t wait = job.spec.switches_wait_s >= 0 ? job.spec.switches_wait_s

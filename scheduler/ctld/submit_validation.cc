@@ -2,12 +2,16 @@
 #include "scheduler/ctld/submit_validation.h"
 
 #include <algorithm>
+#include <cctype>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "common/hostlist.h"
+#include "common/licenses.h"
 #include "common/time_spec.h"
 #include "common/warning_signal.h"
+#include "scheduler/ctld/job_nodes.h"
 #include "scheduler/placement/node_fit.h"
 
 namespace cohort::ctld {
@@ -58,6 +62,15 @@ sched::ResourceRequest request_of(const protocol::JobSpec& given) {
     }
     request.max_leaf_switches = given.switches;
     request.segment_nodes = given.segment;
+    request.whole_node = given.sharing == protocol::NodeSharing::kExclusive
+                         || given.sharing == protocol::NodeSharing::kExclusiveUser
+                         || given.sharing == protocol::NodeSharing::kExclusiveMcs;
+    request.whole_node_memory = given.mem_whole_node;
+    request.memory_mib_per_cpu = given.mem_per_cpu_mib;
+    request.min_cpus_per_node = given.mincpus;
+    request.overcommit = given.overcommit;
+    // Every node named with -w is the job's: it takes at least that many.
+    request.nodes_min = std::max(request.nodes_min, static_cast<uint32_t>(given.nodelist.size()));
     return request;
 }
 
@@ -79,6 +92,9 @@ Result<std::string> resolve_account(const protocol::JobSpec& spec,
                                     const PartitionConfig& partition) {
     const PolicyConfig& policy = config.policy;
     std::string account = spec.account;
+    // Account names are case-insensitive and kept in lower case, as Slurm keeps them.
+    std::transform(account.begin(), account.end(), account.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
     if (policy.accounts.empty()) {
         if (account.empty()) {
             account = "root";
@@ -140,9 +156,23 @@ int64_t cpus_per_node_hint(const protocol::JobSpec& spec) {
     return (spec.ntasks != 0 ? spec.ntasks : 1) * per_task;
 }
 
-// --mem as given, or the partition's DefMemPerCPU; never above its MaxMemPerCPU.
+// --mem as given, or the partition's DefMemPerCPU; never above its MaxMemPerCPU. 0 with
+// --mem=0 (all of each node's) and --mem-per-cpu (memory follows the CPUs placed).
 Result<int64_t> resolve_memory(const protocol::JobSpec& spec, const PartitionConfig& partition) {
     const int64_t cpus = cpus_per_node_hint(spec);
+    if (spec.mem_per_cpu_mib > 0) {
+        if (partition.max_mem_per_cpu_mib > 0
+            && spec.mem_per_cpu_mib > partition.max_mem_per_cpu_mib) {
+            return Status::invalid(fmt::format(
+                    "--mem-per-cpu: {} MiB exceeds MaxMemPerCPU {} MiB of partition "
+                    "'{}'",
+                    spec.mem_per_cpu_mib, partition.max_mem_per_cpu_mib, partition.name));
+        }
+        return 0;
+    }
+    if (spec.mem_whole_node) {
+        return 0;
+    }
     if (spec.mem_mib == 0) {
         return partition.def_mem_per_cpu_mib * cpus;
     }
@@ -198,6 +228,124 @@ Status check_reservation(const protocol::JobSpec& spec,
     return Status::ok();
 }
 
+// -L: every license must exist, and no more be asked than the cluster has.
+Status check_licenses(const protocol::JobSpec& spec, const ClusterConfig& config) {
+    if (spec.licenses.empty()) {
+        return Status::ok();
+    }
+    auto licenses = parse_licenses(spec.licenses);
+    if (!licenses) {
+        return licenses.status();
+    }
+    std::vector<std::string> known;
+    for (const auto& [name, count] : config.licenses) {
+        known.push_back(fmt::format("{}:{}", name, count));
+    }
+    for (const LicenseRequest& license : *licenses) {
+        auto total = config.licenses.find(license.name);
+        if (total == config.licenses.end() || license.count > total->second) {
+            return Status::invalid(fmt::format(
+                    "--licenses: invalid license specification '{}' (accepted: {})", spec.licenses,
+                    known.empty() ? "none, the cluster has no licenses" : joined(known)));
+        }
+    }
+    return Status::ok();
+}
+
+// Features the cluster's nodes have, to refuse names no node has (as Slurm does); empty
+// while a node has not registered, since its GPU type is a feature too.
+std::vector<std::string> known_features(const SubmitContext& context) {
+    std::vector<std::string> known;
+    for (const sched::NodeCapacity& node : context.nodes) {
+        if (node.cpus == 0) {
+            return {};
+        }
+        for (std::string& feature : features_of(context.config, node)) {
+            if (std::find(known.begin(), known.end(), feature) == known.end()) {
+                known.push_back(std::move(feature));
+            }
+        }
+    }
+    return known;
+}
+
+// The partition's nodes the job may use by its -w, -x and -C; refuses names the cluster
+// does not have, and choices that leave too few nodes.
+Result<std::vector<int>> nodes_of_job(const protocol::JobSpec& spec,
+                                      const sched::ResourceRequest& request,
+                                      const SubmitContext& context,
+                                      const PartitionConfig& partition,
+                                      const std::vector<int>& members) {
+    const ClusterConfig& config = context.config;
+    for (const auto& [option, names] :
+         {std::pair{"--exclude", &spec.exclude}, std::pair{"--nodelist", &spec.nodelist}}) {
+        for (const std::string& name : *names) {
+            if (std::find(config.nodes.begin(), config.nodes.end(), name) == config.nodes.end()) {
+                return Status::invalid(fmt::format(
+                        "{}: invalid node name '{}' (accepted: the cluster's nodes, {})", option,
+                        name, compress_hostlist(config.nodes)));
+            }
+        }
+    }
+    for (const std::string& name : spec.nodelist) {
+        if (std::find(partition.nodes.begin(), partition.nodes.end(), name)
+            == partition.nodes.end()) {
+            return Status::invalid(fmt::format(
+                    "--nodelist: node '{}' is not in partition '{}' (accepted: its nodes, {})",
+                    name, partition.name, compress_hostlist(partition.nodes)));
+        }
+    }
+    const uint32_t most_nodes = spec.nodes_max != 0 ? spec.nodes_max : spec.nodes_min;
+    if (!spec.nodelist.empty() && most_nodes != 0 && spec.nodelist.size() > most_nodes) {
+        return Status::invalid(fmt::format(
+                "--nodelist: {} nodes named for a job of at most {} (accepted: no more nodes "
+                "than --nodes allows)",
+                spec.nodelist.size(), most_nodes));
+    }
+    auto choice = node_choice(spec.nodelist, spec.exclude, spec.constraint, spec.prefer,
+                              request.nodes_min);
+    if (!choice) {
+        return choice.status();
+    }
+    if (const std::vector<std::string> known = known_features(context); !known.empty()) {
+        for (const auto& [option, expr] : {std::pair{"--constraint", &choice->constraint},
+                                           std::pair{"--prefer", &choice->prefer}}) {
+            for (const std::string& name :
+                 *expr ? feature_names(**expr) : std::vector<std::string>{}) {
+                if (std::find(known.begin(), known.end(), name) == known.end()) {
+                    return Status::invalid(fmt::format(
+                            "{}: invalid feature specification: no node has feature '{}' "
+                            "(accepted: {})",
+                            option, name, joined(known)));
+                }
+            }
+        }
+    }
+    std::vector<int> eligible =
+            choice->any_node() ? members
+                               : eligible_nodes(members, *choice, config, context.nodes, true);
+    for (const std::string& name : spec.nodelist) {
+        if (std::none_of(eligible.begin(), eligible.end(), [&](int index) {
+                return config.nodes[static_cast<size_t>(index)] == name;
+            })) {
+            return Status::infeasible(fmt::format(
+                    "Requested node configuration is not available: node '{}' of --nodelist "
+                    "does not match --constraint={}",
+                    name, spec.constraint));
+        }
+    }
+    const uint32_t needed = std::max<uint32_t>(request.nodes_min, 1);
+    if (!choice->any_node() && eligible.size() < needed) {
+        return Status::infeasible(fmt::format(
+                "Requested node configuration is not available: {} of partition '{}' nodes "
+                "left by{}{}{} for a job of {}",
+                eligible.size(), partition.name, spec.exclude.empty() ? "" : " --exclude",
+                spec.nodelist.empty() ? "" : " --nodelist",
+                spec.constraint.empty() ? "" : " --constraint=" + spec.constraint, needed));
+    }
+    return eligible;
+}
+
 }  // namespace
 
 PartitionNodes index_partitions(const ClusterConfig& config) {
@@ -214,8 +362,11 @@ PartitionNodes index_partitions(const ClusterConfig& config) {
     return out;
 }
 
-Result<ValidatedJob> validate_submission(const protocol::JobSpec& given,
-                                         const SubmitContext& context) {
+namespace {
+
+// The checks against one partition (spec.partition names one, or none for the default).
+Result<ValidatedJob> validate_in_partition(const protocol::JobSpec& given,
+                                           const SubmitContext& context) {
     if (Status gpus = check_gpus(
                 given.gpu, {given.nodes_min, given.nodes_max, given.ntasks, given.ntasks_per_node,
                             given.cpus_per_task, given.cpus_per_task_set, given.mem_mib});
@@ -322,36 +473,63 @@ Result<ValidatedJob> validate_submission(const protocol::JobSpec& given,
     job.request = request_of(spec);
     job.request.memory_mib_per_node = job.mem_mib;
 
+    if (Status licenses = check_licenses(spec, config); !licenses) {
+        return licenses;
+    }
     const std::vector<sched::NodeCapacity>& nodes = context.nodes;
     auto found = context.partition_nodes.find(partition.name);
-    std::vector<int> eligible =
+    const std::vector<int> members =
             found != context.partition_nodes.end() ? found->second : std::vector<int>{};
-    for (const std::string& name : spec.exclude) {
-        auto at = std::find(config.nodes.begin(), config.nodes.end(), name);
-        if (at == config.nodes.end()) {
-            return Status::invalid(fmt::format(
-                    "--exclude: node '{}' is not in the cluster (accepted: its nodes, {})", name,
-                    compress_hostlist(config.nodes)));
-        }
-        const int index = static_cast<int>(at - config.nodes.begin());
-        eligible.erase(std::remove(eligible.begin(), eligible.end(), index), eligible.end());
+    auto eligible = nodes_of_job(spec, job.request, context, partition, members);
+    if (!eligible) {
+        return eligible.status();
     }
-    if (!spec.exclude.empty() && eligible.size() < std::max<uint32_t>(spec.nodes_min, 1)) {
-        return Status::invalid(fmt::format(
-                "--exclude: leaves {} of partition '{}' nodes for a job of {} (accepted: "
-                "exclusions that leave enough nodes)",
-                eligible.size(), partition.name, std::max<uint32_t>(spec.nodes_min, 1)));
-    }
-    const bool all_known = std::all_of(eligible.begin(), eligible.end(), [&](int index) {
+    const bool all_known = std::all_of(members.begin(), members.end(), [&](int index) {
         return index < static_cast<int>(nodes.size()) && nodes[index].cpus > 0;
     });
     // "Never" can only be judged once every node of the partition has told its size.
-    if (!eligible.empty() && all_known) {
-        if (Status feasible = sched::check_feasible(job.request, nodes, eligible); !feasible) {
+    if (!eligible->empty() && all_known) {
+        if (Status feasible = sched::check_feasible(job.request, nodes, *eligible); !feasible) {
             return feasible;
         }
     }
     return job;
+}
+
+}  // namespace
+
+Result<ValidatedJob> validate_submission(const protocol::JobSpec& given,
+                                         const SubmitContext& context) {
+    const std::vector<std::string> partitions = partition_list(given.partition);
+    if (partitions.size() <= 1) {
+        return validate_in_partition(given, context);
+    }
+    // -p a,b: the job must be valid in each (Slurm's EnforcePartLimits=ALL); it is placed
+    // in the first that can start it, and until then shown in the first.
+    std::optional<ValidatedJob> first;
+    for (const std::string& name : partitions) {
+        protocol::JobSpec one = given;
+        one.partition = name;
+        auto valid = validate_in_partition(one, context);
+        if (!valid) {
+            return valid.status();
+        }
+        if (!first) {
+            first = std::move(*valid);
+        }
+    }
+    return std::move(*first);
+}
+
+std::vector<std::string> partition_list(const std::string& text) {
+    std::vector<std::string> names;
+    size_t start = 0;
+    while (start < text.size()) {
+        const size_t comma = std::min(text.find(',', start), text.size());
+        names.push_back(text.substr(start, comma - start));
+        start = comma + 1;
+    }
+    return names;
 }
 
 }  // namespace cohort::ctld

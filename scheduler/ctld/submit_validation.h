@@ -47,6 +47,9 @@ struct SubmitContext {
     const std::string& user;
 };
 
+// -p a,b: the partitions named, in order ("" gives none: the default partition).
+std::vector<std::string> partition_list(const std::string& text);
+
 // Every error names the field, the value and what is accepted. Feasibility on the nodes is
 // judged once every node of the partition has registered.
 Result<ValidatedJob> validate_submission(const protocol::JobSpec& spec,

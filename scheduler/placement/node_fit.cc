@@ -9,14 +9,26 @@
 namespace cohort::sched {
 namespace {
 
+// CPUs a node gives `tasks` of the job's tasks.
+uint32_t cpus_for(const ResourceRequest& req, uint32_t tasks) {
+    const uint32_t cpus = req.overcommit ? req.cpus_per_task : tasks * req.cpus_per_task;
+    return std::max(cpus, req.min_cpus_per_node);
+}
+
 void add_node(const ResourceRequest& req, int index, uint32_t tasks, Placement& placement) {
     placement.nodes.push_back(index);
     placement.tasks_per_node.push_back(tasks);
-    placement.cpus_per_node.push_back(static_cast<int32_t>(tasks * req.cpus_per_task));
+    placement.cpus_per_node.push_back(static_cast<int32_t>(cpus_for(req, tasks)));
 }
 
 std::optional<Placement> finish(const ResourceRequest& req, Placement placement) {
     placement.memory_mib_per_node = req.memory_mib_per_node;
+    if (req.memory_mib_per_cpu > 0) {
+        // One figure for every node: the busiest node's CPUs decide it.
+        const int32_t most =
+                *std::max_element(placement.cpus_per_node.begin(), placement.cpus_per_node.end());
+        placement.memory_mib_per_node = req.memory_mib_per_cpu * most;
+    }
     placement.gpus_per_node = req.gpus_per_node;
     return placement;
 }
@@ -119,15 +131,55 @@ uint32_t tasks_that_fit(const ResourceRequest& req,
                         int64_t free_cpus,
                         int64_t free_memory_mib,
                         int64_t free_gpus) {
-    if (req.memory_mib_per_node > free_memory_mib || req.gpus_per_node > free_gpus
-        || free_cpus <= 0) {
+    if (req.memory_mib_per_node > free_memory_mib || req.gpus_per_node > free_gpus || free_cpus <= 0
+        || free_cpus < req.min_cpus_per_node) {
         return 0;
     }
-    uint64_t cap = static_cast<uint64_t>(free_cpus) / req.cpus_per_task;
+    // Overcommitted, a node's tasks share the CPUs of one.
+    uint64_t cap = req.overcommit ? (free_cpus >= req.cpus_per_task ? UINT32_MAX : 0)
+                                  : static_cast<uint64_t>(free_cpus) / req.cpus_per_task;
+    if (req.memory_mib_per_cpu > 0) {
+        const int64_t per_task = req.memory_mib_per_cpu * req.cpus_per_task;
+        cap = req.overcommit
+                      ? (free_memory_mib >= per_task ? cap : 0)
+                      : std::min<uint64_t>(
+                              cap, static_cast<uint64_t>(std::max<int64_t>(free_memory_mib, 0)
+                                                         / per_task));
+    }
     if (req.ntasks_per_node > 0) {
         cap = std::min<uint64_t>(cap, req.ntasks_per_node);
     }
     return static_cast<uint32_t>(std::min<uint64_t>(cap, UINT32_MAX));
+}
+
+uint32_t tasks_that_fit_on(const ResourceRequest& req,
+                           const NodeCapacity& node,
+                           int64_t free_cpus,
+                           int64_t free_memory_mib,
+                           int64_t free_gpus) {
+    if (req.whole_node && (free_cpus < node.cpus || free_gpus < node.gpus)) {
+        return 0;
+    }
+    if (req.whole_node_memory && free_memory_mib < node.memory_mib) {
+        return 0;
+    }
+    return tasks_that_fit(req, free_cpus, free_memory_mib, free_gpus);
+}
+
+void widen_to_whole_nodes(const ResourceRequest& req,
+                          const std::vector<NodeCapacity>& nodes,
+                          Placement& placement) {
+    for (size_t i = 0; i < placement.nodes.size(); ++i) {
+        const NodeCapacity& node = nodes[static_cast<size_t>(placement.nodes[i])];
+        if (req.whole_node) {
+            placement.cpus_per_node[i] = std::max(placement.cpus_per_node[i], node.cpus);
+            placement.gpus_per_node = std::max(placement.gpus_per_node, node.gpus);
+        }
+        if (req.whole_node_memory) {
+            placement.memory_mib_per_node =
+                    std::max(placement.memory_mib_per_node, node.memory_mib);
+        }
+    }
 }
 
 Status check_feasible(const ResourceRequest& request,
@@ -138,7 +190,7 @@ Status check_feasible(const ResourceRequest& request,
         if (!has_gpu_type(request, node)) {
             return 0;
         }
-        return tasks_that_fit(request, node.cpus, node.memory_mib, node.gpus);
+        return tasks_that_fit_on(request, node, node.cpus, node.memory_mib, node.gpus);
     };
     if (place_tasks(request, eligible, empty)) {
         return Status::ok();

@@ -26,6 +26,20 @@ uint32_t tasks_that_fit(const ResourceRequest& request,
                         int64_t free_memory_mib,
                         int64_t free_gpus);
 
+// tasks_that_fit on `node` with that much of it free: a whole-node request (--exclusive)
+// needs all its CPUs and GPUs free, and --mem=0 all its memory.
+uint32_t tasks_that_fit_on(const ResourceRequest& request,
+                           const NodeCapacity& node,
+                           int64_t free_cpus,
+                           int64_t free_memory_mib,
+                           int64_t free_gpus);
+
+// A whole-node request holds every CPU and GPU of its nodes (and with --mem=0 all their
+// memory), not only what its tasks use.
+void widen_to_whole_nodes(const ResourceRequest& request,
+                          const std::vector<NodeCapacity>& nodes,
+                          Placement& placement);
+
 // Does the node have the GPU type the request names (any node when it names none)?
 bool has_gpu_type(const ResourceRequest& request, const NodeCapacity& node);
 

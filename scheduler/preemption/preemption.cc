@@ -40,9 +40,7 @@ public:
             if (!nodes_[n].up || !has_gpu_type(request, nodes_[n])) {
                 return 0;
             }
-            return tasks_that_fit(request, cpus_[n],
-                                  request.memory_mib_per_node > 0 ? memory_[n] : 0,
-                                  request.gpus_per_node > 0 ? gpus_[n] : 0);
+            return tasks_that_fit_on(request, nodes_[n], cpus_[n], memory_[n], gpus_[n]);
         };
         return place_tasks(request, eligible, capacity).has_value();
     }

@@ -127,7 +127,7 @@ TEST_F(JobOptionsTest, ThisClustersNameIsAcceptedForClusters) {
 TEST_F(JobOptionsTest, UniquePrefixesOfLongOptionsAreTheOptions) {
     const std::string script = cluster_->work_dir() + "/abbreviated.sh";
     std::ofstream(script) << "#!/bin/bash\n#SBATCH --no-reque\n#SBATCH --job-na=short\ntrue\n";
-    const uint64_t id = submit({"-H", "--clu=cohort", script});
+    const uint64_t id = submit({"-H", "--cluster=cohort", script});
     const std::string shown = cluster_->cohort({"show", "job", std::to_string(id)}).out;
     EXPECT_NE(shown.find("JobName=short\n"), std::string::npos) << shown;
     EXPECT_NE(shown.find("Requeue=0 "), std::string::npos) << shown;
@@ -136,18 +136,50 @@ TEST_F(JobOptionsTest, UniquePrefixesOfLongOptionsAreTheOptions) {
     CommandResult ambiguous = cluster_->cohort({"batch", "-H", "--no", "--wrap", "true"});
     EXPECT_EQ(ambiguous.exit_code, 1);
     EXPECT_EQ(ambiguous.err,
-              "cohort batch: error: --no: ambiguous option (accepted: one of "
-              "--nodes, --no-requeue)\n");
+              "cohort batch: error: --no: ambiguous option (accepted: one of --nodes, --no-kill, "
+              "--no-requeue, --nodelist, --nodefile)\n");
+    // As in sbatch 22.05, where --cluster-constraint also begins so.
+    EXPECT_NE(cluster_->cohort({"batch", "-H", "--clu=cohort", "--wrap", "true"})
+                      .err.find("--clu: ambiguous option"),
+              std::string::npos);
+}
+
+// salloc: the command runs here with the allocation's environment, a step inside it runs on
+// the allocated nodes, and the allocation ends with the command, which gives its exit code.
+TEST_F(JobOptionsTest, AllocHoldsAnAllocationWhileItsCommandRuns) {
+    const std::string inside = "echo nodes=$SLURM_JOB_NUM_NODES list=$SLURM_JOB_NODELIST; "
+                               + cohort_binary()
+                               + " run -l printenv SLURMD_NODENAME | sort; exit 5";
+    CommandResult held = cluster_->cohort({"alloc", "-N2", "sh", "-c", inside});
+    EXPECT_EQ(held.exit_code, 5) << held.err;
+    EXPECT_EQ(held.out, "nodes=2 list=node[1-2]\n0: node1\n1: node2\n");
+    std::smatch granted;
+    ASSERT_TRUE(std::regex_search(held.err, granted,
+                                  std::regex("salloc: Granted job allocation ([0-9]+)\n")))
+            << held.err;
+    const uint64_t id = std::stoull(granted[1]);
+    EXPECT_NE(held.err.find("salloc: Relinquishing job allocation " + std::to_string(id)),
+              std::string::npos);
+    EXPECT_EQ(cluster_->wait_final_state(id, seconds(30)), "FAILED");
+}
+
+// sbatch -W: the command returns once the job has ended, with the job's exit code.
+TEST_F(JobOptionsTest, WaitReturnsWithTheJobsExitCode) {
+    const CommandResult waited = cluster_->cohort({"batch", "-W", "--wrap", "sleep 1; exit 7"});
+    EXPECT_EQ(waited.exit_code, 7) << waited.err;
+    EXPECT_TRUE(std::regex_match(waited.out, std::regex("Submitted batch job [0-9]+\n")))
+            << waited.out;
+    EXPECT_EQ(cluster_->cohort({"batch", "--wait", "--wrap", "true"}).exit_code, 0);
 }
 
 TEST_F(JobOptionsTest, BadValuesAreRefusedWithOneLineAndQueueNothing) {
     const std::string before = cluster_->cohort({"queue", "-h"}).out;
     const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
             {{"-x", "node9"},
-             "--exclude: node 'node9' is not in the cluster (accepted: its nodes, node[1-2])"},
+             "--exclude: invalid node name 'node9' (accepted: the cluster's nodes, node[1-2])"},
             {{"-x", "node[1-2]"},
-             "--exclude: leaves 0 of partition 'debug' nodes for a job of 1 (accepted: "
-             "exclusions that leave enough nodes)"},
+             "Requested node configuration is not available: 0 of partition 'debug' nodes left "
+             "by --exclude for a job of 1"},
             {{"-x", "node[2-1]"}, "--exclude:"},
             {{"--mail-type=BEGIN,SOMETIMES"}, "--mail-type: invalid value 'BEGIN,SOMETIMES'"},
     };

@@ -244,5 +244,78 @@ TEST(Plan, GpuTypeLimitsTheNodes) {
     EXPECT_NE(never.message().find("v100"), std::string::npos) << never.message();
 }
 
+// --exclusive: a node with one CPU taken is not whole, and the job holds every CPU and GPU
+// of the node it gets, so nothing else starts there.
+TEST(Plan, AWholeNodeJobTakesOnlyEmptyNodesAndHoldsAllOfThem) {
+    Snapshot snapshot = cluster_of(3, 8);
+    snapshot.nodes[1].gpus = 2;
+    snapshot.running.push_back({{0}, {1}, 0, 1000});
+    snapshot.running.push_back({{2}, {8}, 0, 1000});
+    ResourceRequest whole = tasks(1);
+    whole.whole_node = true;
+    snapshot.pending = {job(1, whole), job(2, tasks(8), 1)};
+    Decisions decisions = plan(snapshot, {BackfillPolicy::kEasy});
+    ASSERT_EQ(decisions.starts.size(), 1u);
+    EXPECT_EQ(decisions.starts[0].placement.nodes, std::vector<int>{1});
+    EXPECT_EQ(decisions.starts[0].placement.cpus_per_node, std::vector<int32_t>{8});
+    EXPECT_EQ(decisions.starts[0].placement.gpus_per_node, 2);
+    ASSERT_EQ(decisions.waits.size(), 1u);  // no node has 8 CPUs free beside it
+    EXPECT_EQ(decisions.waits[0].job_id, 2u);
+}
+
+// --mem-per-cpu: memory bounds the tasks a node takes, and the job holds it per CPU.
+TEST(Plan, MemoryPerCpuFollowsTheCpusPlaced) {
+    Snapshot snapshot = cluster_of(2, 8);  // 8192 MiB each
+    ResourceRequest request = tasks(6);
+    request.memory_mib_per_cpu = 2048;
+    snapshot.pending = {job(1, request)};
+    Decisions decisions = plan(snapshot, {BackfillPolicy::kNone});
+    ASSERT_EQ(decisions.starts.size(), 1u);
+    EXPECT_EQ(decisions.starts[0].placement.tasks_per_node, (std::vector<uint32_t>{4, 2}));
+    EXPECT_EQ(decisions.starts[0].placement.memory_mib_per_node, 4 * 2048);
+}
+
+// --mem=0 asks for all of a node's memory: a node where another job holds some is not used.
+TEST(Plan, AllOfANodesMemoryNeedsANodeWithNoneHeld) {
+    Snapshot snapshot = cluster_of(2, 8);
+    snapshot.running.push_back({{0}, {1}, 100, 1000});
+    ResourceRequest request = tasks(1);
+    request.whole_node_memory = true;
+    snapshot.pending = {job(1, request)};
+    Decisions decisions = plan(snapshot, {BackfillPolicy::kNone});
+    ASSERT_EQ(decisions.starts.size(), 1u);
+    EXPECT_EQ(decisions.starts[0].placement.nodes, std::vector<int>{1});
+    EXPECT_EQ(decisions.starts[0].placement.memory_mib_per_node, 8192);
+}
+
+// -O: more tasks than CPUs, each node giving the CPUs of one task; --mincpus raises that.
+TEST(Plan, OvercommitPlacesMoreTasksThanCpus) {
+    Snapshot snapshot = cluster_of(1, 4);
+    ResourceRequest request = tasks(16);
+    request.overcommit = true;
+    request.min_cpus_per_node = 2;
+    snapshot.pending = {job(1, request)};
+    Decisions decisions = plan(snapshot, {BackfillPolicy::kNone});
+    ASSERT_EQ(decisions.starts.size(), 1u);
+    EXPECT_EQ(decisions.starts[0].placement.tasks_per_node, std::vector<uint32_t>{16});
+    EXPECT_EQ(decisions.starts[0].placement.cpus_per_node, std::vector<int32_t>{2});
+}
+
+// -L: a job waits, with Slurm's reason, while others hold the licenses it needs.
+TEST(Plan, LicensesInUseMakeAJobWait) {
+    Snapshot snapshot = cluster_of(2, 8);
+    snapshot.limits.push_back({"Licenses", LimitedResource::kLicense, 3, 2});
+    PendingJob first = job(1, tasks(1));
+    first.licenses = {{0, 1}};
+    PendingJob second = job(2, tasks(1), 1);
+    second.licenses = {{0, 1}};
+    snapshot.pending = {first, second};
+    Decisions decisions = plan(snapshot, {BackfillPolicy::kEasy});
+    ASSERT_EQ(decisions.starts.size(), 1u);
+    EXPECT_EQ(decisions.starts[0].job_id, 1u);
+    ASSERT_EQ(decisions.waits.size(), 1u);
+    EXPECT_EQ(wait_reason_name(decisions.waits[0], snapshot.limits), "Licenses");
+}
+
 }  // namespace
 }  // namespace cohort::sched

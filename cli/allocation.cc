@@ -1,0 +1,122 @@
+#include "cli/allocation.h"
+
+#include <iostream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "common/transport/connect.h"
+#include "common/transport/connect_timeouts.h"
+
+namespace cohort::cli {
+
+namespace asio = boost::asio;
+
+void complete_job(const ClientContext& context, uint64_t job_id, const StepResult& result) {
+    protocol::JobCompleteRequest request{job_id, result.exit_signal != 0 ? 0 : result.exit_code,
+                                         result.exit_signal};
+    for (int attempt = 0; attempt < 60; ++attempt) {
+        auto client = connect_controller(context);
+        if (client && client->call<protocol::AckReply>(request)) {
+            return;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    std::cerr << "cohort: warning: could not tell the controller that job " << job_id << " ended\n";
+}
+
+void record_step(const ClientContext& context,
+                 const protocol::StepLayout& layout,
+                 const StepResult& result) {
+    auto client = connect_controller(context);
+    if (client) {
+        client->call<protocol::AckReply>(protocol::StepCompleteRequest{
+                layout.job_id, layout.step_id, result.exit_signal != 0 ? 0 : result.exit_code,
+                result.exit_signal});
+    }
+}
+
+namespace {
+
+// What the allocation connection's handlers share. Held by shared_ptr because the connection
+// (and its handlers) outlive allocate(): closing it would cancel the job.
+struct AllocationWait {
+    Result<protocol::StepLayout> outcome = Status::unavailable("no reply from cohortctld");
+    bool done = false;
+    bool lost = false;  // the connection closed after the job started
+    uint64_t job_id = 0;
+};
+
+}  // namespace
+
+Result<Allocation> allocate(const ClientContext& context,
+                            asio::io_context& io,
+                            const protocol::JobSpec& spec,
+                            const std::string& command) {
+    auto socket =
+            transport::connect_to(io, context.config.controller_host,
+                                  context.config.controller_port, transport::kCliConnectTimeout);
+    if (!socket) {
+        return socket.status().with_context("cannot reach cohortctld (is the instance up?)");
+    }
+    auto conn = transport::Connection::create(std::move(*socket), context.key, context.cred);
+    auto wait = std::make_shared<AllocationWait>();
+    auto notice = std::make_shared<asio::steady_timer>(io);
+    conn->start(
+            [wait, notice, command](const std::shared_ptr<transport::Connection>&,
+                                    protocol::Envelope envelope) {
+                if (envelope.type == static_cast<uint16_t>(protocol::MessageType::kError)) {
+                    wait->outcome = protocol::status_from_error(envelope);
+                    wait->done = true;
+                    return;
+                }
+                auto reply = protocol::decode_message<protocol::AllocationReply>(envelope);
+                if (!reply) {
+                    wait->outcome = reply.status();
+                    wait->done = true;
+                } else if (reply->started) {
+                    wait->outcome = reply->layout;
+                    wait->done = true;
+                } else {
+                    wait->job_id = reply->job_id;
+                    notice->expires_after(std::chrono::seconds(1));
+                    notice->async_wait([wait, command](boost::system::error_code ec) {
+                        if (!ec && !wait->done) {
+                            std::cerr << command << ": job " << wait->job_id
+                                      << " queued and waiting for resources\n";
+                        }
+                    });
+                }
+            },
+            [wait](const std::shared_ptr<transport::Connection>&, const Status& why) {
+                wait->lost = wait->done;
+                if (!wait->done) {
+                    wait->outcome = Status::unavailable(
+                            "cohortctld closed the connection"
+                            + (why.is_ok() ? std::string() : ": " + why.message()));
+                    wait->done = true;
+                }
+            });
+    conn->send(protocol::AllocateRequest{spec, spec.name});
+    asio::signal_set interrupts(io, SIGINT, SIGTERM);
+    interrupts.async_wait([wait](const boost::system::error_code& ec, int) {
+        if (!ec && !wait->done) {
+            wait->outcome = Status::invalid(fmt::format(
+                    "interrupted while waiting for resources; job {} cancelled", wait->job_id));
+            wait->done = true;
+        }
+    });
+    while (!wait->done && io.run_one() > 0) {
+    }
+    notice->cancel();
+    interrupts.cancel();
+    if (!wait->outcome) {
+        conn->close(Status::ok());
+        io.poll();
+        return wait->outcome.status();
+    }
+    io.poll();
+    return Allocation{*wait->outcome, conn, std::shared_ptr<const bool>(wait, &wait->lost)};
+}
+
+}  // namespace cohort::cli

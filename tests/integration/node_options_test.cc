@@ -1,0 +1,231 @@
+// The options that choose and size a job's nodes, end to end on a 3-node instance whose
+// nodes have features and whose cluster has one license: --exclusive, -C/--constraint,
+// -w/--nodelist, -L/--licenses, --mem-per-cpu and --mem=0, options kept for compatibility,
+// and SBATCH_* input variables.
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/fixtures/shared_cluster.h"
+#include "tests/fixtures/submit_batch.h"
+
+namespace cohort::testing {
+namespace {
+
+using std::chrono::seconds;
+
+class NodeOptionsTest : public SharedCluster<NodeOptionsTest> {
+public:
+    static constexpr int kNodes = 3;
+
+    static std::vector<std::string> start_args() {
+        return with_settings(
+                {{"node_features",
+                  {{"node1", {"ib", "rack1"}}, {"node2", {"ib", "rack2"}}, {"node3", {"rack2"}}}},
+                 {"licenses", {{"matlab", 1}}}});
+    }
+
+protected:
+    uint64_t submit(const std::vector<std::string>& args) const {
+        return submit_batch(*cluster_, args);
+    }
+
+    nlohmann::json job_json(uint64_t id) const {
+        const CommandResult shown = cluster_->cohort({"show", "job", std::to_string(id), "--json"});
+        auto doc = nlohmann::json::parse(shown.out, nullptr, false);
+        return doc.is_discarded() ? nlohmann::json{} : doc["jobs"][0];
+    }
+
+    std::string shown(uint64_t id) const {
+        return cluster_->cohort({"show", "job", std::to_string(id)}).out;
+    }
+
+    // What a refused submission printed; the queue must be as it was.
+    std::string refusal(const std::vector<std::string>& options) const {
+        const std::string before = cluster_->cohort({"queue", "-h"}).out;
+        std::vector<std::string> args{"batch", "-H"};
+        args.insert(args.end(), options.begin(), options.end());
+        args.insert(args.end(), {"--wrap", "true"});
+        const CommandResult refused = cluster_->cohort(args);
+        EXPECT_EQ(refused.exit_code, 1) << options.front();
+        EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+        EXPECT_EQ(cluster_->cohort({"queue", "-h"}).out, before);
+        return refused.err;
+    }
+
+    int node_cpus(const std::string& node) const {
+        const CommandResult nodes = cluster_->cohort({"nodes", "--json"});
+        auto doc = nlohmann::json::parse(nodes.out, nullptr, false);
+        for (const auto& entry : doc["nodes"]) {
+            if (entry["name"] == node) {
+                return entry["cpus"].get<int>();
+            }
+        }
+        return -1;
+    }
+};
+
+// A bare --exclusive: every CPU of the node is the job's (its tasks see them), and a job of
+// one CPU waits for the node instead of starting beside it.
+TEST_F(NodeOptionsTest, AnExclusiveJobHoldsItsWholeNode) {
+    const std::string out = cluster_->work_dir() + "/exclusive.out";
+    const uint64_t whole = submit({"--exclusive", "-w", "node1", "-n1", "-o", out, "--wrap",
+                                   "echo cpus=$SLURM_CPUS_ON_NODE; sleep 3"});
+    ASSERT_TRUE(eventually([&] { return cluster_->job_state(whole) == "RUNNING"; }, seconds(20)));
+    const uint64_t beside = submit({"-w", "node1", "-n1", "--wrap", "true"});
+    ASSERT_TRUE(
+            eventually([&] { return shown(beside).find("Reason=Resources") != std::string::npos; },
+                       seconds(10)))
+            << shown(beside);
+    EXPECT_EQ(cluster_->wait_final_state(whole, seconds(30)), "COMPLETED");
+    EXPECT_EQ(cluster_->wait_final_state(beside, seconds(30)), "COMPLETED");
+    EXPECT_EQ(read_text(out), "cpus=" + std::to_string(node_cpus("node1")) + "\n");
+    EXPECT_EQ(job_json(whole)["cpus"]["number"], node_cpus("node1"));
+    EXPECT_NE(shown(whole).find(" OverSubscribe=NO\n"), std::string::npos) << shown(whole);
+}
+
+TEST_F(NodeOptionsTest, ConstraintsChooseNodesByTheirFeatures) {
+    const uint64_t both = submit({"-C", "ib&rack2", "--wrap", "true"});
+    EXPECT_EQ(cluster_->wait_final_state(both, seconds(30)), "COMPLETED");
+    EXPECT_EQ(job_json(both)["nodes"], "node2");
+    // [rack1|rack2] keeps all nodes alike: rack1 has one node, so two nodes come from rack2.
+    const uint64_t alike = submit({"-N2", "-C", "[rack1|rack2]", "--wrap", "true"});
+    EXPECT_EQ(cluster_->wait_final_state(alike, seconds(30)), "COMPLETED");
+    EXPECT_EQ(job_json(alike)["nodes"], "node[2-3]");
+    EXPECT_NE(shown(alike).find("   Features=[rack1|rack2] "), std::string::npos) << shown(alike);
+    EXPECT_NE(refusal({"-C", "gpu"})
+                      .find("--constraint: invalid feature specification: no node "
+                            "has feature 'gpu' (accepted: ib, rack1, rack2"),
+              std::string::npos);
+    EXPECT_NE(refusal({"-C", "ib&"}).find("--constraint: invalid feature specification 'ib&'"),
+              std::string::npos);
+    EXPECT_NE(refusal({"-N3", "-C", "ib"})
+                      .find("Requested node configuration is not available: 2 of partition "
+                            "'debug' nodes left by --constraint=ib for a job of 3"),
+              std::string::npos);
+}
+
+TEST_F(NodeOptionsTest, NodelistNamesTheJobsNodes) {
+    const uint64_t id = submit({"-w", "node[1,3]", "--wrap", "true"});
+    EXPECT_EQ(cluster_->wait_final_state(id, seconds(30)), "COMPLETED");
+    EXPECT_EQ(job_json(id)["nodes"], "node[1,3]");
+    EXPECT_NE(shown(id).find("   ReqNodeList=node[1,3]\n"), std::string::npos) << shown(id);
+    EXPECT_NE(refusal({"-w", "node9"})
+                      .find("--nodelist: invalid node name 'node9' (accepted: the cluster's nodes, "
+                            "node[1-3])"),
+              std::string::npos);
+    EXPECT_NE(refusal({"-N1", "-w", "node[1-2]"})
+                      .find("--nodelist: 2 nodes named for a job of at most 1"),
+              std::string::npos);
+}
+
+// The cluster has one matlab license: a second job that wants it waits with Slurm's reason
+// until the first ends; asking for more than exist, or for an unknown one, is refused.
+TEST_F(NodeOptionsTest, LicensesAreCountedAcrossJobs) {
+    const uint64_t first = submit({"-L", "matlab", "--wrap", "sleep 3"});
+    ASSERT_TRUE(eventually([&] { return cluster_->job_state(first) == "RUNNING"; }, seconds(20)));
+    const uint64_t second = submit({"-L", "matlab:1", "--wrap", "true"});
+    ASSERT_TRUE(
+            eventually([&] { return shown(second).find("Reason=Licenses") != std::string::npos; },
+                       seconds(10)))
+            << shown(second);
+    EXPECT_EQ(cluster_->wait_final_state(second, seconds(30)), "COMPLETED");
+    EXPECT_NE(shown(second).find(" Licenses=matlab:1\n"), std::string::npos) << shown(second);
+    EXPECT_NE(refusal({"-L", "matlab:2"})
+                      .find("--licenses: invalid license specification 'matlab:2' (accepted: "
+                            "matlab:1)"),
+              std::string::npos);
+    EXPECT_NE(refusal({"-L", "fluent"}).find("invalid license specification 'fluent'"),
+              std::string::npos);
+}
+
+TEST_F(NodeOptionsTest, MemoryPerCpuAndAllOfANodesMemory) {
+    const std::string out = cluster_->work_dir() + "/mem.out";
+    const uint64_t per_cpu = submit(
+            {"--mem-per-cpu=100", "-n1", "-o", out, "--wrap", "echo per_cpu=$SLURM_MEM_PER_CPU"});
+    EXPECT_EQ(cluster_->wait_final_state(per_cpu, seconds(30)), "COMPLETED");
+    EXPECT_EQ(read_text(out), "per_cpu=100\n");
+    EXPECT_NE(shown(per_cpu).find(" MinMemoryCPU=100M "), std::string::npos) << shown(per_cpu);
+    const uint64_t whole =
+            submit({"--mem=0", "-o", out, "--wrap", "echo node=$SLURM_MEM_PER_NODE"});
+    EXPECT_EQ(cluster_->wait_final_state(whole, seconds(30)), "COMPLETED");
+    EXPECT_NE(read_text(out), "node=\n");
+    EXPECT_NE(read_text(out), "node=0\n");
+    EXPECT_NE(refusal({"--mem=1G", "--mem-per-cpu=1G"})
+                      .find("--mem, --mem-per-cpu and --mem-per-gpu are mutually exclusive"),
+              std::string::npos);
+}
+
+// Options with no meaning here are kept, shown, and named in one warning line each.
+TEST_F(NodeOptionsTest, KeptOptionsWarnOnceEachAndAreShown) {
+    const std::string script = cluster_->work_dir() + "/kept.sh";
+    std::ofstream(script) << "#!/bin/sh\n#SBATCH --wckey=proj7\n#SBATCH --hint=nomultithread\n"
+                             "#SBATCH --ntasks-per-socket=2\ntrue\n";
+    const CommandResult submitted = cluster_->cohort({"batch", "-H", "--parsable", script});
+    ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+    EXPECT_EQ(submitted.err,
+              "warning: --ntasks-per-socket=2 is kept with the job but changes nothing here: "
+              "tasks are not spread by socket\n"
+              "warning: --wckey=proj7 is kept with the job but changes nothing here: there is no "
+              "wckey tracking\n"
+              "warning: --hint=nomultithread is kept with the job but changes nothing here: CPUs "
+              "are counted and bound as the node reports them\n");
+    const uint64_t id = std::strtoull(submitted.out.c_str(), nullptr, 10);
+    EXPECT_NE(shown(id).find("   KeptOptions=--ntasks-per-socket=2,--wckey=proj7\n"),
+              std::string::npos)
+            << shown(id);
+    cluster_->cohort({"cancel", std::to_string(id)});
+    const CommandResult quiet = cluster_->cohort({"batch", "-H", "-Q", script});
+    EXPECT_EQ(quiet.err, "");
+}
+
+// scontrol show node|partition, in Slurm's key=value form, the features among them.
+TEST_F(NodeOptionsTest, ShowNodeAndPartitionInSlurmsForm) {
+    const CommandResult node = cluster_->cohort({"scontrol", "show", "node", "node1"});
+    ASSERT_EQ(node.exit_code, 0) << node.err;
+    EXPECT_EQ(node.out.rfind("NodeName=node1 CoresPerSocket=", 0), 0u) << node.out;
+    EXPECT_NE(node.out.find("\n   AvailableFeatures=ib,rack1\n"), std::string::npos) << node.out;
+    EXPECT_NE(node.out.find("\n   Partitions=debug\n"), std::string::npos) << node.out;
+    EXPECT_NE(node.out.find(" CPUTot=" + std::to_string(node_cpus("node1")) + "\n"),
+              std::string::npos)
+            << node.out;
+    const CommandResult partition = cluster_->cohort({"show", "partition"});
+    ASSERT_EQ(partition.exit_code, 0) << partition.err;
+    EXPECT_EQ(partition.out.rfind("PartitionName=debug\n", 0), 0u) << partition.out;
+    EXPECT_NE(partition.out.find("\n   Nodes=node[1-3]\n"), std::string::npos) << partition.out;
+    EXPECT_NE(partition.out.find(" TotalNodes=3\n"), std::string::npos) << partition.out;
+    const CommandResult missing = cluster_->cohort({"show", "node", "node9"});
+    EXPECT_EQ(missing.exit_code, 1);
+    EXPECT_EQ(missing.err, "cohort show: error: node 'node9' not found\n");
+}
+
+// sbatch's precedence: the command line over SBATCH_* variables over directives.
+TEST_F(NodeOptionsTest, InputVariablesSitBetweenDirectivesAndTheCommandLine) {
+    const std::string script = cluster_->work_dir() + "/named.sh";
+    std::ofstream(script) << "#!/bin/sh\n#SBATCH --job-name=from_directive\n#SBATCH -t 5\ntrue\n";
+    const auto name_of = [&](std::vector<std::string> extra) {
+        std::vector<std::string> argv{"env",
+                                      "SBATCH_JOB_NAME=from_env",
+                                      "SBATCH_TIMELIMIT=7",
+                                      cohort_binary(),
+                                      "batch",
+                                      "-H",
+                                      "--parsable"};
+        argv.insert(argv.end(), extra.begin(), extra.end());
+        argv.push_back(script);
+        const CommandResult result =
+                run_command(argv, cluster_->conf(), seconds(30), cluster_->work_dir());
+        const uint64_t id = std::strtoull(result.out.c_str(), nullptr, 10);
+        const nlohmann::json job = job_json(id);
+        cluster_->cohort({"cancel", std::to_string(id)});
+        return job["name"].get<std::string>() + " "
+               + std::to_string(job["time_limit"]["number"].get<int>());
+    };
+    EXPECT_EQ(name_of({}), "from_env 7");
+    EXPECT_EQ(name_of({"-J", "from_cli"}), "from_cli 7");
+}
+
+}  // namespace
+}  // namespace cohort::testing

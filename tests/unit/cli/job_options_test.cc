@@ -1,0 +1,146 @@
+// The value syntax of the job options: what each option's words become in the JobSpec, and
+// the one line a bad value gets.
+#include "cli/job_options.h"
+
+#include <cstdlib>
+
+#include <gtest/gtest.h>
+
+namespace cohort::cli {
+namespace {
+
+struct Parsed {
+    Result<protocol::JobSpec> spec = Status::internal("not parsed");
+    std::vector<std::string> warnings;
+};
+
+Parsed parse(std::vector<std::string> words) {
+    JobOptions options;
+    CLI::App app;
+    add_job_options(app, options, JobCommand::kBatch);
+    auto spelled = spell_out_prefixes(app, std::move(words));
+    Parsed parsed;
+    if (!spelled) {
+        parsed.spec = spelled.status();
+        return parsed;
+    }
+    std::vector<std::string> reversed(spelled->rbegin(), spelled->rend());
+    try {
+        app.parse(reversed);
+    } catch (const CLI::ParseError& e) {
+        parsed.spec = Status::invalid(e.what());
+        return parsed;
+    }
+    parsed.spec = job_spec_from(options, &parsed.warnings);
+    return parsed;
+}
+
+protocol::JobSpec spec_of(const std::vector<std::string>& words) {
+    Parsed parsed = parse(words);
+    EXPECT_TRUE(parsed.spec) << parsed.spec.status().message();
+    return parsed.spec ? *parsed.spec : protocol::JobSpec{};
+}
+
+std::string error_of(const std::vector<std::string>& words) {
+    Parsed parsed = parse(words);
+    EXPECT_FALSE(parsed.spec) << words.front();
+    return parsed.spec ? "" : parsed.spec.status().message();
+}
+
+TEST(JobOptions, ExclusiveTakesAnOptionalValueOnlyAfterAnEqualsSign) {
+    EXPECT_EQ(spec_of({"--exclusive"}).sharing, protocol::NodeSharing::kExclusive);
+    EXPECT_EQ(spec_of({"--exclusive=user"}).sharing, protocol::NodeSharing::kExclusiveUser);
+    EXPECT_EQ(spec_of({"--exclusive=mcs"}).sharing, protocol::NodeSharing::kExclusiveMcs);
+    EXPECT_EQ(spec_of({"--exclusive", "-n", "2"}).ntasks, 2u);
+    EXPECT_EQ(spec_of({"--exclus"}).sharing, protocol::NodeSharing::kExclusive);
+    EXPECT_EQ(error_of({"--exclu"}),
+              "--exclu: ambiguous option (accepted: one of --exclude, --exclusive)");
+    EXPECT_EQ(spec_of({"-s"}).sharing, protocol::NodeSharing::kOversubscribe);
+    EXPECT_EQ(error_of({"--exclusive=node"}),
+              "--exclusive: invalid value 'node' (accepted: no value, user or mcs)");
+    // The later of the two wins, as in sbatch.
+    EXPECT_EQ(spec_of({"--exclusive", "--oversubscribe"}).sharing,
+              protocol::NodeSharing::kOversubscribe);
+    EXPECT_EQ(spec_of({"-s", "--exclusive"}).sharing, protocol::NodeSharing::kExclusive);
+}
+
+TEST(JobOptions, MemoryOptionsAndTheirExclusions) {
+    const protocol::JobSpec all = spec_of({"--mem=0"});
+    EXPECT_TRUE(all.mem_whole_node);
+    EXPECT_EQ(all.mem_mib, 0);
+    EXPECT_FALSE(spec_of({"--mem=4G"}).mem_whole_node);
+    EXPECT_EQ(spec_of({"--mem-per-cpu=2G"}).mem_per_cpu_mib, 2048);
+    EXPECT_EQ(spec_of({"--mem-per-cpu", "512"}).mem_per_cpu_mib, 512);
+    EXPECT_EQ(error_of({"--mem-per-cpu=0"}),
+              "--mem-per-cpu: invalid value '0' (accepted: N[K|M|G|T] of 1 MiB or more, no "
+              "suffix = MiB)");
+    EXPECT_EQ(error_of({"--mem=1G", "--mem-per-gpu=1G"}),
+              "--mem, --mem-per-cpu and --mem-per-gpu are mutually exclusive (accepted: one of "
+              "them)");
+}
+
+TEST(JobOptions, NodeChoiceOptions) {
+    const protocol::JobSpec spec =
+            spec_of({"-C", "[a|b]&ib", "--prefer=h100", "-w", "node[1-3],node2", "-L", "matlab:2",
+                     "-O", "--mincpus", "8", "--wait-all-nodes=1"});
+    EXPECT_EQ(spec.constraint, "[a|b]&ib");
+    EXPECT_EQ(spec.prefer, "h100");
+    EXPECT_EQ(spec.nodelist, (std::vector<std::string>{"node1", "node2", "node3"}));
+    EXPECT_EQ(spec.licenses, "matlab:2");
+    EXPECT_TRUE(spec.overcommit);
+    EXPECT_EQ(spec.mincpus, 8u);
+    EXPECT_TRUE(spec.wait_all_nodes);
+    EXPECT_NE(error_of({"-C", "a&&b"}).find("--constraint: invalid feature specification 'a&&b'"),
+              std::string::npos);
+    EXPECT_NE(error_of({"-L", "x:0"}).find("--licenses: invalid license specification 'x:0'"),
+              std::string::npos);
+    EXPECT_EQ(error_of({"--wait-all-nodes=2"}),
+              "--wait-all-nodes: invalid value '2' (accepted: 0, 1)");
+    EXPECT_EQ(error_of({"--hint=fast"}),
+              "--hint: invalid value 'fast' (accepted: compute_bound, memory_bound, multithread, "
+              "nomultithread)");
+}
+
+// As sbatch: a node list longer than the task count keeps its first nodes, with a warning.
+TEST(JobOptions, MoreNamedNodesThanTasksKeepsTheFirst) {
+    Parsed parsed = parse({"-w", "node[1-3]", "-n", "2"});
+    ASSERT_TRUE(parsed.spec);
+    EXPECT_EQ(parsed.spec->nodelist, (std::vector<std::string>{"node1", "node2"}));
+    EXPECT_EQ(parsed.warnings,
+              std::vector<std::string>{"can't run 2 processes on 3 nodes, setting nnodes to 2"});
+}
+
+TEST(JobOptions, OptionsWithNoMeaningHereAreKeptWithAWarningEach) {
+    Parsed parsed = parse({"--wckey=proj", "--reboot", "--propagate", "--no-kill",
+                           "--ntasks-per-core=1", "--time-min=30", "-v"});
+    ASSERT_TRUE(parsed.spec) << parsed.spec.status().message();
+    EXPECT_EQ(parsed.spec->kept_options,
+              (std::vector<std::pair<std::string, std::string>>{{"--no-kill", ""},
+                                                                {"--ntasks-per-core", "1"},
+                                                                {"--propagate", ""},
+                                                                {"--reboot", ""},
+                                                                {"--wckey", "proj"}}));
+    EXPECT_EQ(parsed.spec->time_min_s, 1800);
+    EXPECT_EQ(parsed.warnings.size(), 6u);  // five kept, and --time-min
+    EXPECT_EQ(parsed.warnings.back(),
+              "--time-min=30 is kept with the job but changes nothing here: the job keeps its "
+              "--time limit");
+}
+
+TEST(JobOptions, SbatchInputVariablesBecomeOptionWords) {
+    setenv("SBATCH_PARTITION", "gpu", 1);
+    setenv("SBATCH_EXCLUSIVE", "user", 1);
+    setenv("SBATCH_REQUEUE", "", 1);
+    setenv("SBATCH_REQ_SWITCH", "2", 1);
+    setenv("SBATCH_WAIT4SWITCH", "10:00", 1);
+    const std::vector<std::string> words = sbatch_environment_options();
+    for (const char* name : {"SBATCH_PARTITION", "SBATCH_EXCLUSIVE", "SBATCH_REQUEUE",
+                             "SBATCH_REQ_SWITCH", "SBATCH_WAIT4SWITCH"}) {
+        unsetenv(name);
+    }
+    EXPECT_EQ(words, (std::vector<std::string>{"--partition=gpu", "--requeue", "--exclusive=user",
+                                               "--switches=2@10:00"}));
+}
+
+}  // namespace
+}  // namespace cohort::cli
