@@ -11,6 +11,7 @@
 #include "cli/client_context.h"
 #include "cli/commands.h"
 #include "common/hostlist.h"
+#include "common/size_spec.h"
 
 namespace cohort::cli {
 namespace {
@@ -57,7 +58,50 @@ int change_nodes(const std::string& command,
 }
 
 // `key=value` words of scontrol update, keys as Slurm spells them in any case.
+// scontrol update JobId=N Key=Value...: one request, all changes or none.
+int scontrol_update_job(const Args& args) {
+    protocol::JobUpdateRequest request;
+    for (const auto& word : args) {
+        const size_t eq = word.find('=');
+        if (eq == std::string::npos) {
+            return report_error("scontrol update",
+                                Status::invalid(fmt::format("'{}': expected KEY=VALUE", word)));
+        }
+        const std::string key = lower(word.substr(0, eq));
+        const std::string value = word.substr(eq + 1);
+        if (key == "jobid" || key == "job") {
+            auto id = parse_positive_count(value);
+            if (!id) {
+                return report_error("scontrol update",
+                                    Status::invalid("JobId: invalid value '" + value
+                                                    + "' (accepted: a job id, e.g. 42)"));
+            }
+            request.job_id = static_cast<uint64_t>(*id);
+        } else {
+            request.changes.emplace_back(key, value);
+        }
+    }
+    if (request.changes.empty()) {
+        return report_error("scontrol update",
+                            Status::invalid("nothing to change (accepted: TimeLimit=, "
+                                            "Partition=, QOS=, Nice=, JobName=, Dependency=, "
+                                            "StartTime=, Comment=)"));
+    }
+    auto reply = ask<protocol::AckReply>(request);
+    if (!reply) {
+        return report_error("scontrol update", reply.status());
+    }
+    return 0;
+}
+
 int scontrol_update(const Args& args) {
+    const bool names_a_job = std::any_of(args.begin(), args.end(), [](const std::string& word) {
+        const std::string key = lower(word.substr(0, word.find('=')));
+        return key == "jobid" || key == "job";
+    });
+    if (names_a_job) {
+        return scontrol_update_job(args);
+    }
     std::string nodes;
     std::string state;
     std::string reason;
@@ -161,6 +205,8 @@ int show_hostlist(const Args& args) {
 int cmd_scontrol(const Args& args) {
     static const char* kUsage =
             "usage: scontrol update NodeName=NODES State=DRAIN|DOWN|RESUME [Reason=TEXT]\n"
+            "       scontrol update JobId=ID TimeLimit=|Partition=|QOS=|Nice=|JobName=|\n"
+            "                       Dependency=|StartTime=|Comment=VALUE...\n"
             "       scontrol show job ID | show hostnames [LIST] | show hostlist NAMES |\n"
             "       requeue ID... | requeuehold ID... | hold ID... | release ID...\n";
     if (args.empty() || args.front() == "-h" || args.front() == "--help") {

@@ -11,9 +11,11 @@
 
 #include <fmt/format.h>
 
+#include "cli/acct_format.h"
 #include "cli/client_context.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
+#include "cli/node_format.h"
 #include "cli/queue_format.h"
 #include "cli/show_entities.h"
 #include "common/begin_time.h"
@@ -207,18 +209,39 @@ int cmd_queue(const Args& args) {
     return 0;
 }
 
-int cmd_nodes(const Args& args) {
-    CLI::App app{"List nodes (sinfo -N)"};
+namespace {
+
+// `cohort nodes` prints a table of its own by default; as `sinfo`, or with -o, -N or -h, the
+// rows and columns of sinfo.
+int list_nodes(const Args& args, bool as_sinfo) {
+    CLI::App app{"List nodes and partitions (sinfo)"};
+    app.set_help_flag("--help", "print this help");  // -h is sinfo's --noheader
     bool json = false;
     bool reasons = false;
+    bool no_header = false;
+    bool node_oriented = false;
     std::string topology_of;
+    std::string format;
     app.add_flag("--json", json, "print Slurm-shaped JSON");
     app.add_flag("-R,--list-reasons", reasons,
                  "list DOWN, DRAINED and DRAINING nodes with the reason, who set it and when");
     app.add_option("--topology", topology_of,
                    "print NODE's GPU link matrix, NUMA nodes, local CPUs and closest NICs");
-    if (int rc = parse_args(app, "nodes", args); rc >= 0) {
+    app.add_option("-o,--format", format,
+                   "columns as printf-like codes, e.g. '%P %.5a %.10l %.6D %.6t %N'");
+    app.add_flag("-N,--Node", node_oriented, "one line per node (and partition)");
+    app.add_flag("-h,--noheader", no_header, "no header line");
+    if (int rc = parse_args(app, as_sinfo ? "sinfo" : "nodes", args); rc >= 0) {
         return rc;
+    }
+    const bool sinfo_form = as_sinfo || !format.empty() || node_oriented || no_header;
+    std::vector<NodeField> fields = default_node_format(node_oriented);
+    if (!format.empty()) {
+        auto parsed = parse_node_format(format);
+        if (!parsed) {
+            return report_error("nodes", parsed.status());
+        }
+        fields = std::move(*parsed);
     }
     auto reply = ask<protocol::NodeListReply>(protocol::QueryNodesRequest{topology_of});
     if (!reply) {
@@ -247,6 +270,17 @@ int cmd_nodes(const Args& args) {
         print_node_reasons(reply->nodes);
         return 0;
     }
+    if (sinfo_form) {
+        auto context = load_client_context();
+        if (!context) {
+            return report_error("nodes", context.status());
+        }
+        for (const std::string& line :
+             node_lines(fields, reply->nodes, context->config, node_oriented, !no_header)) {
+            std::cout << line << "\n";
+        }
+        return 0;
+    }
     std::printf("%-12s %-10s %9s %10s %5s %-12s %s\n", "NODELIST", "STATE", "CPUS(A/T)", "MEMORY",
                 "GPUS", "PARTITION", "REASON");
     for (const auto& node : reply->nodes) {
@@ -263,6 +297,16 @@ int cmd_nodes(const Args& args) {
                 node.resources.gpus, partitions.c_str(), node.reason.c_str());
     }
     return 0;
+}
+
+}  // namespace
+
+int cmd_nodes(const Args& args) {
+    return list_nodes(args, false);
+}
+
+int cmd_sinfo(const Args& args) {
+    return list_nodes(args, true);
 }
 
 int cmd_show(const Args& args) {
@@ -396,11 +440,24 @@ int cmd_show(const Args& args) {
     return 0;
 }
 
-int cmd_acct(const Args& args) {
+namespace {
+
+// `cohort acct` prints a table of its own by default; as `sacct`, or with -o, -p, -P, -n or
+// -X, sacct's columns.
+int list_accounting(const Args& args, bool as_sacct) {
     CLI::App app{"Accounting records of jobs and steps (sacct)"};
     bool json = false;
-    std::string user, states_text, jobs_text, start_text, end_text;
+    bool parsable = false;
+    bool parsable2 = false;
+    bool no_header = false;
+    bool allocations = false;
+    std::string user, states_text, jobs_text, start_text, end_text, format;
     app.add_flag("--json", json, "print Slurm-shaped JSON");
+    app.add_option("-o,--format", format, "fields, e.g. JobID,JobName%30,State,Elapsed");
+    app.add_flag("-p,--parsable", parsable, "fields separated by '|', one after the last too");
+    app.add_flag("-P,--parsable2", parsable2, "fields separated by '|'");
+    app.add_flag("-n,--noheader", no_header, "no header");
+    app.add_flag("-X,--allocations", allocations, "jobs only, not their steps");
     app.add_option("-u,--user", user, "only this user's jobs");
     app.add_option("-s,--state", states_text, "only these states, e.g. CD,F");
     app.add_option("-j,--jobs", jobs_text, "only these job ids, comma separated");
@@ -440,6 +497,19 @@ int cmd_acct(const Args& args) {
         }
         *bound = *time;
     }
+    const bool sacct_form =
+            as_sacct || !format.empty() || parsable || parsable2 || no_header || allocations;
+    std::vector<AcctField> fields = default_acct_format();
+    if (!format.empty()) {
+        auto parsed = parse_acct_format(format);
+        if (!parsed) {
+            return report_error("acct", parsed.status());
+        }
+        fields = std::move(*parsed);
+    }
+    const AcctStyle style = parsable2  ? AcctStyle::kParsable2
+                            : parsable ? AcctStyle::kParsable
+                                       : AcctStyle::kTable;
     std::optional<JsonPayloadStream> json_out;
     if (json) {
         json_out.emplace(std::cout, "jobs");
@@ -450,11 +520,17 @@ int cmd_acct(const Args& args) {
         for (const auto& step : frame.steps) {
             steps_of[step.job_id].push_back(&step);
         }
-        if (!json && !header_printed) {
-            std::printf("%-12s %-10s %-9s %-8s %10s %8s %-19s %-19s %s\n", "JobID", "JobName",
-                        "Partition", "User", "State", "ExitCode", "Start", "End", "NodeList");
-            header_printed = true;
+        if (!json && !header_printed && !(sacct_form && no_header)) {
+            if (sacct_form) {
+                for (const std::string& line : acct_header(fields, style)) {
+                    std::cout << line << "\n";
+                }
+            } else {
+                std::printf("%-12s %-10s %-9s %-8s %10s %8s %-19s %-19s %s\n", "JobID", "JobName",
+                            "Partition", "User", "State", "ExitCode", "Start", "End", "NodeList");
+            }
         }
+        header_printed = true;
         for (size_t i = 0; i < frame.jobs.size(); ++i) {
             const protocol::JobRecord& job = frame.jobs[i];
             // An array's record shares its id with its first task, whose steps these are; a
@@ -474,6 +550,13 @@ int cmd_acct(const Args& args) {
                 json_out->add(entry);
                 continue;
             }
+            if (sacct_form) {
+                std::cout << acct_line(fields, style, job, nullptr, now) << "\n";
+                for (const protocol::StepRecord* step : allocations ? kNoSteps : steps) {
+                    std::cout << acct_line(fields, style, job, step, now) << "\n";
+                }
+                continue;
+            }
             print_acct_job(job);
             for (const protocol::StepRecord* step : steps) {
                 print_acct_step(job, *step);
@@ -487,6 +570,16 @@ int cmd_acct(const Args& args) {
         json_out->finish();
     }
     return 0;
+}
+
+}  // namespace
+
+int cmd_acct(const Args& args) {
+    return list_accounting(args, false);
+}
+
+int cmd_sacct(const Args& args) {
+    return list_accounting(args, true);
 }
 
 }  // namespace cohort::cli

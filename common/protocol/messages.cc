@@ -53,6 +53,8 @@ const char* message_type_name(uint16_t type) {
             return "JobControlReply";
         case MessageType::kNodeControl:
             return "NodeControl";
+        case MessageType::kJobUpdate:
+            return "JobUpdate";
         case MessageType::kRegisterNode:
             return "RegisterNode";
         case MessageType::kRegisterReply:

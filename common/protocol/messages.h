@@ -39,6 +39,7 @@ enum class MessageType : uint16_t {
     kReservationList = 29,
     kJobControlReply = 30,
     kNodeControl = 31,
+    kJobUpdate = 32,
     // Agent <-> controller.
     kRegisterNode = 40,
     kRegisterReply = 41,
@@ -188,6 +189,20 @@ struct NodeControlRequest {
     template <class A>
     void serialize(A& ar, unsigned) {
         serialize_fields(ar, action, nodes, reason);
+    }
+};
+
+// scontrol update job / cohort update: changes to one job, all or nothing, answered with an
+// AckReply or one ErrorReply naming the first change refused. Keys are Slurm's names in
+// lower case (timelimit, partition, qos, nice, jobname, dependency, starttime, comment).
+struct JobUpdateRequest {
+    static constexpr MessageType kType = MessageType::kJobUpdate;
+    uint64_t job_id = 0;
+    std::vector<std::pair<std::string, std::string>> changes;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        serialize_fields(ar, job_id, changes);
     }
 };
 

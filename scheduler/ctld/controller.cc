@@ -208,6 +208,10 @@ void Controller::register_handlers() {
             [this](const ConnectionPtr& conn, const QueryNodesRequest& m) {
                 handle_nodes(conn, m);
             });
+    dispatcher_.on<JobUpdateRequest>(
+            [this](const ConnectionPtr& conn, const Credential& cred, const JobUpdateRequest& m) {
+                handle_update(conn, cred, m);
+            });
     dispatcher_.on<JobControlRequest>(
             [this](const ConnectionPtr& conn, const Credential& cred, const JobControlRequest& m) {
                 handle_control(conn, cred, m);

@@ -91,6 +91,10 @@ private:
                              const protocol::Credential& cred,
                              const protocol::JobCompleteRequest& request);
     void handle_acct(const ConnectionPtr& conn, const protocol::AcctQueryRequest& request);
+    // scontrol update job (job_update.cc).
+    void handle_update(const ConnectionPtr& conn,
+                       const protocol::Credential& cred,
+                       const protocol::JobUpdateRequest& request);
     Result<protocol::StepLayout> make_layout(Job& job, const protocol::StepCreateRequest& request);
     // Lays out a step, records it and calls `done` (on the writer thread) once it is durable.
     void open_step(Job& job,

@@ -1,5 +1,7 @@
 // The scheduling loop around the pure core, and the job life cycle it drives.
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 #include <spdlog/spdlog.h>
 
@@ -42,6 +44,16 @@ std::vector<int> without(std::vector<int> members,
     return members;
 }
 
+// Jobs that choose their nodes alike share one partition of the snapshot: a pass over many
+// jobs with the same -C computes its nodes once, and the planner sees them as one shape.
+using NodeChoiceKey = std::tuple<int,
+                                 std::string,
+                                 std::string,
+                                 std::vector<std::string>,
+                                 std::vector<std::string>,
+                                 uint32_t>;
+using ChosenPartitions = std::map<NodeChoiceKey, int>;
+
 // The nodes a job may run on: its partition's as its -w, -x, -C and --prefer choose them
 // and, once requeued, less the nodes that failed it (unless that would leave too few:
 // avoiding a node never keeps a job from running). Added to the snapshot as a partition of
@@ -51,7 +63,8 @@ int partition_for(sched::Snapshot& snapshot,
                   const Job& job,
                   const NodeTable& nodes,
                   const ClusterConfig& config,
-                  bool avoid_failed_nodes) {
+                  bool avoid_failed_nodes,
+                  ChosenPartitions& chosen) {
     const JobRequest& spec = job.spec;
     // Nodes named with -w are never avoided: the job must have them.
     const bool avoiding_some =
@@ -60,6 +73,11 @@ int partition_for(sched::Snapshot& snapshot,
                          || !spec.prefer.empty();
     if (!chooses && !avoiding_some) {
         return partition;  // most jobs: no copy of the partition
+    }
+    const NodeChoiceKey key{partition,     spec.constraint.str(), spec.prefer.str(),
+                            spec.nodelist, spec.exclude,          job.resources.nodes_min};
+    if (auto it = chosen.find(key); it != chosen.end() && !avoiding_some) {
+        return it->second;
     }
     const std::vector<int>& whole = snapshot.partitions[static_cast<size_t>(partition)];
     std::vector<int> members = whole;
@@ -77,11 +95,15 @@ int partition_for(sched::Snapshot& snapshot,
             members = std::move(avoiding);
         }
     }
-    if (members == whole) {
-        return partition;
+    int index = partition;
+    if (members != whole) {
+        snapshot.partitions.push_back(std::move(members));
+        index = static_cast<int>(snapshot.partitions.size()) - 1;
     }
-    snapshot.partitions.push_back(std::move(members));
-    return static_cast<int>(snapshot.partitions.size()) - 1;
+    if (!avoiding_some) {
+        chosen.emplace(key, index);
+    }
+    return index;
 }
 
 }  // namespace
@@ -303,6 +325,7 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
         }
     }
     split_startable_tasks(now, std::max<int64_t>(idle_cpus, 0), window_index);
+    ChosenPartitions chosen_partitions;
     // -p a,b: the first partition with the job's CPUs free now, else the first.
     std::vector<int64_t> free_cpus;
     const auto partition_with_room = [&](const Job& job) -> std::string {
@@ -362,8 +385,9 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
         if (job.spec.partition.str().find(',') != std::string::npos) {
             job.partition = partition_with_room(job);
         }
-        pending.partition = partition_for(snapshot, partition_index.at(job.partition), job, nodes_,
-                                          config_, config_.requeue_avoid_failed_nodes);
+        pending.partition =
+                partition_for(snapshot, partition_index.at(job.partition), job, nodes_, config_,
+                              config_.requeue_avoid_failed_nodes, chosen_partitions);
         for (const std::string& name : job.spec.nodelist) {
             pending.required_nodes.push_back(nodes_.index_of(name));
         }

@@ -3,9 +3,9 @@
 examples, and cases of our own, is submitted to Debian's Slurm 22.05 (slurmctld on loopback,
 no slurmd, so nothing runs) and, held, to a Cohort local instance of the same shape. Both must
 make the same decision (accept or refuse); where both accept, the fields Slurm's `scontrol
-show job` derives must equal Cohort's `show job --json`. Every difference must be one of the
-deliberate ones listed in DELIBERATE below, each with its reason, and each listed one must
-still occur.
+show job` derives must equal Cohort's `show job --json`. sinfo's formats that scripts parse must print the same text. Every
+difference must be one of the deliberate ones listed in DELIBERATE below, each with its
+reason, and each listed one must still occur.
 
 usage: slurm_differential.py BIN_DIR [--report FILE]
 Exits 77 (skipped) when not root or when Slurm, MUNGE or the shared data are missing.
@@ -79,6 +79,14 @@ OWN_CASES = [
     ["--signal=B:USR1@120"], ["--profile=all", "--acctg-freq=30"], ["--spread-job"],
     ["--ntasks-per-core=1", "-n", "4"], ["--threads-per-core=1"], ["-J", "named job"],
     ["--nice=100"], ["--exclusive", "--oversubscribe"], ["--hint=bogus"],
+]
+
+# sinfo forms whose output must be the same text on both (the nodes' states differ: Slurm's
+# have no slurmd), where scripts parse it.
+SINFO_CASES = [
+    ["-h", "-o", "%D"],
+    ["-o", "%P %.5a %.10l %.6D %N"],
+    ["-h", "-o", "%R|%D|%c|%m|%G"],
 ]
 
 # Differences kept on purpose, by case name, with why. Each must still occur.
@@ -158,6 +166,9 @@ class Cohort:
 
     def submit(self, args, cwd):
         return run([self.cohort, "batch", "--parsable", "-H"] + args, env=self.env, cwd=cwd)
+
+    def sinfo(self, args):
+        return run([self.cohort, "nodes"] + args, env=self.env)
 
     def job(self, job_id):
         shown = run([self.cohort, "show", "job", job_id, "--json"], env=self.env)
@@ -246,6 +257,9 @@ class Slurm:
         # Not held: a held job skips Slurm's checks of whether it could ever run. With no
         # slurmd, nothing starts.
         return run(["sbatch", "--parsable"] + args, env=self.env, cwd=cwd)
+
+    def sinfo(self, args):
+        return run(["sinfo"] + args, env=self.env)
 
     def job(self, job_id):
         shown = run(["scontrol", "show", "job", "-o", job_id], env=self.env).stdout.strip()
@@ -437,6 +451,15 @@ def compare(name, args, slurm, cohort, work):
     return row
 
 
+def compare_output(name, slurm, cohort):
+    row = {"case": name, "slurm": first_line(slurm.stdout) or first_line(slurm.stderr),
+           "cohort": first_line(cohort.stdout) or first_line(cohort.stderr),
+           "differences": [], "output": True}
+    if slurm.stdout != cohort.stdout or slurm.returncode != cohort.returncode:
+        row["differences"].append(f"output: slurm {slurm.stdout!r} cohort {cohort.stdout!r}")
+    return row
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("bin_dir")
@@ -466,6 +489,9 @@ def main():
         slurm.start()
         for name, args in cases():
             rows.append(compare(name, args, slurm, cohort, str(work)))
+        for args in SINFO_CASES:
+            rows.append(compare_output("sinfo " + " ".join(args), slurm.sinfo(args),
+                                       cohort.sinfo(args)))
     finally:
         if slurm:
             slurm.stop()
@@ -475,14 +501,19 @@ def main():
 
 
 def report(rows, path):
-    same_decision = sum(1 for r in rows if "decision" not in r["differences"])
-    accepted = [r for r in rows if r["slurm"] == "accepted" and r["cohort"] == "accepted"]
+    outputs = [r for r in rows if r.get("output")]
+    rows_submitted = [r for r in rows if not r.get("output")]
+    same_decision = sum(1 for r in rows_submitted if "decision" not in r["differences"])
+    accepted = [r for r in rows_submitted
+                if r["slurm"] == "accepted" and r["cohort"] == "accepted"]
     same_fields = sum(1 for r in accepted if not r["differences"])
+    same_output = sum(1 for r in outputs if not r["differences"])
     unexplained = [r for r in rows if r["differences"] and r["case"] not in DELIBERATE]
     stale = [name for name in DELIBERATE
              if not any(r["case"] == name and r["differences"] for r in rows)]
-    lines = [f"{len(rows)} cases; decisions equal: {same_decision}/{len(rows)}; "
-             f"accepted by both: {len(accepted)}, fields equal: {same_fields}/{len(accepted)}"]
+    lines = [f"{len(rows_submitted)} submissions; decisions equal: {same_decision}/"
+             f"{len(rows_submitted)}; accepted by both: {len(accepted)}, fields equal: "
+             f"{same_fields}/{len(accepted)}; sinfo outputs equal: {same_output}/{len(outputs)}"]
     for r in rows:
         mark = "ok " if not r["differences"] else ("DEL" if r["case"] in DELIBERATE else "BAD")
         lines.append(f"{mark} {r['case']}: slurm: {r['slurm']} | cohort: {r['cohort']}")

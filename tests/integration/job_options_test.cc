@@ -167,9 +167,44 @@ TEST_F(JobOptionsTest, AllocHoldsAnAllocationWhileItsCommandRuns) {
 TEST_F(JobOptionsTest, WaitReturnsWithTheJobsExitCode) {
     const CommandResult waited = cluster_->cohort({"batch", "-W", "--wrap", "sleep 1; exit 7"});
     EXPECT_EQ(waited.exit_code, 7) << waited.err;
-    EXPECT_TRUE(std::regex_match(waited.out, std::regex("Submitted batch job [0-9]+\n")))
+    std::smatch submitted;
+    ASSERT_TRUE(
+            std::regex_match(waited.out, submitted, std::regex("Submitted batch job ([0-9]+)\n")))
             << waited.out;
     EXPECT_EQ(cluster_->cohort({"batch", "--wait", "--wrap", "true"}).exit_code, 0);
+    // What scripts parse: sacct -P with named fields, -X for the job alone.
+    const std::string id = submitted[1];
+    EXPECT_EQ(cluster_->cohort({"acct", "-X", "-P", "-o", "JobID,State,ExitCode", "-j", id}).out,
+              "JobID|State|ExitCode\n" + id + "|FAILED|7:0\n");
+}
+
+// scontrol update job: a pending job's fields change together; a refused update (one bad
+// field among good ones) is one line and changes nothing.
+TEST_F(JobOptionsTest, UpdateJobChangesAPendingJobAllOrNothing) {
+    const uint64_t id = submit({"-H", "-t", "30", "--wrap", "true"});
+    const std::string job = "JobId=" + std::to_string(id);
+    const auto shown = [&] {
+        return cluster_->cohort({"show", "job", std::to_string(id)}).out;
+    };
+    const CommandResult updated = cluster_->cohort(
+            {"scontrol", "update", job, "TimeLimit=10", "JobName=renamed", "Comment=second try"});
+    ASSERT_EQ(updated.exit_code, 0) << updated.err;
+    EXPECT_NE(shown().find(" JobName=renamed\n"), std::string::npos) << shown();
+    EXPECT_NE(shown().find(" TimeLimit=10:00\n"), std::string::npos) << shown();
+    EXPECT_NE(shown().find("   Comment=second try\n"), std::string::npos) << shown();
+    const CommandResult refused = cluster_->cohort(
+            {"scontrol", "update", job, "JobName=again", "Partition=nope", "TimeLimit=5"});
+    EXPECT_EQ(refused.exit_code, 1);
+    EXPECT_EQ(lines_of(refused.err).size(), 1u) << refused.err;
+    EXPECT_NE(refused.err.find("--partition: invalid partition 'nope'"), std::string::npos)
+            << refused.err;
+    EXPECT_NE(shown().find(" JobName=renamed\n"), std::string::npos) << shown();
+    EXPECT_NE(shown().find(" TimeLimit=10:00\n"), std::string::npos) << shown();
+    EXPECT_NE(cluster_->cohort({"scontrol", "update", job, "Color=blue"})
+                      .err.find("color: unknown field (accepted: TimeLimit, Partition, QOS, "
+                                "Nice, JobName, Dependency, StartTime, Comment)"),
+              std::string::npos);
+    cluster_->cohort({"cancel", std::to_string(id)});
 }
 
 TEST_F(JobOptionsTest, BadValuesAreRefusedWithOneLineAndQueueNothing) {

@@ -67,10 +67,13 @@ TEST_F(PreemptionTest, ALowJobGetsItsSignalThenSigtermAfterGraceAndRunsAgainAfte
             + "; exit 0; fi\n"
             "trap 'echo USR1 $(date +%s.%N) >> " + events + "' USR1\n"
             "trap 'echo TERM $(date +%s.%N) >> " + events + "; exit 143' TERM\n"
+            "echo READY $(date +%s.%N) >> " + events + "\n"
             "while :; do sleep 0.1; done\n";
     uint64_t low =
             submit({"--qos=low", "-n2", "--signal=RB:USR1@30", "-t", "10", "--wrap", script});
     ASSERT_TRUE(running(low));
+    // Preempted only once its traps are set: RUNNING comes before the shell has read them.
+    ASSERT_TRUE(eventually([&] { return events_in(events).count("READY") == 1; }, seconds(30)));
     const std::string high_start = cluster_->work_dir() + "/high-start";
     uint64_t high =
             submit({"--qos=high", "-n2", "--wrap", "echo HIGH $(date +%s.%N) > " + high_start});

@@ -250,6 +250,7 @@ TEST_F(RequeueByRequest, RequeueByHandRunsTheJobAgainOrHoldsIt) {
 TEST_F(RequeueByRequest, RequeueByHandSendsTheRSignalFirst) {
     const std::string step = cluster_->work_dir() + "/checkpointing-step.sh";
     std::ofstream(step) << "trap 'echo checkpoint at restart $SLURM_RESTART_COUNT; exit 0' USR1\n"
+                           "echo step ready\n"
                            "while :; do sleep 0.1; done\n";
     const uint64_t id =
             submit(*cluster_, {"-o", "r-signal.out", "--signal=R:USR1", "--wrap",
@@ -257,9 +258,11 @@ TEST_F(RequeueByRequest, RequeueByHandSendsTheRSignalFirst) {
                                "[ $SLURM_RESTART_COUNT = 0 ] && "
                                        + cohort_binary() + " run -n1 bash " + step + "; exit 0"});
     const std::string out = cluster_->work_dir() + "/r-signal.out";
-    ASSERT_TRUE(eventually([&] { return read_file(out).find("run 0") != std::string::npos; },
-                           seconds(30)));
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the step is up
+    // The signal must find the step's trap set: a sanitized launch takes longer than any
+    // fixed pause.
+    ASSERT_TRUE(eventually([&] { return read_file(out).find("step ready") != std::string::npos; },
+                           seconds(30)))
+            << read_file(out);
     ASSERT_EQ(cluster_->cohort({"requeue", std::to_string(id)}).exit_code, 0);
     EXPECT_EQ(cluster_->wait_final_state(id, seconds(60)), "COMPLETED");
     EXPECT_EQ(attempts_of(*cluster_, id),

@@ -1,0 +1,263 @@
+#include "cli/acct_format.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/format.h>
+
+#include "cli/json_output.h"
+#include "common/hostlist.h"
+#include "common/job_state.h"
+
+namespace cohort::cli {
+namespace {
+
+struct FieldInfo {
+    const char* name;
+    size_t width;  // sacct's default
+};
+
+constexpr FieldInfo kFields[] = {
+        {"JobID", 12},      {"JobIDRaw", 12},    {"JobName", 10},   {"User", 9},
+        {"UID", 6},         {"Account", 10},     {"Partition", 10}, {"QOS", 10},
+        {"State", 10},      {"ExitCode", 8},     {"Elapsed", 10},   {"ElapsedRaw", 10},
+        {"Timelimit", 10},  {"NodeList", 15},    {"NNodes", 8},     {"NCPUS", 10},
+        {"AllocCPUS", 10},  {"AllocNodes", 10},  {"Submit", 19},    {"Eligible", 19},
+        {"Start", 19},      {"End", 19},         {"Restarts", 8},   {"WorkDir", 20},
+        {"Comment", 15},    {"Reason", 20},      {"ReqMem", 10},    {"Priority", 10},
+        {"ArrayJobID", 15}, {"ArrayTaskID", 15},
+};
+
+std::string lower(std::string_view text) {
+    std::string out(text);
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+    return out;
+}
+
+// sacct's elapsed form: [D-]HH:MM:SS.
+std::string elapsed_text(int64_t seconds) {
+    const int64_t days = seconds / 86400;
+    const std::string clock =
+            fmt::format("{:02}:{:02}:{:02}", seconds / 3600 % 24, seconds / 60 % 60, seconds % 60);
+    return days > 0 ? fmt::format("{}-{}", days, clock) : clock;
+}
+
+int64_t elapsed_seconds(int64_t start, int64_t end, int64_t now) {
+    if (start == 0) {
+        return 0;
+    }
+    return std::max<int64_t>((end != 0 ? end : now) - start, 0);
+}
+
+int64_t total(const std::vector<uint32_t>& counts) {
+    int64_t sum = 0;
+    for (uint32_t c : counts) {
+        sum += c;
+    }
+    return sum;
+}
+
+std::string job_value(const std::string& name,
+                      const protocol::JobRecord& job,
+                      const protocol::StepRecord* step,
+                      int64_t now) {
+    const std::string id = job.display_id() + (step ? "." + std::to_string(step->step_id) : "");
+    const std::vector<std::string>& nodes = step ? step->nodes : job.nodes;
+    const int64_t start = step ? step->start_time : job.start_time;
+    const int64_t end = step ? step->end_time : job.end_time;
+    const int64_t cpus = step ? total(step->cpus_per_node) : total(job.cpus_per_node);
+    if (name == "JobID") {
+        return id;
+    }
+    if (name == "JobIDRaw") {
+        return std::to_string(job.job_id) + (step ? "." + std::to_string(step->step_id) : "");
+    }
+    if (name == "JobName") {
+        return step ? step->name : job.spec.name;
+    }
+    if (name == "State") {
+        return std::string(job_state_name(step ? step->state : job.state));
+    }
+    if (name == "ExitCode") {
+        return fmt::format("{}:{}", step ? step->exit_code : job.exit_code,
+                           step ? step->exit_signal : job.exit_signal);
+    }
+    if (name == "Elapsed") {
+        return elapsed_text(elapsed_seconds(start, end, now));
+    }
+    if (name == "ElapsedRaw") {
+        return std::to_string(elapsed_seconds(start, end, now));
+    }
+    if (name == "NodeList") {
+        return nodes.empty() ? "None assigned" : compress_hostlist(nodes);
+    }
+    if (name == "NNodes" || name == "AllocNodes") {
+        return std::to_string(nodes.empty() && !step ? job.spec.nodes_min : nodes.size());
+    }
+    if (name == "NCPUS" || name == "AllocCPUS") {
+        return std::to_string(cpus);
+    }
+    if (name == "Start") {
+        return format_time(start);
+    }
+    if (name == "End") {
+        return format_time(end);
+    }
+    if (step != nullptr) {
+        return "";  // the rest describe the job, as sacct leaves them blank on steps
+    }
+    if (name == "User") {
+        return job.user_name;
+    }
+    if (name == "UID") {
+        return std::to_string(job.uid);
+    }
+    if (name == "Account") {
+        return job.spec.account;
+    }
+    if (name == "Partition") {
+        return job.partition;
+    }
+    if (name == "QOS") {
+        return job.spec.qos;
+    }
+    if (name == "Timelimit") {
+        return job.time_limit_s < 0 ? "UNLIMITED" : elapsed_text(job.time_limit_s);
+    }
+    if (name == "Submit") {
+        return format_time(job.submit_time);
+    }
+    if (name == "Eligible") {
+        return format_time(std::max(job.submit_time, job.spec.begin_time));
+    }
+    if (name == "Restarts") {
+        return std::to_string(job.restart_count);
+    }
+    if (name == "WorkDir") {
+        return job.spec.cwd;
+    }
+    if (name == "Comment") {
+        return job.spec.comment;
+    }
+    if (name == "Reason") {
+        return job.reason;
+    }
+    if (name == "ReqMem") {
+        return job.spec.mem_per_cpu_mib > 0 ? std::to_string(job.spec.mem_per_cpu_mib) + "Mc"
+                                            : std::to_string(job.spec.mem_mib) + "M";
+    }
+    if (name == "Priority") {
+        return std::to_string(job.priority);
+    }
+    if (name == "ArrayJobID") {
+        return job.is_array_task() ? std::to_string(job.array_job_id) : "";
+    }
+    if (name == "ArrayTaskID") {
+        return job.is_array_task() ? (job.is_array_remainder() ? job.array_pending
+                                                               : std::to_string(job.array_task_id))
+                                   : "";
+    }
+    return "";
+}
+
+std::string joined(const std::vector<AcctField>& fields,
+                   AcctStyle style,
+                   const std::vector<std::string>& values) {
+    std::string line;
+    for (size_t i = 0; i < fields.size(); ++i) {
+        if (style == AcctStyle::kTable) {
+            // Text fields are left-aligned, numbers and states right-aligned, as sacct does;
+            // a value wider than its column is cut and marked with '+'.
+            std::string value = values[i];
+            const size_t width = fields[i].width;
+            if (value.size() > width) {
+                value = value.substr(0, width - 1) + "+";
+            }
+            const bool left = fields[i].name == "JobID" || fields[i].name == "JobIDRaw"
+                              || fields[i].name == "NodeList" || fields[i].name == "WorkDir";
+            line += left ? fmt::format("{:<{}} ", value, width)
+                         : fmt::format("{:>{}} ", value, width);
+        } else {
+            line += values[i];
+            if (style == AcctStyle::kParsable || i + 1 < fields.size()) {
+                line += "|";
+            }
+        }
+    }
+    return line;
+}
+
+}  // namespace
+
+std::vector<AcctField> default_acct_format() {
+    return *parse_acct_format("JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode");
+}
+
+Result<std::vector<AcctField>> parse_acct_format(std::string_view list) {
+    std::vector<AcctField> fields;
+    size_t start = 0;
+    while (start <= list.size()) {
+        const size_t comma = std::min(list.find(',', start), list.size());
+        const std::string_view item = list.substr(start, comma - start);
+        const size_t percent = item.find('%');
+        const std::string name = lower(item.substr(0, percent));
+        const FieldInfo* info = nullptr;
+        for (const FieldInfo& candidate : kFields) {
+            if (lower(candidate.name) == name) {
+                info = &candidate;
+            }
+        }
+        if (info == nullptr) {
+            std::string names;
+            for (const FieldInfo& candidate : kFields) {
+                names += (names.empty() ? "" : ", ") + std::string(candidate.name);
+            }
+            return Status::invalid(fmt::format("--format: invalid field '{}' (accepted: {})",
+                                               std::string(item), names));
+        }
+        AcctField field{info->name, info->width};
+        if (percent != std::string_view::npos) {
+            const std::string width(item.substr(percent + 1));
+            if (width.empty() || width.size() > 4
+                || !std::all_of(width.begin(), width.end(),
+                                [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })
+                || std::stoul(width) == 0) {
+                return Status::invalid(fmt::format(
+                        "--format: invalid width in '{}' (accepted: NAME%WIDTH, e.g. JobName%30)",
+                        std::string(item)));
+            }
+            field.width = std::stoul(width);
+        }
+        fields.push_back(std::move(field));
+        start = comma + 1;
+    }
+    return fields;
+}
+
+std::vector<std::string> acct_header(const std::vector<AcctField>& fields, AcctStyle style) {
+    std::vector<std::string> names;
+    std::vector<std::string> rules;
+    for (const AcctField& field : fields) {
+        names.push_back(field.name);
+        rules.push_back(std::string(field.width, '-'));
+    }
+    if (style != AcctStyle::kTable) {
+        return {joined(fields, style, names)};
+    }
+    return {joined(fields, style, names), joined(fields, style, rules)};
+}
+
+std::string acct_line(const std::vector<AcctField>& fields,
+                      AcctStyle style,
+                      const protocol::JobRecord& job,
+                      const protocol::StepRecord* step,
+                      int64_t now) {
+    std::vector<std::string> values;
+    for (const AcctField& field : fields) {
+        values.push_back(job_value(field.name, job, step, now));
+    }
+    return joined(fields, style, values);
+}
+
+}  // namespace cohort::cli

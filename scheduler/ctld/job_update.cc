@@ -1,0 +1,135 @@
+// scontrol update job: changes to one job, checked together before any is applied, so a
+// refused update changes nothing.
+#include <spdlog/spdlog.h>
+
+#include "common/begin_time.h"
+#include "common/time_spec.h"
+#include "scheduler/ctld/controller.h"
+#include "scheduler/ctld/submit_validation.h"
+#include "scheduler/dependency.h"
+
+namespace cohort::ctld {
+namespace {
+
+constexpr const char* kFields =
+        "TimeLimit, Partition, QOS, Nice, JobName, Dependency, StartTime, Comment";
+
+// Fields that only a job that has not started may change: they decide where and when it runs.
+bool pending_only(const std::string& key) {
+    return key == "timelimit" || key == "partition" || key == "qos" || key == "dependency"
+           || key == "starttime" || key == "begintime";
+}
+
+}  // namespace
+
+void Controller::handle_update(const ConnectionPtr& conn,
+                               const protocol::Credential& cred,
+                               const protocol::JobUpdateRequest& request) {
+    auto it = jobs_.find(request.job_id);
+    if (it == jobs_.end() || is_final(it->second.state)) {
+        conn->send_error(Status::not_found(
+                fmt::format("job {}: no such pending or running job", request.job_id)));
+        return;
+    }
+    Job& job = it->second;
+    if (Status owner = check_owner(cred, job); !owner) {
+        conn->send_error(owner);
+        return;
+    }
+    const bool by_operator = cred.uid == 0 || cred.uid == self_.uid;
+    protocol::JobRecord updated = to_record(job);
+    protocol::JobSpec& spec = updated.spec;
+    bool placement_changed = false;
+    for (const auto& [key, value] : request.changes) {
+        const auto refuse = [&](const Status& status) {
+            conn->send_error(status);
+        };
+        if (pending_only(key) && job.state != JobState::kPending) {
+            return refuse(Status::invalid(fmt::format(
+                    "{}: job {} has started (accepted: changes to pending jobs; a running job "
+                    "may change JobName, Nice and Comment)",
+                    key, job.job_id)));
+        }
+        if (key == "timelimit") {
+            auto limit = parse_time_limit(value);
+            if (!limit) {
+                return refuse(limit.status().with_context("TimeLimit"));
+            }
+            const bool raises = job.time_limit_s >= 0 && (*limit < 0 || *limit > job.time_limit_s);
+            if (raises && !by_operator) {
+                return refuse(Status::denied(fmt::format(
+                        "TimeLimit: only an operator may raise job {}'s time limit (accepted: "
+                        "at most {})",
+                        job.job_id, format_duration(job.time_limit_s))));
+            }
+            spec.time_limit_s = *limit;
+            placement_changed = true;
+        } else if (key == "partition" || key == "qos") {
+            (key == "qos" ? spec.qos : spec.partition) = value;
+            placement_changed = true;
+        } else if (key == "nice") {
+            try {
+                size_t used = 0;
+                spec.nice = std::stoi(value, &used);
+                if (used != value.size()) {
+                    throw std::invalid_argument(value);
+                }
+            } catch (const std::exception&) {
+                return refuse(Status::invalid("Nice: invalid value '" + value
+                                              + "' (accepted: an integer, e.g. 100)"));
+            }
+            if (spec.nice < 0 && !by_operator) {
+                return refuse(Status::denied(
+                        "Nice: only an operator may give a negative nice (accepted: 0 or more)"));
+            }
+        } else if (key == "jobname" || key == "name") {
+            if (value.empty()) {
+                return refuse(Status::invalid("JobName: empty (accepted: a name)"));
+            }
+            spec.name = value;
+        } else if (key == "dependency") {
+            if (!value.empty()) {
+                if (auto parsed = sched::parse_dependency(value); !parsed) {
+                    return refuse(parsed.status());
+                }
+            }
+            spec.dependency = value;
+        } else if (key == "starttime" || key == "begintime") {
+            auto begin = parse_begin_time(value, clock_.unix_seconds());
+            if (!begin) {
+                return refuse(begin.status().with_context("StartTime"));
+            }
+            spec.begin_time = *begin;
+        } else if (key == "comment") {
+            spec.comment = value;
+        } else {
+            return refuse(
+                    Status::invalid(fmt::format("{}: unknown field (accepted: {})", key, kFields)));
+        }
+    }
+    if (placement_changed) {
+        const std::vector<sched::NodeCapacity> nodes = nodes_.capacities();
+        auto validated =
+                validate_submission(spec, SubmitContext{config_, nodes, partition_nodes_,
+                                                        reservations_.all(), job.user_name});
+        if (!validated) {
+            conn->send_error(validated.status());
+            return;
+        }
+        updated.partition = validated->partition->name;
+        updated.time_limit_s = validated->time_limit_s;
+        spec.qos = validated->qos;
+    }
+    if (spec.dependency != job.spec.dependency.str() && !spec.dependency.empty()) {
+        if (Status dependency = check_dependency(spec); !dependency) {
+            conn->send_error(dependency);
+            return;
+        }
+    }
+    spdlog::info("job {}: updated by uid {}", job.job_id, cred.uid);
+    job = job_from_record(updated);
+    persist(job, [conn] { conn->send(protocol::AckReply{}); });
+    request_schedule();
+}
+
+}  // namespace cohort::ctld

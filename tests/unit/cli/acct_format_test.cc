@@ -1,0 +1,65 @@
+// sacct's field lists and the three forms of its output.
+#include "cli/acct_format.h"
+
+#include <gtest/gtest.h>
+
+namespace cohort::cli {
+namespace {
+
+protocol::JobRecord finished_job() {
+    protocol::JobRecord job;
+    job.job_id = 42;
+    job.spec.name = "a_rather_long_name";
+    job.spec.account = "phys";
+    job.partition = "debug";
+    job.state = JobState::kFailed;
+    job.exit_code = 3;
+    job.start_time = 1000;
+    job.end_time = 1000 + 3725;
+    job.nodes = {"node1", "node2"};
+    job.cpus_per_node = {4, 4};
+    return job;
+}
+
+TEST(AcctFormat, ParsableFormsSeparateWithBars) {
+    auto fields = parse_acct_format("jobid,State,exitcode,Elapsed,NodeList");
+    ASSERT_TRUE(fields) << fields.status().message();
+    protocol::StepRecord step;
+    step.step_id = 0;
+    step.state = JobState::kCompleted;
+    step.start_time = 1000;
+    step.end_time = 1010;
+    step.nodes = {"node1"};
+    EXPECT_EQ(acct_header(*fields, AcctStyle::kParsable2),
+              std::vector<std::string>{"JobID|State|ExitCode|Elapsed|NodeList"});
+    EXPECT_EQ(acct_line(*fields, AcctStyle::kParsable2, finished_job(), nullptr, 0),
+              "42|FAILED|3:0|01:02:05|node[1-2]");
+    EXPECT_EQ(acct_line(*fields, AcctStyle::kParsable, finished_job(), &step, 0),
+              "42.0|COMPLETED|0:0|00:00:10|node1|");
+}
+
+TEST(AcctFormat, TheDefaultTableCutsWideValuesWithAPlus) {
+    const std::vector<AcctField> fields = default_acct_format();
+    const std::vector<std::string> header = acct_header(fields, AcctStyle::kTable);
+    ASSERT_EQ(header.size(), 2u);
+    EXPECT_EQ(header[0],
+              "JobID           JobName  Partition    Account  AllocCPUS      State ExitCode ");
+    EXPECT_EQ(header[1],
+              "------------ ---------- ---------- ---------- ---------- ---------- -------- ");
+    EXPECT_EQ(acct_line(fields, AcctStyle::kTable, finished_job(), nullptr, 0),
+              "42           a_rather_+      debug       phys          8     FAILED      3:0 ");
+}
+
+TEST(AcctFormat, WidthsAndUnknownFields) {
+    auto wide = parse_acct_format("JobName%20");
+    ASSERT_TRUE(wide);
+    EXPECT_EQ(wide->front().width, 20u);
+    auto unknown = parse_acct_format("JobID,Colour");
+    ASSERT_FALSE(unknown);
+    EXPECT_NE(unknown.status().message().find("--format: invalid field 'Colour' (accepted: JobID,"),
+              std::string::npos);
+    EXPECT_FALSE(parse_acct_format("JobName%x"));
+}
+
+}  // namespace
+}  // namespace cohort::cli
