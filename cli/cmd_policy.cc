@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/json_output.h"
 #include "common/begin_time.h"
+#include "common/comma_list.h"
 #include "common/hostlist.h"
 #include "common/time_spec.h"
 
@@ -18,23 +19,6 @@ namespace {
 
 long long weighted(double factor, int64_t weight) {
     return std::llround(factor * static_cast<double>(weight));
-}
-
-std::vector<std::string> split_list(const std::string& text) {
-    std::vector<std::string> out;
-    size_t start = 0;
-    while (start <= text.size() && !text.empty()) {
-        size_t comma = text.find(',', start);
-        std::string item = text.substr(start, comma - start);
-        if (!item.empty()) {
-            out.push_back(item);
-        }
-        if (comma == std::string::npos) {
-            break;
-        }
-        start = comma + 1;
-    }
-    return out;
 }
 
 nlohmann::json reservation_to_json(const protocol::ReservationRecord& r) {
@@ -49,14 +33,6 @@ nlohmann::json reservation_to_json(const protocol::ReservationRecord& r) {
             {"ignore_jobs", r.ignore_jobs}};
 }
 
-std::string joined(const std::vector<std::string>& items) {
-    std::string out;
-    for (const auto& item : items) {
-        out += (out.empty() ? "" : ",") + item;
-    }
-    return out.empty() ? "(null)" : out;
-}
-
 void print_reservation(const protocol::ReservationRecord& r) {
     std::string flags = r.maintenance ? "MAINT" : "";
     if (r.ignore_jobs) {
@@ -67,8 +43,9 @@ void print_reservation(const protocol::ReservationRecord& r) {
             "   Nodes=%s NodeCnt=%zu Flags=%s\n   Users=%s Accounts=%s\n",
             r.name.c_str(), format_time(r.start_time).c_str(), format_time(r.end_time).c_str(),
             format_duration(r.end_time - r.start_time).c_str(), compress_hostlist(r.nodes).c_str(),
-            r.nodes.size(), flags.empty() ? "(null)" : flags.c_str(), joined(r.users).c_str(),
-            joined(r.accounts).c_str());
+            r.nodes.size(), flags.empty() ? "(null)" : flags.c_str(),
+            join_comma_list(r.users, "(null)").c_str(),
+            join_comma_list(r.accounts, "(null)").c_str());
 }
 
 struct CreateOptions {
@@ -114,9 +91,9 @@ Result<protocol::ReservationCreateRequest> create_request(const CreateOptions& o
         r.nodes = std::move(*nodes);
     }
     request.node_count = o.node_count;
-    r.users = split_list(o.users);
-    r.accounts = split_list(o.accounts);
-    for (const auto& flag : split_list(o.flags)) {
+    r.users = split_comma_list(o.users);
+    r.accounts = split_comma_list(o.accounts);
+    for (const auto& flag : split_comma_list(o.flags)) {
         if (flag == "maintenance" || flag == "maint") {
             r.maintenance = true;
         } else if (flag == "ignore_jobs") {

@@ -19,6 +19,7 @@
 #include "cli/queue_format.h"
 #include "cli/show_entities.h"
 #include "common/begin_time.h"
+#include "common/comma_list.h"
 #include "common/hostlist.h"
 #include "common/mail_type.h"
 #include "common/time_spec.h"
@@ -31,22 +32,9 @@ std::string fit(const std::string& text, size_t width) {
     return text.size() > width ? text.substr(0, width) : text;
 }
 
-// "a,b,c" as a list; "" as none.
-std::vector<std::string> split_list(const std::string& text) {
-    std::vector<std::string> items;
-    for (size_t start = 0; start < text.size();) {
-        const size_t comma = std::min(text.find(',', start), text.size());
-        if (comma > start) {
-            items.push_back(text.substr(start, comma - start));
-        }
-        start = comma + 1;
-    }
-    return items;
-}
-
 Result<std::vector<uint64_t>> parse_job_ids(const std::string& option, const std::string& text) {
     std::vector<uint64_t> ids;
-    for (const std::string& id : split_list(text)) {
+    for (const std::string& id : split_comma_list(text)) {
         char* end = nullptr;
         const uint64_t value = std::strtoull(id.c_str(), &end, 10);
         if (*end != '\0' || value == 0 || !std::isdigit(static_cast<unsigned char>(id[0]))) {
@@ -151,10 +139,10 @@ int cmd_queue(const Args& args) {
         return report_error("queue", ids.status());
     }
     request.job_ids = std::move(*ids);
-    request.users = split_list(me ? current_user_name() : users);
-    request.partitions = split_list(partitions);
-    request.names = split_list(names);
-    request.accounts = split_list(accounts);
+    request.users = split_comma_list(me ? current_user_name() : users);
+    request.partitions = split_comma_list(partitions);
+    request.names = split_comma_list(names);
+    request.accounts = split_comma_list(accounts);
     auto columns = !fields.empty() ? parse_queue_fields(fields)
                    : !format.empty()
                            ? parse_queue_format(format)

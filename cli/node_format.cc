@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/json_output.h"
+#include "common/comma_list.h"
 #include "common/hostlist.h"
 #include "common/node_state.h"
 #include "common/time_spec.h"
@@ -75,21 +76,6 @@ std::string state_of(const protocol::NodeInfo& node, bool full) {
     return "unk";
 }
 
-std::string features_of(const ClusterConfig& config, const protocol::NodeInfo& node) {
-    std::vector<std::string> features;
-    if (auto it = config.node_features.find(node.name); it != config.node_features.end()) {
-        features = it->second;
-    }
-    if (!node.resources.gpu_type.empty()) {
-        features.push_back(node.resources.gpu_type);
-    }
-    std::string out;
-    for (const std::string& feature : features) {
-        out += (out.empty() ? "" : ",") + feature;
-    }
-    return out.empty() ? "(null)" : out;
-}
-
 // The value of a field that is the same for every node of a row; the aggregates (node count,
 // node list, CPU counts) are filled in per row.
 std::string node_value(char code,
@@ -116,7 +102,8 @@ std::string node_value(char code,
         case 'G':
             return node.resources.gpus > 0 ? node_gres(node.resources) : "(null)";
         case 'f':
-            return features_of(config, node);
+            return join_comma_list(config.features_of(node.name, node.resources.gpu_type),
+                                   "(null)");
         case 'E':
             return node.reason.empty() ? "none" : node.reason;
         default:

@@ -7,32 +7,13 @@
 
 #include "cli/client_context.h"
 #include "cli/json_output.h"
+#include "common/comma_list.h"
 #include "common/hostlist.h"
 #include "common/node_state.h"
 #include "common/time_spec.h"
 
 namespace cohort::cli {
 namespace {
-
-std::string joined(const std::vector<std::string>& items, const std::string& empty) {
-    std::string out;
-    for (const std::string& item : items) {
-        out += (out.empty() ? "" : ",") + item;
-    }
-    return out.empty() ? empty : out;
-}
-
-// Features as the config lists them, and the node's GPU type.
-std::vector<std::string> features_of(const ClusterConfig& config, const protocol::NodeInfo& node) {
-    std::vector<std::string> features;
-    if (auto it = config.node_features.find(node.name); it != config.node_features.end()) {
-        features = it->second;
-    }
-    if (!node.resources.gpu_type.empty()) {
-        features.push_back(node.resources.gpu_type);
-    }
-    return features;
-}
 
 std::string state_of(const protocol::NodeInfo& node) {
     std::string state(node_state_name(node.state));
@@ -52,7 +33,8 @@ std::string count_text(int64_t count) {
 
 void print_node(const ClusterConfig& config, const protocol::NodeInfo& node) {
     const protocol::NodeResources& r = node.resources;
-    const std::string features = joined(features_of(config, node), "(null)");
+    const std::string features =
+            join_comma_list(config.features_of(node.name, node.resources.gpu_type), "(null)");
     std::cout << "NodeName=" << node.name
               << " CoresPerSocket=" << (r.sockets > 0 ? r.cores / r.sockets : r.cores) << "\n"
               << "   CPUAlloc=" << node.cpus_alloc << " CPUTot=" << r.cpus << "\n"
@@ -63,7 +45,7 @@ void print_node(const ClusterConfig& config, const protocol::NodeInfo& node) {
               << "   RealMemory=" << r.memory_mib << " AllocMem=" << node.memory_alloc_mib
               << " Sockets=" << r.sockets << "\n"
               << "   State=" << state_of(node) << "\n"
-              << "   Partitions=" << joined(node.partitions, "(null)") << "\n"
+              << "   Partitions=" << join_comma_list(node.partitions, "(null)") << "\n"
               << "   LastBusyTime=" << format_time(node.last_heartbeat) << "\n";
     if (!node.reason.empty()) {
         std::cout << "   Reason=" << node.reason << " [" << node.reason_user << "@"
@@ -76,7 +58,7 @@ void print_partition(const ClusterConfig& config,
                      const PartitionConfig& partition,
                      int64_t total_cpus) {
     std::cout << "PartitionName=" << partition.name << "\n"
-              << "   AllowAccounts=" << joined(partition.allowed_accounts, "ALL")
+              << "   AllowAccounts=" << join_comma_list(partition.allowed_accounts, "ALL")
               << " Default=" << (&partition == config.default_partition() ? "YES" : "NO") << "\n"
               << "   DefaultTime="
               << (partition.default_time_s < 0 ? "NONE" : format_duration(partition.default_time_s))
@@ -125,7 +107,8 @@ int show_nodes(const std::string& names, bool json) {
         nlohmann::json nodes = nlohmann::json::array();
         for (const auto& node : shown) {
             nlohmann::json entry = node_to_json(node);
-            entry["features"] = joined(features_of(context->config, node), "");
+            entry["features"] = join_comma_list(
+                    context->config.features_of(node.name, node.resources.gpu_type), "");
             nodes.push_back(std::move(entry));
         }
         std::cout << wrap_payload("nodes", nodes).dump(2) << "\n";

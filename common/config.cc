@@ -289,6 +289,18 @@ const PartitionConfig* ClusterConfig::find_partition(const std::string& name) co
     return nullptr;
 }
 
+std::vector<std::string> ClusterConfig::features_of(const std::string& node,
+                                                    const std::string& gpu_type) const {
+    std::vector<std::string> features;
+    if (auto it = node_features.find(node); it != node_features.end()) {
+        features = it->second;
+    }
+    if (!gpu_type.empty()) {
+        features.push_back(gpu_type);
+    }
+    return features;
+}
+
 Result<ClusterConfig> load_config(const std::string& path) {
     std::ifstream in(path);
     if (!in) {

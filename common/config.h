@@ -75,6 +75,9 @@ struct ClusterConfig {
 
     const PartitionConfig* default_partition() const;
     const PartitionConfig* find_partition(const std::string& name) const;
+    // The node's features as listed, then its GPU type (empty when it has no GPUs).
+    std::vector<std::string> features_of(const std::string& node,
+                                         const std::string& gpu_type) const;
 };
 
 // Reads and validates the file; errors name the file, the key and the value.

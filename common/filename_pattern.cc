@@ -100,4 +100,11 @@ std::string expand_filename_pattern(std::string_view pattern, const FilenamePatt
     return out;
 }
 
+std::string path_from(const std::string& path, const std::string& cwd) {
+    if (path.empty() || path.front() == '/') {
+        return path;
+    }
+    return (cwd.empty() ? std::string(".") : cwd) + "/" + path;
+}
+
 }  // namespace cohort

@@ -27,4 +27,7 @@ struct FilenamePatternContext {
 // removed.
 std::string expand_filename_pattern(std::string_view pattern, const FilenamePatternContext& ctx);
 
+// An output path as a task opens it: relative ones are under `cwd` ("." when empty).
+std::string path_from(const std::string& path, const std::string& cwd);
+
 }  // namespace cohort

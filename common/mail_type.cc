@@ -7,7 +7,7 @@
 namespace cohort {
 namespace {
 
-constexpr std::pair<const char*, uint32_t> kNames[] = {
+constexpr std::pair<const char*, uint32_t> kMailTypeNames[] = {
         {"BEGIN", kMailBegin},
         {"END", kMailEnd},
         {"FAIL", kMailFail},
@@ -45,9 +45,9 @@ Result<uint32_t> parse_mail_type(const std::vector<std::string>& values) {
                 events |= kMailAll;
                 continue;
             }
-            auto known = std::find_if(std::begin(kNames), std::end(kNames),
+            auto known = std::find_if(std::begin(kMailTypeNames), std::end(kMailTypeNames),
                                       [&](const auto& entry) { return word == entry.first; });
-            if (known == std::end(kNames)) {
+            if (known == std::end(kMailTypeNames)) {
                 return Status::invalid(
                         "--mail-type: invalid value '" + value
                         + "' (accepted: comma-separated NONE, BEGIN, END, FAIL, REQUEUE, ALL, "
@@ -62,7 +62,7 @@ Result<uint32_t> parse_mail_type(const std::vector<std::string>& values) {
 
 std::string mail_type_name(uint32_t events) {
     std::string names;
-    for (const auto& [name, bit] : kNames) {
+    for (const auto& [name, bit] : kMailTypeNames) {
         if ((events & bit) != 0) {
             names += (names.empty() ? "" : ",") + std::string(name);
         }

@@ -33,13 +33,6 @@ std::string attempt_banner(const protocol::JobRecord& job, int64_t now) {
                        job.restart_count + 1, job.restart_count, fmt::join(job.nodes, ","), when);
 }
 
-std::string absolute(const std::string& path, const std::string& cwd) {
-    if (path.empty() || path.front() == '/') {
-        return path;
-    }
-    return (cwd.empty() ? std::string(".") : cwd) + "/" + path;
-}
-
 }  // namespace
 
 Result<UserIdentity> Agent::job_user(uint32_t uid, uint32_t gid) const {
@@ -127,12 +120,12 @@ void Agent::launch_batch(const protocol::LaunchBatchRequest& request) {
     spec.switch_user = self_.uid == 0 && job.uid != 0;
     spec.cpus = batch_cpus(job);
     spec.stdout_path =
-            absolute(expand_filename_pattern(
-                             job.spec.output.empty()
-                                     ? (job.is_array_task() ? "slurm-%A_%a.out" : "slurm-%j.out")
-                                     : job.spec.output,
-                             pattern),
-                     cwd);
+            path_from(expand_filename_pattern(
+                              job.spec.output.empty()
+                                      ? (job.is_array_task() ? "slurm-%A_%a.out" : "slurm-%j.out")
+                                      : job.spec.output,
+                              pattern),
+                      cwd);
     // Slurm truncates the output of a requeued job; here a later attempt appends to it after
     // a banner line, unless --open-mode says otherwise.
     spec.append =
@@ -141,7 +134,7 @@ void Agent::launch_batch(const protocol::LaunchBatchRequest& request) {
         spec.output_banner = attempt_banner(job, clock_.unix_seconds());
     }
     if (!job.spec.error.empty()) {
-        spec.stderr_path = absolute(expand_filename_pattern(job.spec.error, pattern), cwd);
+        spec.stderr_path = path_from(expand_filename_pattern(job.spec.error, pattern), cwd);
     }
     auto spawned = spawn_process(spec);
     close(status_fd);

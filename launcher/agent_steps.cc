@@ -30,13 +30,6 @@ bool is_loopback(const std::string& address) {
 
 constexpr auto kStepManagerStartLimit = std::chrono::seconds(30);
 
-std::string absolute(const std::string& path, const std::string& cwd) {
-    if (path.empty() || path.front() == '/') {
-        return path;
-    }
-    return (cwd.empty() ? std::string(".") : cwd) + "/" + path;
-}
-
 }  // namespace
 
 // The names %j, %s, %t, %n, %N, %u, %x expand to in a step's --output/--error patterns.
@@ -73,10 +66,10 @@ Result<Agent::TaskStreams> Agent::TaskStreams::open(const protocol::LaunchStepRe
     if (request.output.empty()) {
         ok = ok && make_pipe(streams.out_read, streams.out_child, true);
     } else {
-        spec.stdout_path = absolute(expand_filename_pattern(request.output, names), request.cwd);
+        spec.stdout_path = path_from(expand_filename_pattern(request.output, names), request.cwd);
     }
     if (!request.error.empty()) {
-        spec.stderr_path = absolute(expand_filename_pattern(request.error, names), request.cwd);
+        spec.stderr_path = path_from(expand_filename_pattern(request.error, names), request.cwd);
     } else if (request.output.empty()) {
         ok = ok && make_pipe(streams.err_read, streams.err_child, true);
     }  // else stderr joins the stdout file

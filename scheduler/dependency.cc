@@ -6,7 +6,7 @@
 namespace cohort::sched {
 namespace {
 
-Status bad(std::string_view text, const std::string& why) {
+Status bad_dependency(std::string_view text, const std::string& why) {
     return Status::invalid("--dependency: invalid value '" + std::string(text) + "': " + why
             + " (accepted: after, afterany, afterok, afternotok with :JOBID lists, after:JOBID+MIN,"
               " singleton; ',' for all of, '?' for any of)");
@@ -51,10 +51,10 @@ Result<DependencyTerm> parse_term(std::string_view text, std::string_view term_t
     }
     auto type = type_named(name);
     if (!type) {
-        return bad(text, "unknown type '" + std::string(name) + "'");
+        return bad_dependency(text, "unknown type '" + std::string(name) + "'");
     }
     if (colon == std::string_view::npos) {
-        return bad(text, "'" + std::string(name) + "' needs at least one job id");
+        return bad_dependency(text, "'" + std::string(name) + "' needs at least one job id");
     }
     term.type = *type;
     std::string_view ids = term_text.substr(colon + 1);
@@ -66,14 +66,14 @@ Result<DependencyTerm> parse_term(std::string_view text, std::string_view term_t
             uint64_t minutes = 0;
             if (term.type != DependencyType::kAfter || !parse_u64(id.substr(plus + 1), minutes)
                 || minutes > 52'560'000) {  // 100 years
-                return bad(text, "'+MIN' is only for after:JOBID+MIN");
+                return bad_dependency(text, "'+MIN' is only for after:JOBID+MIN");
             }
             term.delay_s = static_cast<int64_t>(minutes) * 60;
             id = id.substr(0, plus);
         }
         uint64_t job_id = 0;
         if (!parse_u64(id, job_id) || job_id == 0) {
-            return bad(text, "'" + std::string(id) + "' is not a job id");
+            return bad_dependency(text, "'" + std::string(id) + "' is not a job id");
         }
         term.job_ids.push_back(job_id);
         if (next == std::string_view::npos) {
@@ -145,10 +145,10 @@ Result<Dependency> parse_dependency(std::string_view text) {
     const bool has_and = text.find(',') != std::string_view::npos;
     const bool has_or = text.find('?') != std::string_view::npos;
     if (has_and && has_or) {
-        return bad(text, "',' and '?' cannot be mixed");
+        return bad_dependency(text, "',' and '?' cannot be mixed");
     }
     if (text.empty()) {
-        return bad(text, "empty");
+        return bad_dependency(text, "empty");
     }
     dependency.any_of = has_or;
     const char separator = has_or ? '?' : ',';

@@ -10,7 +10,7 @@
 namespace cohort::sched {
 namespace {
 
-Status bad(std::string_view text, const std::string& why) {
+Status bad_array(std::string_view text, const std::string& why) {
     return Status::invalid(
             "--array: invalid specification '" + std::string(text) + "': " + why
             + " (accepted: N, N-M, N-M:STEP, lists of them separated by ',', and %MAX)");
@@ -133,12 +133,12 @@ Result<ArraySpec> parse_array_spec(std::string_view text, uint32_t max_size) {
     std::string_view ranges = text;
     if (size_t percent = text.find('%'); percent != std::string_view::npos) {
         if (!parse_number(text.substr(percent + 1), spec.max_running) || spec.max_running == 0) {
-            return bad(text, "the throttle after '%' must be a whole number >= 1");
+            return bad_array(text, "the throttle after '%' must be a whole number >= 1");
         }
         ranges = text.substr(0, percent);
     }
     if (ranges.empty()) {
-        return bad(text, "no indexes");
+        return bad_array(text, "no indexes");
     }
     std::vector<ArrayIndexes::Run> runs;
     bool ascending = true;  // each item above the one before: the runs need no sorting
@@ -149,7 +149,7 @@ Result<ArraySpec> parse_array_spec(std::string_view text, uint32_t max_size) {
         uint32_t step = 1;
         if (size_t colon = item.find(':'); colon != std::string_view::npos) {
             if (!parse_number(item.substr(colon + 1), step) || step == 0) {
-                return bad(text, "the step after ':' must be a whole number >= 1");
+                return bad_array(text, "the step after ':' must be a whole number >= 1");
             }
             item = item.substr(0, colon);
         }
@@ -158,19 +158,19 @@ Result<ArraySpec> parse_array_spec(std::string_view text, uint32_t max_size) {
         if (size_t dash = item.find('-'); dash != std::string_view::npos) {
             if (!parse_number(item.substr(0, dash), low)
                 || !parse_number(item.substr(dash + 1), high)) {
-                return bad(text, "'" + std::string(item) + "' is not a range N-M");
+                return bad_array(text, "'" + std::string(item) + "' is not a range N-M");
             }
             if (high < low) {
-                return bad(text, "range '" + std::string(item) + "' is reversed");
+                return bad_array(text, "range '" + std::string(item) + "' is reversed");
             }
         } else if (parse_number(item, low)) {
             high = low;
         } else {
-            return bad(text, "'" + std::string(item) + "' is not an index");
+            return bad_array(text, "'" + std::string(item) + "' is not an index");
         }
         if (high >= max_size) {
-            return bad(text,
-                       fmt::format("index {} is above the maximum of {}", high, max_size - 1));
+            return bad_array(
+                    text, fmt::format("index {} is above the maximum of {}", high, max_size - 1));
         }
         if (runs.empty()) {
             spec.step = step;
@@ -192,8 +192,8 @@ Result<ArraySpec> parse_array_spec(std::string_view text, uint32_t max_size) {
         listed += run.size();
     }
     if (listed > max_size) {
-        return bad(text, fmt::format("its items list {} indexes, more than the maximum of {}",
-                                     listed, max_size));
+        return bad_array(text, fmt::format("its items list {} indexes, more than the maximum of {}",
+                                           listed, max_size));
     }
     std::vector<uint32_t> all = ArrayIndexes(std::move(runs)).to_vector();
     std::sort(all.begin(), all.end());

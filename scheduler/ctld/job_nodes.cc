@@ -30,17 +30,6 @@ Result<NodeChoice> node_choice(const std::vector<std::string>& nodelist,
     return choice;
 }
 
-std::vector<std::string> features_of(const ClusterConfig& config, const sched::NodeCapacity& node) {
-    std::vector<std::string> features;
-    if (auto it = config.node_features.find(node.name); it != config.node_features.end()) {
-        features = it->second;
-    }
-    if (!node.gpu_type.empty()) {
-        features.push_back(node.gpu_type);
-    }
-    return features;
-}
-
 std::vector<int> eligible_nodes(const std::vector<int>& members,
                                 const NodeChoice& choice,
                                 const ClusterConfig& config,
@@ -63,7 +52,7 @@ std::vector<int> eligible_nodes(const std::vector<int>& members,
                                                         : !in_list && !named_only;
             if (wanted && !named(choice.exclude, node.name)) {
                 allowed.push_back(index);
-                features.push_back(features_of(config, node));
+                features.push_back(config.features_of(node.name, node.gpu_type));
             }
         }
     }

@@ -31,9 +31,6 @@ Result<NodeChoice> node_choice(const std::vector<std::string>& nodelist,
                                const std::string& prefer,
                                uint32_t nodes_needed);
 
-// A node's features: as configured (node_features), and its GPU type ("h100") once known.
-std::vector<std::string> features_of(const ClusterConfig& config, const sched::NodeCapacity& node);
-
 // `members` (indexes into `nodes`) the job may use, in the order to try them. A matching OR
 // takes its first alternative with nodes_needed nodes (up ones, unless `count_down_nodes`).
 std::vector<int> eligible_nodes(const std::vector<int>& members,

@@ -260,7 +260,7 @@ std::vector<std::string> known_features(const SubmitContext& context) {
         if (node.cpus == 0) {
             return {};
         }
-        for (std::string& feature : features_of(context.config, node)) {
+        for (std::string& feature : context.config.features_of(node.name, node.gpu_type)) {
             if (std::find(known.begin(), known.end(), feature) == known.end()) {
                 known.push_back(std::move(feature));
             }

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/fixtures/cluster_queries.h"
 #include "tests/fixtures/local_cluster.h"
 #include "tests/fixtures/submit_batch.h"
 
@@ -21,12 +22,6 @@ size_t count_of(const std::string& text, const std::string& what) {
         ++count;
     }
     return count;
-}
-
-nlohmann::json job_json(const LocalCluster& cluster, uint64_t id) {
-    CommandResult shown = cluster.cohort({"acct", "-j", std::to_string(id), "--json"});
-    auto doc = nlohmann::json::parse(shown.out, nullptr, false);
-    return doc.is_object() && !doc["jobs"].empty() ? doc["jobs"][0] : nlohmann::json{};
 }
 
 // The job runs through the restart: its --signal (due 3 s in, after the restart) still comes
@@ -46,7 +41,7 @@ TEST(AgentRestart, ARunningBatchJobRunsOnAndItsEndIsReported) {
 
     ASSERT_TRUE(cluster.restart_agent("node1", {}));
     EXPECT_EQ(cluster.wait_final_state(id, seconds(30)), "FAILED");
-    const nlohmann::json job = job_json(cluster, id);
+    const nlohmann::json job = accounted_job_json(cluster, id);
     EXPECT_EQ(job["exit_code"]["return_code"]["number"], 3) << job.dump();
     EXPECT_EQ(job["restart_cnt"], 0) << "the job was not requeued";
     const std::string output =
@@ -69,15 +64,23 @@ TEST(AgentRestart, ARunningBatchJobRunsOnAndItsEndIsReported) {
 TEST(AgentRestart, AnEndWhileNoAgentRanIsReportedByTheNextOne) {
     LocalCluster cluster(1);
     ASSERT_TRUE(cluster.up());
-    const uint64_t id = submit_batch(cluster, {"--wrap", "sleep 0.5; exit 4"});
-    ASSERT_TRUE(eventually([&] { return cluster.job_state(id) == "RUNNING"; }, seconds(20)));
+    // The script ends only once its agent is gone, however slowly the test polls.
+    const std::string started = cluster.work_dir() + "/started";
+    const std::string agent_gone = cluster.work_dir() + "/agent_gone";
+    const uint64_t id =
+            submit_batch(cluster, {"--wrap", "touch " + started + "; while [ ! -e " + agent_gone
+                                                     + " ]; do sleep 0.05; done; exit 4"});
+    ASSERT_TRUE(eventually([&] { return std::filesystem::exists(started); }, seconds(20)));
 
     // The controller gives a silent node two heartbeats (2 s here) before it is DOWN.
     LocalCluster::AgentStart after_a_while;
+    after_a_while.while_away = [&] {
+        std::ofstream{agent_gone};
+    };
     after_a_while.away = milliseconds(700);
     ASSERT_TRUE(cluster.restart_agent("node1", after_a_while));
     EXPECT_EQ(cluster.wait_final_state(id, seconds(30)), "FAILED");
-    const nlohmann::json job = job_json(cluster, id);
+    const nlohmann::json job = accounted_job_json(cluster, id);
     EXPECT_EQ(job["exit_code"]["return_code"]["number"], 4) << job.dump();
     EXPECT_EQ(job["restart_cnt"], 0);
     // Reported and acknowledged: nothing of the job is left in the node's spool.

@@ -11,21 +11,11 @@
 #include <nlohmann/json.hpp>
 #include <signal.h>
 
+#include "tests/fixtures/cluster_queries.h"
 #include "tests/fixtures/shared_cluster.h"
 
 namespace cohort::testing {
 namespace {
-
-uint64_t submitted_id(const CommandResult& result) {
-    return std::strtoull(result.out.c_str(), nullptr, 10);
-}
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
 
 class ClusterTest : public SharedCluster<ClusterTest> {};
 
@@ -40,7 +30,7 @@ TEST_F(ClusterTest, BatchJobWritesItsOutputFileAndExitCode) {
     ASSERT_GT(id, 0u);
     EXPECT_EQ(cluster_->wait_final_state(id, std::chrono::seconds(30)), "FAILED");
     std::string output =
-            read_file(cluster_->work_dir() + "/out-" + std::to_string(id) + "-exit3.txt");
+            read_text(cluster_->work_dir() + "/out-" + std::to_string(id) + "-exit3.txt");
     EXPECT_EQ(output, "job " + std::to_string(id) + " on node1\noops\n");
     CommandResult acct = cluster_->cohort({"acct", "-j", std::to_string(id)});
     EXPECT_NE(acct.out.find("3:0"), std::string::npos) << acct.out;
@@ -52,7 +42,7 @@ TEST_F(ClusterTest, SuccessfulBatchJobIsCompleted) {
     ASSERT_EQ(submitted.out.rfind("Submitted batch job ", 0), 0u) << submitted.out;
     uint64_t id = std::strtoull(submitted.out.c_str() + 20, nullptr, 10);
     EXPECT_EQ(cluster_->wait_final_state(id, std::chrono::seconds(30)), "COMPLETED");
-    EXPECT_EQ(read_file(cluster_->work_dir() + "/slurm-" + std::to_string(id) + ".out"), "done\n");
+    EXPECT_EQ(read_text(cluster_->work_dir() + "/slurm-" + std::to_string(id) + ".out"), "done\n");
 }
 
 TEST_F(ClusterTest, TwoNodeStepSeesDistinctRanksAndTheRightVariables) {
@@ -128,7 +118,7 @@ else:
     ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
     EXPECT_EQ(cluster_->wait_final_state(submitted_id(submitted), std::chrono::seconds(60)),
               "COMPLETED");
-    const std::string output = read_file(cluster_->work_dir() + "/llm-launch.out");
+    const std::string output = read_text(cluster_->work_dir() + "/llm-launch.out");
     EXPECT_NE(output.find("head=node1 hosts=node1 node2 master=127.0.0.1\n"), std::string::npos)
             << output;
     EXPECT_NE(output.find("listed node1 node2\n"), std::string::npos) << output;
@@ -157,7 +147,7 @@ TEST_F(ClusterTest, SlurmsCommandNamesRunAScriptFromStdinUnchanged) {
     EXPECT_NE(shown.find("JobName=sbatch"), std::string::npos) << shown;
     EXPECT_NE(shown.find("WorkDir=" + cluster_->work_dir() + "\n"), std::string::npos) << shown;
     const std::string output =
-            read_file(cluster_->work_dir() + "/compat-" + std::to_string(id) + ".out");
+            read_text(cluster_->work_dir() + "/compat-" + std::to_string(id) + ".out");
     const std::regex expected("^0: \\S+\n1: \\S+\nnode1\nnode2\nRUNNING\n$");
     EXPECT_TRUE(std::regex_match(output, expected)) << output;
 }
@@ -175,7 +165,7 @@ TEST_F(ClusterTest, StepInsideABatchJobUsesItsAllocation) {
     ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
     uint64_t id = submitted_id(submitted);
     EXPECT_EQ(cluster_->wait_final_state(id, std::chrono::seconds(30)), "COMPLETED");
-    std::string output = read_file(cluster_->work_dir() + "/inner-" + std::to_string(id) + ".out");
+    std::string output = read_text(cluster_->work_dir() + "/inner-" + std::to_string(id) + ".out");
     for (int rank = 0; rank < 4; ++rank) {
         EXPECT_NE(output.find(std::to_string(rank) + ": " + std::to_string(id) + ".0"),
                   std::string::npos)
@@ -197,7 +187,7 @@ TEST_F(ClusterTest, AStepWaitsForTheCpusOfRunningStepsUnlessItOverlaps) {
     uint64_t id = submitted_id(submitted);
     EXPECT_EQ(cluster_->wait_final_state(id, std::chrono::seconds(60)), "COMPLETED");
     const std::string output =
-            read_file(cluster_->work_dir() + "/steps-" + std::to_string(id) + ".out");
+            read_text(cluster_->work_dir() + "/steps-" + std::to_string(id) + ".out");
     const size_t overlapping = output.find("overlapping");
     const size_t first = output.find("first done");
     const size_t waited = output.find("waited");
@@ -350,7 +340,7 @@ TEST_F(ClusterTest, DependencyChainRunsInOrderAndImpossibleOnesAreCancelled) {
     EXPECT_NE(queue.out.find("(Dependency)"), std::string::npos) << queue.out;
     std::ofstream(gate).put('\n');
     EXPECT_EQ(cluster_->wait_final_state(std::stoull(c), std::chrono::seconds(30)), "COMPLETED");
-    EXPECT_EQ(read_file(order), "A\nB\nC\n");
+    EXPECT_EQ(read_text(order), "A\nB\nC\n");
     EXPECT_EQ(cluster_->wait_final_state(std::stoull(never), std::chrono::seconds(30)),
               "CANCELLED");
     CommandResult shown = cluster_->cohort({"show", "job", never});
@@ -375,13 +365,13 @@ TEST_F(ClusterTest, ArrayTasksRunWithTheirIndexAndTheThrottleHolds) {
     for (uint64_t task = 0; task < 6; ++task) {
         EXPECT_EQ(cluster_->wait_final_state(array_id + task, std::chrono::seconds(60)),
                   "COMPLETED");
-        std::string output = read_file(cluster_->work_dir() + "/arr-" + std::to_string(array_id)
+        std::string output = read_text(cluster_->work_dir() + "/arr-" + std::to_string(array_id)
                                        + "_" + std::to_string(task) + ".out");
         EXPECT_EQ(output, std::to_string(array_id) + " " + std::to_string(task) + " 6\n");
     }
     // At no instant did three tasks overlap.
     std::vector<std::pair<double, int>> events;
-    std::istringstream lines(read_file(log));
+    std::istringstream lines(read_text(log));
     for (double start = 0, end = 0; lines >> start >> end;) {
         events.emplace_back(start, +1);
         events.emplace_back(end, -1);
@@ -525,7 +515,7 @@ TEST_F(ClusterTest, ADependencyOnAnArrayWaitsForEveryTask) {
     ASSERT_EQ(after.exit_code, 0) << after.err;
     EXPECT_EQ(cluster_->wait_final_state(submitted_id(after), std::chrono::seconds(30)),
               "COMPLETED");
-    EXPECT_EQ(read_file(log), "task\ntask\ntask\nafter\n");
+    EXPECT_EQ(read_text(log), "task\ntask\ntask\nafter\n");
 }
 
 TEST(RecordedTopology, AgentsRegisterTheResourcesOfTheXml) {
@@ -543,10 +533,6 @@ TEST(RecordedTopology, AgentsRegisterTheResourcesOfTheXml) {
     // A job that needs more than one such node's CPUs spans two of them.
     CommandResult run = cluster.cohort({"run", "-n", "100", "-l", "sh", "-c", "true"});
     EXPECT_EQ(run.exit_code, 0) << run.err;
-}
-
-size_t line_count(const std::string& text) {
-    return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
 }
 
 // As scancel: the jobs that exist are cancelled, each unknown id gets one line, exit 1.

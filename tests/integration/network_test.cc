@@ -19,7 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::set<std::string> lines_of(const std::string& text) {
+std::set<std::string> line_set(const std::string& text) {
     std::set<std::string> out;
     std::istringstream in(text);
     for (std::string line; std::getline(in, line);) {
@@ -90,7 +90,7 @@ TEST_F(NetworkTest, ATwoNodeJobTakesAWholeLeafNotTheFirstFreeNodes) {
     // First fit would give node2 and node3, one under each leaf.
     CommandResult result = cluster_->cohort({"run", "-N2", "-c4", "printenv", "SLURMD_NODENAME"});
     EXPECT_EQ(result.exit_code, 0) << result.err;
-    EXPECT_EQ(lines_of(result.out), (std::set<std::string>{"node3", "node4"}));
+    EXPECT_EQ(line_set(result.out), (std::set<std::string>{"node3", "node4"}));
     release(busy);
 }
 
@@ -114,7 +114,7 @@ TEST_F(NetworkTest, SwitchesHoldsTheJobUntilItsMaxWaitThenItRunsOnMore) {
             {"run", "-N3", "-c4", "--switches=1@0:03", "printenv", "SLURMD_NODENAME"});
     const auto waited = std::chrono::steady_clock::now() - begin;
     EXPECT_EQ(result.exit_code, 0) << result.err;
-    EXPECT_EQ(lines_of(result.out), (std::set<std::string>{"node2", "node3", "node4"}));
+    EXPECT_EQ(line_set(result.out), (std::set<std::string>{"node2", "node3", "node4"}));
     EXPECT_GE(waited, std::chrono::milliseconds(2500));
     release(busy);
 }
@@ -123,7 +123,7 @@ TEST_F(NetworkTest, TasksSeeWhereTheirNodeSits) {
     CommandResult result = cluster_->cohort(
             {"run", "-N4", "sh", "-c", "echo $SLURM_TOPOLOGY_ADDR $SLURM_TOPOLOGY_ADDR_PATTERN"});
     EXPECT_EQ(result.exit_code, 0) << result.err;
-    EXPECT_EQ(lines_of(result.out),
+    EXPECT_EQ(line_set(result.out),
               (std::set<std::string>{"spine.leaf1.node1 switch.switch.node",
                                      "spine.leaf1.node2 switch.switch.node",
                                      "spine.leaf2.node3 switch.switch.node",

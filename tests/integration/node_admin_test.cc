@@ -8,32 +8,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/fixtures/cluster_queries.h"
 #include "tests/fixtures/local_cluster.h"
+#include "tests/fixtures/submit_batch.h"
 
 namespace cohort::testing {
 namespace {
 
 using std::chrono::seconds;
-
-uint64_t submit(const LocalCluster& cluster, std::vector<std::string> args) {
-    args.insert(args.begin(), {"batch", "--parsable"});
-    CommandResult result = cluster.cohort(args);
-    EXPECT_EQ(result.exit_code, 0) << result.err;
-    return std::strtoull(result.out.c_str(), nullptr, 10);
-}
-
-// The node as `cohort nodes --json` shows it; null when not listed.
-nlohmann::json node_json(const LocalCluster& cluster, const std::string& name) {
-    auto doc = nlohmann::json::parse(cluster.cohort({"nodes", "--json"}).out, nullptr, false);
-    if (!doc.is_discarded()) {
-        for (const auto& node : doc["nodes"]) {
-            if (node["name"] == name) {
-                return node;
-            }
-        }
-    }
-    return nullptr;
-}
 
 // "IDLE", "IDLE+DRAIN", "DOWN", ...
 std::string node_state(const LocalCluster& cluster, const std::string& name) {
@@ -45,14 +27,8 @@ std::string node_state(const LocalCluster& cluster, const std::string& name) {
     return state;
 }
 
-nlohmann::json job_json(const LocalCluster& cluster, uint64_t id) {
-    CommandResult shown = cluster.cohort({"show", "job", std::to_string(id), "--json"});
-    auto doc = nlohmann::json::parse(shown.out, nullptr, false);
-    return doc.is_discarded() || doc["jobs"].empty() ? nlohmann::json{} : doc["jobs"][0];
-}
-
 std::string job_nodes(const LocalCluster& cluster, uint64_t id) {
-    nlohmann::json job = job_json(cluster, id);
+    nlohmann::json job = shown_job_json(cluster, id);
     return job.is_null() ? "" : job["nodes"].get<std::string>();
 }
 
@@ -66,7 +42,8 @@ TEST(NodeAdmin, DrainLetsRunningJobsFinishAndStartsNothingNew) {
     LocalCluster cluster(1);
     ASSERT_TRUE(cluster.up());
     const std::string go = cluster.work_dir() + "/go";
-    uint64_t running = submit(cluster, {"--wrap", "while [ ! -e " + go + " ]; do sleep 0.1; done"});
+    uint64_t running =
+            submit_batch(cluster, {"--wrap", "while [ ! -e " + go + " ]; do sleep 0.1; done"});
     ASSERT_TRUE(eventually([&] { return cluster.job_state(running) == "RUNNING"; }, seconds(20)));
 
     CommandResult drained = cluster.cohort({"node", "drain", "node1", "--reason", "disk check"});
@@ -74,7 +51,7 @@ TEST(NodeAdmin, DrainLetsRunningJobsFinishAndStartsNothingNew) {
     const std::string draining = node_state(cluster, "node1");
     EXPECT_TRUE(draining == "MIXED+DRAIN" || draining == "ALLOCATED+DRAIN") << draining;
     EXPECT_NE(cluster.cohort({"nodes"}).out.find("DRAINING"), std::string::npos);
-    uint64_t waiting = submit(cluster, {"--wrap", "true"});
+    uint64_t waiting = submit_batch(cluster, {"--wrap", "true"});
 
     std::ofstream(go) << "go\n";
     EXPECT_EQ(cluster.wait_final_state(running, seconds(30)), "COMPLETED");
@@ -110,7 +87,7 @@ TEST(NodeAdmin, DrainLetsRunningJobsFinishAndStartsNothingNew) {
 TEST(NodeAdmin, DownRequeuesItsJobsAndHoldsAcrossARestartUntilResumed) {
     LocalCluster cluster(2);
     ASSERT_TRUE(cluster.up());
-    uint64_t job = submit(cluster, {"-t", "5", "--wrap", "sleep 300"});
+    uint64_t job = submit_batch(cluster, {"-t", "5", "--wrap", "sleep 300"});
     ASSERT_TRUE(eventually([&] { return cluster.job_state(job) == "RUNNING"; }, seconds(20)));
     const std::string first = job_nodes(cluster, job);
     const std::string other = first == "node1" ? "node2" : "node1";
@@ -122,7 +99,7 @@ TEST(NodeAdmin, DownRequeuesItsJobsAndHoldsAcrossARestartUntilResumed) {
     // The job runs again, on the other node, as its next attempt.
     EXPECT_TRUE(eventually(
             [&] {
-                nlohmann::json shown = job_json(cluster, job);
+                nlohmann::json shown = shown_job_json(cluster, job);
                 return !shown.is_null() && shown["job_state"][0] == "RUNNING"
                        && shown["nodes"] == other && shown["restart_cnt"] == 1;
             },

@@ -6,6 +6,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include "tests/fixtures/cluster_queries.h"
 #include "tests/fixtures/shared_cluster.h"
 
 namespace cohort::testing {
@@ -14,10 +15,6 @@ namespace {
 std::string my_user() {
     const passwd* pw = getpwuid(getuid());
     return pw != nullptr ? pw->pw_name : std::to_string(getuid());
-}
-
-uint64_t submitted_id(const CommandResult& result) {
-    return std::strtoull(result.out.c_str(), nullptr, 10);
 }
 
 class PolicyTest : public SharedCluster<PolicyTest> {

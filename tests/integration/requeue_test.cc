@@ -10,7 +10,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/fixtures/cluster_queries.h"
 #include "tests/fixtures/shared_cluster.h"
+#include "tests/fixtures/submit_batch.h"
 
 namespace cohort::testing {
 namespace {
@@ -20,24 +22,6 @@ using std::chrono::seconds;
 
 const std::string kPython = "/usr/bin/python3";  // Debian's, with torch
 const std::string kTrainer = COHORT_EXAMPLES_DIR "/training/ddp_checkpoint.py";
-
-uint64_t submit(const LocalCluster& cluster, std::vector<std::string> args) {
-    args.insert(args.begin(), {"batch", "--parsable"});
-    CommandResult result = cluster.cohort(args);
-    EXPECT_EQ(result.exit_code, 0) << result.err;
-    return std::strtoull(result.out.c_str(), nullptr, 10);
-}
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-nlohmann::json show_json(const LocalCluster& cluster, uint64_t id) {
-    CommandResult shown = cluster.cohort({"show", "job", std::to_string(id), "--json"});
-    auto doc = nlohmann::json::parse(shown.out, nullptr, false);
-    return doc.is_discarded() || doc["jobs"].empty() ? nlohmann::json{} : doc["jobs"][0];
-}
 
 // (restart count, state) of each record `acct -D -j ID` lists, oldest first.
 std::vector<std::pair<int, std::string>> attempts_of(const LocalCluster& cluster, uint64_t id) {
@@ -70,19 +54,19 @@ TEST(Requeue, TrainingResumesFromItsCheckpointAfterANodeIsLost) {
                                     + cluster.work_dir() + "/" + name
                                     + " --steps 30 --every 5 --step-seconds "
                                     + std::to_string(step_seconds);
-        return submit(cluster,
-                      {"-N2", "--ntasks-per-node=1", "-o", name + ".out", "--wrap", command});
+        return submit_batch(cluster,
+                            {"-N2", "--ntasks-per-node=1", "-o", name + ".out", "--wrap", command});
     };
     const uint64_t reference = train("reference", 0);
     ASSERT_EQ(cluster.wait_final_state(reference, seconds(180)), "COMPLETED")
-            << read_file(cluster.work_dir() + "/reference.out");
+            << read_text(cluster.work_dir() + "/reference.out");
 
     const uint64_t id = train("interrupted", 0.3);
     const std::string out = cluster.work_dir() + "/interrupted.out";
     ASSERT_TRUE(eventually(
-            [&] { return read_file(out).find("checkpoint at step 10") != std::string::npos; },
+            [&] { return read_text(out).find("checkpoint at step 10") != std::string::npos; },
             seconds(120)))
-            << read_file(out);
+            << read_text(out);
     CommandResult shown = cluster.cohort({"show", "job", std::to_string(id)});
     std::smatch nodelist;
     ASSERT_TRUE(
@@ -91,8 +75,8 @@ TEST(Requeue, TrainingResumesFromItsCheckpointAfterANodeIsLost) {
     const std::string lost = "node" + nodelist[2].str();  // not the batch script's node
     ASSERT_GT(cluster.kill_node(lost), 1) << "the job's processes on " << lost;
 
-    ASSERT_EQ(cluster.wait_final_state(id, seconds(240)), "COMPLETED") << read_file(out);
-    const std::string output = read_file(out);
+    ASSERT_EQ(cluster.wait_final_state(id, seconds(240)), "COMPLETED") << read_text(out);
+    const std::string output = read_text(out);
     EXPECT_NE(output.find("cohort: job " + std::to_string(id) + " attempt 2 (restart 1) on "),
               std::string::npos)
             << output;
@@ -125,8 +109,8 @@ TEST(Requeue, TrainingResumesFromItsCheckpointAfterANodeIsLost) {
 TEST(Requeue, NoRequeueJobEndsNodeFail) {
     LocalCluster cluster(2);
     ASSERT_TRUE(cluster.up());
-    const uint64_t id = submit(cluster, {"-N2", "--no-requeue", "-o", "/dev/null", "--wrap",
-                                         cohort_binary() + " run sleep 300"});
+    const uint64_t id = submit_batch(cluster, {"-N2", "--no-requeue", "-o", "/dev/null", "--wrap",
+                                               cohort_binary() + " run sleep 300"});
     ASSERT_TRUE(eventually([&] { return cluster.job_state(id) == "RUNNING"; }, seconds(30)));
     std::this_thread::sleep_for(std::chrono::seconds(1));  // the step is launched on both
     ASSERT_GT(cluster.kill_node("node2"), 0);
@@ -159,13 +143,13 @@ public:
 // requeue_exit: the script asks to run again by its exit code; after max_batch_requeue
 // restarts the job ends with the reason. Each attempt appends to the output after a banner.
 TEST_F(RequeueByRequest, ExitCodeRequeuesUpToTheCapKeepingEveryAttemptsOutput) {
-    const uint64_t id = submit(
+    const uint64_t id = submit_batch(
             *cluster_, {"-o", "capped.out", "--wrap", "echo run $SLURM_RESTART_COUNT; exit 42"});
     EXPECT_EQ(cluster_->wait_final_state(id, seconds(60)), "FAILED");
     EXPECT_EQ(attempts_of(*cluster_, id),
               (std::vector<std::pair<int, std::string>>{
                       {0, "REQUEUED"}, {1, "REQUEUED"}, {2, "FAILED"}}));
-    const std::string output = read_file(cluster_->work_dir() + "/capped.out");
+    const std::string output = read_text(cluster_->work_dir() + "/capped.out");
     const std::string id_text = std::to_string(id);
     std::regex expected("^run 0\ncohort: job " + id_text
                         + " attempt 2 \\(restart 1\\) on node\\d at [0-9T:-]+\nrun 1\ncohort: job "
@@ -179,9 +163,10 @@ TEST_F(RequeueByRequest, ExitCodeRequeuesUpToTheCapKeepingEveryAttemptsOutput) {
 // requeue_exit_hold: requeued and held until released; --open-mode=truncate keeps only the
 // last attempt's output, as Slurm does.
 TEST_F(RequeueByRequest, ExitCodeRequeueHoldWaitsForRelease) {
-    const uint64_t id = submit(*cluster_, {"-o", "held.out", "--open-mode=truncate", "--wrap",
-                                           "echo run $SLURM_RESTART_COUNT; "
-                                           "[ $SLURM_RESTART_COUNT = 0 ] && exit 43; exit 0"});
+    const uint64_t id =
+            submit_batch(*cluster_, {"-o", "held.out", "--open-mode=truncate", "--wrap",
+                                     "echo run $SLURM_RESTART_COUNT; "
+                                     "[ $SLURM_RESTART_COUNT = 0 ] && exit 43; exit 0"});
     ASSERT_TRUE(eventually(
             [&] {
                 return cluster_->cohort({"queue", "-h", "-j", std::to_string(id), "-o", "%T %r"})
@@ -191,18 +176,18 @@ TEST_F(RequeueByRequest, ExitCodeRequeueHoldWaitsForRelease) {
             seconds(30)));
     ASSERT_EQ(cluster_->cohort({"release", std::to_string(id)}).exit_code, 0);
     EXPECT_EQ(cluster_->wait_final_state(id, seconds(60)), "COMPLETED");
-    EXPECT_EQ(read_file(cluster_->work_dir() + "/held.out"), "run 1\n");
+    EXPECT_EQ(read_text(cluster_->work_dir() + "/held.out"), "run 1\n");
 }
 
 // cohort requeue (scontrol requeue) and requeue --hold act on running batch jobs only; a
 // refused request changes nothing.
 TEST_F(RequeueByRequest, RequeueByHandRunsTheJobAgainOrHoldsIt) {
     const std::string go = cluster_->work_dir() + "/go";
-    const uint64_t id = submit(*cluster_, {"-o", "by-hand.out", "--wrap",
-                                           "echo run $SLURM_RESTART_COUNT; "
-                                           "while [ ! -e "
-                                                   + go + " ]; do sleep 0.1; done"});
-    const uint64_t held = submit(*cluster_, {"-H", "--wrap", "true"});
+    const uint64_t id = submit_batch(*cluster_, {"-o", "by-hand.out", "--wrap",
+                                                 "echo run $SLURM_RESTART_COUNT; "
+                                                 "while [ ! -e "
+                                                         + go + " ]; do sleep 0.1; done"});
+    const uint64_t held = submit_batch(*cluster_, {"-H", "--wrap", "true"});
     const std::string id_text = std::to_string(id);
     auto state = [&] {
         return cluster_->job_state(id);
@@ -221,7 +206,7 @@ TEST_F(RequeueByRequest, RequeueByHandRunsTheJobAgainOrHoldsIt) {
     ASSERT_EQ(cluster_->cohort({"requeue", id_text}).exit_code, 0);
     ASSERT_TRUE(eventually(
             [&] {
-                return show_json(*cluster_, id).value("restart_cnt", 0) == 1
+                return shown_job_json(*cluster_, id).value("restart_cnt", 0) == 1
                        && state() == "RUNNING";
             },
             seconds(30)));
@@ -238,7 +223,7 @@ TEST_F(RequeueByRequest, RequeueByHandRunsTheJobAgainOrHoldsIt) {
     EXPECT_EQ(attempts_of(*cluster_, id),
               (std::vector<std::pair<int, std::string>>{
                       {0, "REQUEUED"}, {1, "REQUEUED"}, {2, "COMPLETED"}}));
-    const std::string output = read_file(cluster_->work_dir() + "/by-hand.out");
+    const std::string output = read_text(cluster_->work_dir() + "/by-hand.out");
     EXPECT_NE(output.find("run 0\n"), std::string::npos) << output;
     EXPECT_NE(output.find("run 2\n"), std::string::npos) << output;
     cluster_->cohort({"cancel", std::to_string(held)});
@@ -252,22 +237,22 @@ TEST_F(RequeueByRequest, RequeueByHandSendsTheRSignalFirst) {
     std::ofstream(step) << "trap 'echo checkpoint at restart $SLURM_RESTART_COUNT; exit 0' USR1\n"
                            "echo step ready\n"
                            "while :; do sleep 0.1; done\n";
-    const uint64_t id =
-            submit(*cluster_, {"-o", "r-signal.out", "--signal=R:USR1", "--wrap",
-                               "echo run $SLURM_RESTART_COUNT; "
-                               "[ $SLURM_RESTART_COUNT = 0 ] && "
-                                       + cohort_binary() + " run -n1 bash " + step + "; exit 0"});
+    const uint64_t id = submit_batch(
+            *cluster_, {"-o", "r-signal.out", "--signal=R:USR1", "--wrap",
+                        "echo run $SLURM_RESTART_COUNT; "
+                        "[ $SLURM_RESTART_COUNT = 0 ] && "
+                                + cohort_binary() + " run -n1 bash " + step + "; exit 0"});
     const std::string out = cluster_->work_dir() + "/r-signal.out";
     // The signal must find the step's trap set: a sanitized launch takes longer than any
     // fixed pause.
-    ASSERT_TRUE(eventually([&] { return read_file(out).find("step ready") != std::string::npos; },
+    ASSERT_TRUE(eventually([&] { return read_text(out).find("step ready") != std::string::npos; },
                            seconds(30)))
-            << read_file(out);
+            << read_text(out);
     ASSERT_EQ(cluster_->cohort({"requeue", std::to_string(id)}).exit_code, 0);
     EXPECT_EQ(cluster_->wait_final_state(id, seconds(60)), "COMPLETED");
     EXPECT_EQ(attempts_of(*cluster_, id),
               (std::vector<std::pair<int, std::string>>{{0, "REQUEUED"}, {1, "COMPLETED"}}));
-    const std::string output = read_file(out);
+    const std::string output = read_text(out);
     const size_t first = output.find("run 0\n");
     const size_t checkpoint = output.find("checkpoint at restart 0\n");
     const size_t second = output.find("run 1\n");

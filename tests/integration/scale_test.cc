@@ -9,18 +9,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/fixtures/cluster_queries.h"
 #include "tests/fixtures/local_cluster.h"
 
 namespace cohort::testing {
 namespace {
-
-uint64_t submitted_id(const CommandResult& result) {
-    return std::strtoull(result.out.c_str(), nullptr, 10);
-}
-
-size_t line_count(const std::string& text) {
-    return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
-}
 
 // 50,000 jobs: their listing (tens of MiB) is more than one frame may hold (16 MiB), so
 // `queue`, `queue --json` and `acct` only work because replies stream in frames.

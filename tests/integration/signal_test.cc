@@ -14,16 +14,11 @@ namespace {
 
 using std::chrono::seconds;
 
-std::string read_file(const std::string& path) {
-    std::ifstream in(path);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 // Polls until the file holds `text`, at most `limit`.
 bool file_gets(const std::string& path, const std::string& text, seconds limit) {
     const auto deadline = std::chrono::steady_clock::now() + limit;
     while (std::chrono::steady_clock::now() < deadline) {
-        if (read_file(path).find(text) != std::string::npos) {
+        if (read_text(path).find(text) != std::string::npos) {
             return true;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -61,9 +56,9 @@ TEST_F(SignalTest, BatchShellGetsItsWarningSignalBeforeTheLimit) {
     const uint64_t id = submit(
             {"-t", "1", "--signal=B:USR1@50", "-o", "warned.out", "--wrap", trap_usr1("batch")});
     const std::string out = cluster_->work_dir() + "/warned.out";
-    ASSERT_TRUE(file_gets(out, "batch USR1 after", seconds(40))) << read_file(out);
+    ASSERT_TRUE(file_gets(out, "batch USR1 after", seconds(40))) << read_text(out);
     std::smatch after;
-    const std::string text = read_file(out);
+    const std::string text = read_text(out);
     ASSERT_TRUE(std::regex_search(text, after, std::regex("batch USR1 after (\\d+) s")));
     EXPECT_GE(std::stoi(after[1].str()), 8);
     EXPECT_LE(std::stoi(after[1].str()), 13);
@@ -76,8 +71,8 @@ TEST_F(SignalTest, WarningSignalGoesToTheStepsNotTheShell) {
     const uint64_t id = submit({"-t", "1", "--signal=USR1@55", "-o", "steps.out", "--wrap",
                                 "trap 'echo shell USR1' USR1; " + step + "; echo step ended"});
     const std::string out = cluster_->work_dir() + "/steps.out";
-    ASSERT_TRUE(file_gets(out, "step ended", seconds(40))) << read_file(out);
-    const std::string text = read_file(out);
+    ASSERT_TRUE(file_gets(out, "step ended", seconds(40))) << read_text(out);
+    const std::string text = read_text(out);
     EXPECT_NE(text.find("step USR1 after"), std::string::npos) << text;
     EXPECT_EQ(text.find("shell USR1"), std::string::npos) << text;
     EXPECT_EQ(cluster_->wait_final_state(id, seconds(30)), "COMPLETED");
@@ -96,11 +91,11 @@ TEST_F(SignalTest, CancelSignalReachesStepsBatchShellOrEverything) {
     }
     std::this_thread::sleep_for(seconds(2));  // the step's task is up and trapping
     ASSERT_EQ(cluster_->cohort({"cancel", "-s", "USR1", id_text}).exit_code, 0);
-    ASSERT_TRUE(file_gets(out, "step ended", seconds(20))) << read_file(out);
-    EXPECT_EQ(read_file(out).find("shell USR1"), std::string::npos) << read_file(out);
+    ASSERT_TRUE(file_gets(out, "step ended", seconds(20))) << read_text(out);
+    EXPECT_EQ(read_text(out).find("shell USR1"), std::string::npos) << read_text(out);
     std::this_thread::sleep_for(seconds(1));
     ASSERT_EQ(cluster_->cohort({"cancel", "-s", "USR1", "--batch", id_text}).exit_code, 0);
-    ASSERT_TRUE(file_gets(out, "shell-again USR1 after", seconds(20))) << read_file(out);
+    ASSERT_TRUE(file_gets(out, "shell-again USR1 after", seconds(20))) << read_text(out);
     EXPECT_EQ(cluster_->wait_final_state(id, seconds(30)), "COMPLETED");
 
     CommandResult lone = cluster_->cohort({"cancel", "--full", id_text});

@@ -19,7 +19,7 @@ void PrintTo(const Table& table, std::ostream* os) {
     *os << table.file << (table.backfill ? " with backfilling" : " without");
 }
 
-const Table kPublished[] = {
+const Table kPublishedTables[] = {
         {"lublin_256.swf", true, 235.82, 73.31, 75.07},
         {"SDSC-SP2-1998-4.2-cln.swf.gz", true, 1595.12, 2167.84, 1098.22},
         {"lublin_256_new2.swf", true, 247.61, 91.99, 148.25},
@@ -57,7 +57,7 @@ TEST_P(RlschedulerCompat, ReproducesThePublishedTable) {
 
 INSTANTIATE_TEST_SUITE_P(Tables,
                          RlschedulerCompat,
-                         ::testing::ValuesIn(kPublished),
+                         ::testing::ValuesIn(kPublishedTables),
                          [](const ::testing::TestParamInfo<Table>& p) {
                              std::string name = p.param.file;
                              name = name.substr(0, name.find('.'));

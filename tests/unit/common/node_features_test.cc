@@ -6,14 +6,14 @@
 namespace cohort {
 namespace {
 
-FeatureExpr parsed(const std::string& text) {
+FeatureExpr parsed_expr(const std::string& text) {
     auto expr = parse_feature_expr("--constraint", text);
     EXPECT_TRUE(expr) << expr.status().message();
     return expr ? *expr : FeatureExpr{};
 }
 
 TEST(NodeFeatures, AndBindsTighterThanOr) {
-    const FeatureExpr expr = parsed("a100&ib|h100");
+    const FeatureExpr expr = parsed_expr("a100&ib|h100");
     EXPECT_TRUE(node_matches(expr, {"a100", "ib"}));
     EXPECT_TRUE(node_matches(expr, {"h100"}));
     EXPECT_FALSE(node_matches(expr, {"a100"}));
@@ -21,23 +21,23 @@ TEST(NodeFeatures, AndBindsTighterThanOr) {
 }
 
 TEST(NodeFeatures, ParenthesesGroup) {
-    const FeatureExpr expr = parsed("(a100|h100)&ib");
+    const FeatureExpr expr = parsed_expr("(a100|h100)&ib");
     EXPECT_TRUE(node_matches(expr, {"h100", "ib"}));
     EXPECT_FALSE(node_matches(expr, {"h100"}));
 }
 
 TEST(NodeFeatures, MatchingOrGivesItsAlternativesInOrder) {
-    const FeatureExpr expr = parsed("[rack1|rack2|rack3]");
+    const FeatureExpr expr = parsed_expr("[rack1|rack2|rack3]");
     EXPECT_EQ(expr.kind, FeatureExpr::Kind::kMatchingOr);
     const std::vector<FeatureExpr> alternatives = matching_alternatives(expr);
     ASSERT_EQ(alternatives.size(), 3u);
     EXPECT_EQ(alternatives[1].name, "rack2");
     EXPECT_TRUE(node_matches(expr, {"rack3"}));
-    EXPECT_EQ(matching_alternatives(parsed("a&b")).size(), 1u);
+    EXPECT_EQ(matching_alternatives(parsed_expr("a&b")).size(), 1u);
 }
 
 TEST(NodeFeatures, CountsAndNamesWithPunctuationParse) {
-    const FeatureExpr expr = parsed("gpu_a100.80gb*2&cpu-gen:4");
+    const FeatureExpr expr = parsed_expr("gpu_a100.80gb*2&cpu-gen:4");
     EXPECT_EQ(feature_names(expr), (std::vector<std::string>{"gpu_a100.80gb", "cpu-gen:4"}));
     EXPECT_EQ(expr.operands.front().count, 2u);
     EXPECT_TRUE(node_matches(expr, {"cpu-gen:4", "gpu_a100.80gb"}));

@@ -6,7 +6,7 @@
 namespace cohort::ctld {
 namespace {
 
-Job job(uint64_t id, JobState state, uint64_t array_id = 0, uint32_t count = 0) {
+Job table_job(uint64_t id, JobState state, uint64_t array_id = 0, uint32_t count = 0) {
     Job record;
     record.job_id = id;
     record.state = state;
@@ -18,18 +18,18 @@ Job job(uint64_t id, JobState state, uint64_t array_id = 0, uint32_t count = 0) 
 
 TEST(JobTable, ASubmittedJobIsHiddenUntilCommitted) {
     JobTable jobs;
-    jobs.add_submitted(job(1, JobState::kPending));
+    jobs.add_submitted(table_job(1, JobState::kPending));
     EXPECT_FALSE(jobs.is_committed(1));
     jobs.committed(1);
     EXPECT_TRUE(jobs.is_committed(1));
-    jobs.load(job(2, JobState::kRunning));  // from the store: durable
+    jobs.load(table_job(2, JobState::kRunning));  // from the store: durable
     EXPECT_TRUE(jobs.is_committed(2));
     EXPECT_EQ(jobs.size(), 2u);
 }
 
 TEST(JobTable, AFinishedJobLeavesMemoryButDependenciesStillSeeItsState) {
     JobTable jobs;
-    jobs.load(job(1, JobState::kFailed));
+    jobs.load(table_job(1, JobState::kFailed));
     jobs.remember_final(jobs.at(1));
     jobs.forget(1);
     EXPECT_EQ(jobs.find(1), jobs.end());
@@ -43,7 +43,7 @@ TEST(JobTable, AFinishedJobLeavesMemoryButDependenciesStillSeeItsState) {
 TEST(JobTable, AnArraysIdStandsForAllItsTasks) {
     JobTable jobs;
     for (uint64_t id = 10; id < 13; ++id) {
-        jobs.load(job(id, JobState::kPending, 10, 3));
+        jobs.load(table_job(id, JobState::kPending, 10, 3));
     }
     EXPECT_EQ(jobs.other_job(10)->state, JobState::kPending);
     jobs.at(11).state = JobState::kRunning;
@@ -59,12 +59,12 @@ TEST(JobTable, AnArraysIdStandsForAllItsTasks) {
 // Array 100 has indexes 0-9 (ids 100-109); tasks 0-2 were split off, 3-9 are one record.
 TEST(JobTable, TasksStillInTheirArraysRecordAreSeenByDependencies) {
     JobTable jobs;
-    ArrayRemainder remainder{job(100, JobState::kPending, 100, 10), {}, {}};
+    ArrayRemainder remainder{table_job(100, JobState::kPending, 100, 10), {}, {}};
     remainder.all = sched::parse_array_spec("0-9")->indexes;
     remainder.pending = sched::parse_array_spec("3-9")->indexes;
     jobs.load(std::move(remainder));
     for (uint64_t id = 100; id < 103; ++id) {
-        jobs.load(job(id, JobState::kCompleted, 100, 10));
+        jobs.load(table_job(id, JobState::kCompleted, 100, 10));
     }
     EXPECT_EQ(jobs.unsplit_task(105), (std::pair<uint64_t, uint32_t>{100, 5}));
     EXPECT_FALSE(jobs.unsplit_task(102));  // split off

@@ -5,6 +5,7 @@
 #include "common/config.h"
 #include "scheduler/ctld/core_inputs.h"
 #include "scheduler/ctld/submit_validation.h"
+#include "tests/unit/ctld/validate_for_test.h"
 
 namespace cohort::ctld {
 namespace {
@@ -34,15 +35,6 @@ ClusterConfig cluster() {
     config.policy.accounts = {AccountConfig{"phys", "root", 3, {{"alice", 1}, {"bob", 1}}},
                               AccountConfig{"chem", "root", 1, {{"alice", 1}}}};
     return config;
-}
-
-Result<ValidatedJob> validate(const protocol::JobSpec& spec,
-                              const ClusterConfig& config,
-                              const std::string& user = "alice",
-                              const Reservations& reservations = {}) {
-    const std::vector<sched::NodeCapacity> nodes;
-    const PartitionNodes partitions = index_partitions(config);
-    return validate_submission(spec, {config, nodes, partitions, reservations, user});
 }
 
 std::string error_of(const protocol::JobSpec& spec,

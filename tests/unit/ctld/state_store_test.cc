@@ -9,6 +9,7 @@
 #include "scheduler/ctld/state/sqlite_state_store.h"
 #include "scheduler/ctld/state/state_writer.h"
 #include "scheduler/ctld/submit_validation.h"
+#include "tests/unit/ctld/validate_for_test.h"
 
 namespace cohort::ctld {
 namespace {
@@ -35,7 +36,7 @@ std::string temp_db() {
     return (dir / "cohort.db").string();
 }
 
-protocol::JobRecord job(uint64_t id, JobState state) {
+protocol::JobRecord job_record(uint64_t id, JobState state) {
     protocol::JobRecord record;
     record.job_id = id;
     record.state = state;
@@ -54,7 +55,7 @@ TEST(StateWriter, CommittedJobsSurviveReopen) {
         for (uint64_t id = 1; id <= 50; ++id) {
             auto promise = std::make_shared<std::promise<Status>>();
             done.push_back(promise->get_future());
-            writer.write({job(id, id % 2 ? JobState::kPending : JobState::kCompleted),
+            writer.write({job_record(id, id % 2 ? JobState::kPending : JobState::kCompleted),
                           NextJobId{id + 1}},
                          [promise](const Status& s) { promise->set_value(s); });
         }
@@ -80,7 +81,7 @@ TEST(StateWriter, ReadSeesEarlierWrites) {
     auto store = SqliteStateStore::open(temp_db(), "normal");
     ASSERT_TRUE(store);
     StateWriter writer(std::move(*store));
-    writer.write({job(7, JobState::kRunning)}, nullptr);
+    writer.write({job_record(7, JobState::kRunning)}, nullptr);
     std::promise<size_t> count;
     writer.read([&](StateStore& s) { count.set_value(s.query_jobs({{7}, "", 0, {}})->size()); });
     EXPECT_EQ(count.get_future().get(), 1u);
@@ -93,14 +94,6 @@ PartitionConfig partition(const std::string& name, bool is_default, int64_t max_
     p.is_default = is_default;
     p.max_time_s = max_time_s;
     return p;
-}
-
-Result<ValidatedJob> validate(const protocol::JobSpec& spec, const ClusterConfig& config) {
-    const std::vector<sched::NodeCapacity> nodes;
-    const PartitionNodes partitions = index_partitions(config);
-    const Reservations reservations;
-    const std::string user = "alice";
-    return validate_submission(spec, {config, nodes, partitions, reservations, user});
 }
 
 TEST(SubmitValidation, RejectsUnknownPartitionAndNamesTheChoices) {
@@ -237,7 +230,7 @@ TEST(SqliteStateStore, AttemptsComeBeforeTheirJobAndArePurgedWithIt) {
     const std::string path = temp_db();
     auto store = SqliteStateStore::open(path, "full");
     ASSERT_TRUE(store) << store.status().message();
-    protocol::JobRecord final_attempt = job(7, JobState::kCompleted);
+    protocol::JobRecord final_attempt = job_record(7, JobState::kCompleted);
     final_attempt.restart_count = 2;
     final_attempt.end_time = 900;
     ASSERT_TRUE((*store)->begin());
@@ -312,7 +305,7 @@ TEST(SqliteStateStore, ArrayRemaindersLiveBesideTheirTasks) {
     const std::string path = temp_db();
     auto store = SqliteStateStore::open(path, "full");
     ASSERT_TRUE(store) << store.status().message();
-    protocol::JobRecord task = job(10, JobState::kPending);
+    protocol::JobRecord task = job_record(10, JobState::kPending);
     task.array_job_id = 10;
     protocol::JobRecord remainder = task;
     remainder.array_pending = "1-99999";
@@ -356,7 +349,8 @@ TEST(SqliteStateStore, PurgeDeletesOnlyHistoryOlderThanTheCut) {
     ASSERT_TRUE(store) << store.status().message();
     ASSERT_TRUE((*store)->begin());
     for (uint64_t id = 1; id <= 30; ++id) {
-        protocol::JobRecord record = job(id, id <= 20 ? JobState::kCompleted : JobState::kPending);
+        protocol::JobRecord record =
+                job_record(id, id <= 20 ? JobState::kCompleted : JobState::kPending);
         record.end_time = id <= 10 ? 1000 : id <= 20 ? 5000 : 0;  // old, recent, unfinished
         ASSERT_TRUE((*store)->put_job(record));
         ASSERT_TRUE((*store)->put_payload({id, {}}));
@@ -365,7 +359,7 @@ TEST(SqliteStateStore, PurgeDeletesOnlyHistoryOlderThanTheCut) {
         ASSERT_TRUE((*store)->put_step(step));
     }
     // An array whose first task is old and second still pending keeps its payload.
-    protocol::JobRecord first = job(40, JobState::kCompleted);
+    protocol::JobRecord first = job_record(40, JobState::kCompleted);
     first.array_job_id = 40;
     first.array_count = 2;
     first.end_time = 1000;
@@ -449,7 +443,8 @@ TEST(SqliteStateStore, HistoryQueriesSelectByEndAndSubmitTime) {
     ASSERT_TRUE(store);
     ASSERT_TRUE((*store)->begin());
     for (uint64_t id = 1; id <= 4; ++id) {
-        protocol::JobRecord record = job(id, id == 4 ? JobState::kRunning : JobState::kCompleted);
+        protocol::JobRecord record =
+                job_record(id, id == 4 ? JobState::kRunning : JobState::kCompleted);
         record.submit_time = 1000 * static_cast<int64_t>(id);
         record.end_time = id == 4 ? 0 : record.submit_time + 500;  // 1500, 2500, 3500, running
         ASSERT_TRUE((*store)->put_job(record));

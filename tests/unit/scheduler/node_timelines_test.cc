@@ -11,7 +11,7 @@
 namespace cohort::sched {
 namespace {
 
-std::vector<NodeCapacity> nodes(int count, int cpus) {
+std::vector<NodeCapacity> timeline_nodes(int count, int cpus) {
     std::vector<NodeCapacity> out;
     for (int i = 0; i < count; ++i) {
         NodeCapacity node;
@@ -25,7 +25,7 @@ std::vector<NodeCapacity> nodes(int count, int cpus) {
 }
 
 TEST(NodeTimelines, JobsTakeTheirNodesUntilTheyEndOrAreExtended) {
-    NodeTimelines timelines(nodes(2, 8), 0);
+    NodeTimelines timelines(timeline_nodes(2, 8), 0);
     timelines.add(7, {{0, 1}, {8, 2}, 1024, 100, 0}, 0);
     EXPECT_EQ(timelines.cpus_unheld(0), 0);
     EXPECT_EQ(timelines.cpus_unheld(1), 6);
@@ -53,7 +53,7 @@ TEST(NodeTimelines, JobsTakeTheirNodesUntilTheyEndOrAreExtended) {
 
 // A pass's holds are subtracted where and when they hold, in every read of the node.
 TEST(HeldNode, ReadsTheCommittedProfilesLessThePassHolds) {
-    NodeTimelines timelines(nodes(1, 8), 0);
+    NodeTimelines timelines(timeline_nodes(1, 8), 0);
     timelines.add(1, {{0}, {4}, 0, 100, 0}, 0);  // 4 free until 100, then 8
     const std::vector<PassHold> holds = {{0, 50, 2, 1024, 0}, {150, 200, 6, 0, 0}};
     const HeldNode node(timelines.node(0), holds);
@@ -87,7 +87,7 @@ TEST(NodeTimelines, APassOverKeptTimelinesDecidesAsOneBuiltFromTheSnapshot) {
         const int64_t now = 1000;
         Snapshot snapshot;
         snapshot.now = now;
-        snapshot.nodes = nodes(24, 8);
+        snapshot.nodes = timeline_nodes(24, 8);
         snapshot.nodes[5].up = false;
         snapshot.partitions = {{}};
         for (int i = 0; i < 24; ++i) {

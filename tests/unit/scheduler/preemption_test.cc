@@ -7,7 +7,7 @@
 namespace cohort::sched {
 namespace {
 
-std::vector<NodeCapacity> nodes(int count, int32_t cpus) {
+std::vector<NodeCapacity> preemption_nodes(int count, int32_t cpus) {
     std::vector<NodeCapacity> out(static_cast<size_t>(count));
     for (int i = 0; i < count; ++i) {
         NodeCapacity& node = out[static_cast<size_t>(i)];
@@ -23,7 +23,7 @@ PreemptionCandidate running(uint64_t id, int64_t priority, int node, int32_t cpu
     return {id, priority, RunningAllocation{{node}, {cpus}, 0, 0, 0}};
 }
 
-ResourceRequest tasks(uint32_t nodes_min, uint32_t ntasks) {
+ResourceRequest tasks_over(uint32_t nodes_min, uint32_t ntasks) {
     ResourceRequest request;
     request.nodes_min = nodes_min;
     request.ntasks = ntasks;
@@ -42,14 +42,17 @@ TEST(Preemption, TakesTheLowestPriorityJobsAndNoMoreThanNeeded) {
     // Two 4-CPU nodes, each full with two 2-CPU jobs; the waiting job needs 4 CPUs on a node.
     const std::vector<PreemptionCandidate> jobs = {running(1, 50, 0, 2), running(2, 10, 0, 2),
                                                    running(3, 20, 1, 2), running(4, 5, 1, 2)};
-    auto chosen = choose_preemptees(nodes(2, 4), {0, 1}, held(jobs), tasks(1, 4), jobs);
+    auto chosen =
+            choose_preemptees(preemption_nodes(2, 4), {0, 1}, held(jobs), tasks_over(1, 4), jobs);
     // Lowest first: 4 (n2), 2 (n1), 3 (n2) fits; then 2 is not needed.
     EXPECT_EQ(chosen, (std::vector<uint64_t>{4, 3}));
 }
 
 TEST(Preemption, NoneWhenTheJobFitsAlready) {
     const std::vector<PreemptionCandidate> jobs = {running(1, 1, 0, 2)};
-    EXPECT_TRUE(choose_preemptees(nodes(2, 4), {0, 1}, held(jobs), tasks(1, 4), jobs).empty());
+    EXPECT_TRUE(
+            choose_preemptees(preemption_nodes(2, 4), {0, 1}, held(jobs), tasks_over(1, 4), jobs)
+                    .empty());
 }
 
 TEST(Preemption, NeverForAJobThatStillCouldNotStart) {
@@ -57,25 +60,26 @@ TEST(Preemption, NeverForAJobThatStillCouldNotStart) {
     // candidate on n1 ends, so the candidate is left alone.
     const std::vector<PreemptionCandidate> jobs = {running(1, 1, 0, 4)};
     const RunningAllocation protected_job{{1}, {4}, 0, 0, 0};
-    EXPECT_TRUE(
-            choose_preemptees(nodes(2, 4), {0, 1}, held(jobs, {protected_job}), tasks(2, 8), jobs)
-                    .empty());
-    // Nor on nodes outside the job's partition, or down.
-    std::vector<NodeCapacity> down = nodes(2, 4);
-    down[0].up = false;
-    EXPECT_TRUE(choose_preemptees(down, {0, 1}, held(jobs, {protected_job}), tasks(1, 4), jobs)
+    EXPECT_TRUE(choose_preemptees(preemption_nodes(2, 4), {0, 1}, held(jobs, {protected_job}),
+                                  tasks_over(2, 8), jobs)
                         .empty());
-    EXPECT_TRUE(choose_preemptees(nodes(2, 4), {1}, held(jobs, {protected_job}), tasks(1, 4), jobs)
+    // Nor on nodes outside the job's partition, or down.
+    std::vector<NodeCapacity> down = preemption_nodes(2, 4);
+    down[0].up = false;
+    EXPECT_TRUE(choose_preemptees(down, {0, 1}, held(jobs, {protected_job}), tasks_over(1, 4), jobs)
+                        .empty());
+    EXPECT_TRUE(choose_preemptees(preemption_nodes(2, 4), {1}, held(jobs, {protected_job}),
+                                  tasks_over(1, 4), jobs)
                         .empty());
 }
 
 TEST(Preemption, GpusAndMemoryCountWhenAsked) {
-    std::vector<NodeCapacity> gpu_nodes = nodes(1, 8);
+    std::vector<NodeCapacity> gpu_nodes = preemption_nodes(1, 8);
     gpu_nodes[0].gpus = 4;
     PreemptionCandidate gpu_job = running(1, 1, 0, 1);
     gpu_job.allocation.gpus_per_node = 4;
     PreemptionCandidate cpu_job = running(2, 0, 0, 1);
-    ResourceRequest request = tasks(1, 1);
+    ResourceRequest request = tasks_over(1, 1);
     request.gpus_per_node = 2;
     // The CPU job has the lower priority but frees no GPU: only the GPU job is taken.
     EXPECT_EQ(choose_preemptees(gpu_nodes, {0}, held({gpu_job, cpu_job}), request,

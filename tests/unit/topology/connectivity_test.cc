@@ -18,8 +18,8 @@ namespace {
 namespace fs = std::filesystem;
 
 // Paths are relative to the repository root, the tests' working directory.
-const std::string kSharedDir = "../shared/data/topologies";
-const std::string kLocalDir = "tests/data/topologies";
+const std::string kSharedTopologies = "../shared/data/topologies";
+const std::string kLocalTopologies = "tests/data/topologies";
 
 std::string label(const NodeTopology& t, int a, int b) {
     return link_label(t.gpu_links[static_cast<size_t>(a)][static_cast<size_t>(b)]);
@@ -53,7 +53,7 @@ void expect_well_formed_matrix(const NodeTopology& t) {
 // Checked-in copies: these never skip.
 
 TEST(Connectivity, Dgx2GpusFormOneNvSwitchCliqueInNestedPcieSwitches) {
-    Result<NodeTopology> t = load_topology_xml(kLocalDir + "/hwloc-nvidiaDGX2.xml");
+    Result<NodeTopology> t = load_topology_xml(kLocalTopologies + "/hwloc-nvidiaDGX2.xml");
     ASSERT_TRUE(t) << t.status().message();
     expect_well_formed_matrix(*t);
     EXPECT_EQ(t->link_source, LinkSource::kHwloc);
@@ -81,7 +81,7 @@ TEST(Connectivity, Dgx2GpusFormOneNvSwitchCliqueInNestedPcieSwitches) {
 }
 
 TEST(Connectivity, Xe8640IsAnNvLinkMeshWithANicBehindThreeGpusSwitches) {
-    Result<NodeTopology> t = load_topology_xml(kLocalDir + "/fluxcore-ipa20.xml");
+    Result<NodeTopology> t = load_topology_xml(kLocalTopologies + "/fluxcore-ipa20.xml");
     ASSERT_TRUE(t) << t.status().message();
     expect_well_formed_matrix(*t);
     // 150000 MB/s per pair = 6 NVLink-4 links at 25000 (HGX H100 4-GPU: NV6).
@@ -107,7 +107,7 @@ TEST(Connectivity, Xe8640IsAnNvLinkMeshWithANicBehindThreeGpusSwitches) {
 
 TEST(Connectivity, SingleRootBoxPairsEachSwitchWithItsOwnHca) {
     Result<NodeTopology> t =
-            load_topology_xml(kLocalDir + "/hwloc-linux-32intel64-2p8co2t+8ve.xml");
+            load_topology_xml(kLocalTopologies + "/hwloc-linux-32intel64-2p8co2t+8ve.xml");
     ASSERT_TRUE(t) << t.status().message();
     expect_well_formed_matrix(*t);
     EXPECT_EQ(t->link_source, LinkSource::kPci);
@@ -130,7 +130,7 @@ TEST(Connectivity, SingleRootBoxPairsEachSwitchWithItsOwnHca) {
 }
 
 TEST(Connectivity, JuwelsBoosterGpuAndHcaShareARootPortSwitch) {
-    Result<NodeTopology> t = load_topology_xml(kLocalDir + "/psmgmt-jwb0001.xml");
+    Result<NodeTopology> t = load_topology_xml(kLocalTopologies + "/psmgmt-jwb0001.xml");
     ASSERT_TRUE(t) << t.status().message();
     expect_well_formed_matrix(*t);
     std::set<std::string> nics;
@@ -179,7 +179,7 @@ TEST(Connectivity, SwitchLinksBondToTheSmallerCount) {
 }
 
 TEST(Connectivity, JsonHasTheKeysToolsReadAndTextShowsTheMatrix) {
-    Result<NodeTopology> t = load_topology_xml(kLocalDir + "/fluxcore-ipa20.xml");
+    Result<NodeTopology> t = load_topology_xml(kLocalTopologies + "/fluxcore-ipa20.xml");
     ASSERT_TRUE(t) << t.status().message();
     const nlohmann::json j = nlohmann::json::parse(topology_json(*t));
     EXPECT_EQ(j.at("cores"), 112);
@@ -215,19 +215,19 @@ TEST(Connectivity, JsonHasTheKeysToolsReadAndTextShowsTheMatrix) {
 class SharedConnectivity : public ::testing::Test {
 protected:
     void SetUp() override {
-        if (!fs::is_directory(kSharedDir)) {
-            GTEST_SKIP() << kSharedDir << " not found (tests run from the repo root, with "
+        if (!fs::is_directory(kSharedTopologies)) {
+            GTEST_SKIP() << kSharedTopologies << " not found (tests run from the repo root, with "
                          << "shared/ beside it); recorded-topology checks skipped";
         }
     }
 
     static Result<NodeTopology> load(const std::string& file) {
-        return load_topology_xml(kSharedDir + "/" + file);
+        return load_topology_xml(kSharedTopologies + "/" + file);
     }
 };
 
 TEST_F(SharedConnectivity, EveryRecordedXmlHasAConsistentMatrixAndNicPairing) {
-    for (const fs::directory_entry& e : fs::directory_iterator(kSharedDir)) {
+    for (const fs::directory_entry& e : fs::directory_iterator(kSharedTopologies)) {
         if (e.path().extension() != ".xml") {
             continue;
         }
