@@ -59,7 +59,7 @@ Result<Allocation> allocate(const ClientContext& context,
     if (!socket) {
         return socket.status().with_context("cannot reach cohortctld (is the instance up?)");
     }
-    auto conn = transport::Connection::create(std::move(*socket), context.key, context.cred);
+    auto conn = transport::Connection::create(std::move(*socket), context.auth, context.cred);
     auto wait = std::make_shared<AllocationWait>();
     auto notice = std::make_shared<asio::steady_timer>(io);
     conn->start(

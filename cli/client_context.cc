@@ -13,18 +13,18 @@ Result<ClientContext> load_client_context() {
     if (!config) {
         return config.status();
     }
-    auto key = load_key(config->key_file);
-    if (!key) {
-        return key.status();
+    auto auth = protocol::client_frame_auth(*config);
+    if (!auth) {
+        return auth.status();
     }
     return ClientContext{std::move(*config),
-                         std::move(*key),
+                         std::move(*auth),
                          {static_cast<uint32_t>(getuid()), static_cast<uint32_t>(getgid())}};
 }
 
 Result<transport::BlockingClient> connect_controller(const ClientContext& context) {
     auto client = transport::BlockingClient::connect(context.config.controller_host,
-                                                     context.config.controller_port, context.key,
+                                                     context.config.controller_port, context.auth,
                                                      context.cred);
     if (!client) {
         return client.status().with_context("cannot reach cohortctld (is the instance up?)");

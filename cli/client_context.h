@@ -1,11 +1,12 @@
-// What every CLI command needs: the cluster config, the key, the caller's credential and a
-// connection to the controller.
+// What every CLI command needs: the cluster config, how its frames are vouched for (the key,
+// or MUNGE), the caller's credential and a connection to the controller.
 #pragma once
 
 #include <functional>
 #include <string>
 
 #include "common/config.h"
+#include "common/protocol/frame_auth.h"
 #include "common/protocol/messages.h"
 #include "common/transport/blocking_client.h"
 
@@ -13,7 +14,7 @@ namespace cohort::cli {
 
 struct ClientContext {
     ClusterConfig config;
-    std::string key;
+    protocol::FrameAuth auth;
     protocol::Credential cred;
 };
 

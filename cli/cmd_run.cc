@@ -244,7 +244,7 @@ int cmd_run(const Args& args) {
         layout = allocated->layout;
         allocation = allocated->connection;
     }
-    StepClient step(io, context->key, context->cred);
+    StepClient step(io, context->auth, context->cred);
     StepResult result = step.run(layout, request);
     record_step(*context, layout, result);
     if (allocation) {

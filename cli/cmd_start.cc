@@ -70,6 +70,11 @@ int cmd_start(const Args& args) {
     app.add_option("--settings", options.settings_file,
                    "JSON object of cluster settings over the defaults, e.g. "
                    "{\"node_timeout_ms\": 3000, \"job_requeue\": false}");
+    app.add_option("--auth", options.auth,
+                   "how users' commands prove who they are: cluster_key (the owner's alone) or "
+                   "munge (any user, through a munged of the instance's own; a new instance "
+                   "only)")
+            ->check(CLI::IsMember({"cluster_key", "munge"}));
     app.prefix_command();
     if (int rc = parse_args(app, "start", args); rc >= 0) {
         return rc;

@@ -228,6 +228,46 @@ void end_batch_jobs_left(const std::string& state_dir) {
     }
 }
 
+// The instance's own munged: a fresh key, its socket in the state dir. Other users reach
+// the socket, the config and the controller; the cluster key stays the owner's.
+Status start_munged(const ClusterConfig& config) {
+    const std::string dir = config.state_dir + "/munge";
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    const std::string key = dir + "/munge.key";
+    if (!fs::exists(key)) {
+        unsigned char bytes[1024];
+        if (RAND_bytes(bytes, sizeof(bytes)) != 1) {
+            return Status::internal("cannot generate a MUNGE key");
+        }
+        std::ofstream(key, std::ios::binary)
+                .write(reinterpret_cast<const char*>(bytes), sizeof(bytes));
+    }
+    chmod(key.c_str(), 0400);
+    chmod(dir.c_str(), 0711);
+    chmod(config.state_dir.c_str(), 0711);
+    fs::remove(config.munge_socket, ec);
+    auto munged = spawn_daemon(
+            {"/usr/sbin/munged", "--foreground", "--force", "--key-file=" + key,
+             "--socket=" + config.munge_socket, "--pid-file=" + dir + "/munged.pid",
+             "--seed-file=" + dir + "/seed", "--log-file=" + config.state_dir + "/munged.log"},
+            config.state_dir + "/munged.log");
+    if (!munged) {
+        return munged.status();
+    }
+    std::ofstream(config.state_dir + "/munged.pid") << *munged << "\n";
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!fs::exists(config.munge_socket)) {
+        if (!alive(*munged) || waitpid(*munged, nullptr, WNOHANG) == *munged
+            || std::chrono::steady_clock::now() > deadline) {
+            return Status::unavailable("munged did not start (see " + config.state_dir
+                                       + "/munged.log; is the munge package installed?)");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return Status::ok();
+}
+
 Result<pid_t> start_controller(ClusterConfig& config,
                                const std::string& config_path,
                                const std::string& key,
@@ -315,6 +355,11 @@ Result<std::string> start_instance(const InstanceOptions& options) {
         config.node_timeout_ms = 10000;
         config.kill_wait_s = options.kill_wait_s;
         config.launch_fanout = options.launch_fanout;
+        if (options.auth == "munge") {
+            config.auth = "munge";
+            config.munge_socket = dir + "/munge/munge.socket";
+            config.daemon_user = std::to_string(getuid());
+        }
         if (!options.network_file.empty()) {
             auto network = read_network_file(options.network_file, config.nodes);
             if (!network) {
@@ -334,10 +379,21 @@ Result<std::string> start_instance(const InstanceOptions& options) {
     if (!key) {
         return key.status();
     }
+    if (config.auth == "munge" && config.munge_socket.rfind(dir + "/", 0) == 0) {
+        if (Status saved = save_config(config, config_path); !saved) {
+            return saved;
+        }
+        if (Status munged = start_munged(config); !munged) {
+            return munged;
+        }
+    }
     const std::string bin = self_dir();
     auto ctld = start_controller(config, config_path, *key, bin + "/cohortctld", ctld_pid_file);
     if (!ctld) {
         return ctld.status();
+    }
+    if (config.auth == "munge") {
+        chmod(config_path.c_str(), 0644);  // every user's commands read it
     }
     std::vector<pid_t> pids{*ctld};
     for (const auto& name : config.nodes) {
@@ -373,7 +429,8 @@ Status stop_instance(const std::string& state_dir) {
     for (const auto& entry : fs::directory_iterator(state_dir, ec)) {
         const std::string name = entry.path().filename().string();
         if (entry.path().extension() == ".pid"
-            && (name.rfind("cohortd-", 0) == 0 || name == "cohortctld.pid")) {
+            && (name.rfind("cohortd-", 0) == 0 || name == "cohortctld.pid"
+                || name == "munged.pid")) {
             pid_t pid = read_pid(entry.path().string());
             if (alive(pid)) {
                 kill(pid, SIGTERM);

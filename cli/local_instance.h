@@ -23,6 +23,9 @@ struct InstanceOptions {
     // A JSON object of cluster settings (keys of cohort.json, such as node_timeout_ms or
     // job_requeue) over the defaults of a new instance; empty: none.
     std::string settings_file;
+    // "munge": users' commands prove who they are with MUNGE; the instance runs a munged of
+    // its own (key, socket and pid in the state dir) and lets other users reach it.
+    std::string auth = "cluster_key";
 };
 
 // Starts the daemons (or resumes a state dir that holds state) and waits until every node

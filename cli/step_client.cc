@@ -17,9 +17,9 @@ namespace cohort::cli {
 
 namespace asio = boost::asio;
 
-StepClient::StepClient(asio::io_context& io, std::string key, protocol::Credential cred)
+StepClient::StepClient(asio::io_context& io, protocol::FrameAuth auth, protocol::Credential cred)
     : io_(io),
-      key_(std::move(key)),
+      auth_(std::move(auth)),
       cred_(cred),
       callbacks_(io),
       dispatcher_([this](size_t node, const Status& why) {
@@ -50,7 +50,7 @@ StepResult StepClient::run(const protocol::StepLayout& layout, const StepRequest
         return {1, 0, listening.message()};
     }
     accept_agents();
-    auto launcher = transport::Connection::create(std::move(*socket), key_, cred_);
+    auto launcher = transport::Connection::create(std::move(*socket), auth_, cred_);
     launcher->start([](const std::shared_ptr<transport::Connection>&, protocol::Envelope) {},
                     [](const std::shared_ptr<transport::Connection>&, const Status&) {});
     launcher->send(launch_request(host, callbacks_.local_endpoint().port()));
@@ -110,7 +110,7 @@ void StepClient::accept_agents() {
         if (ec) {
             return;
         }
-        auto conn = transport::Connection::create(std::move(socket), key_, cred_);
+        auto conn = transport::Connection::create(std::move(socket), auth_, cred_);
         auto node = std::make_shared<int64_t>(-1);  // known once the agent says which it is
         conn->start(
                 [this, node](const std::shared_ptr<transport::Connection>& c,

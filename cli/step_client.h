@@ -37,7 +37,7 @@ struct StepResult {
 
 class StepClient {
 public:
-    StepClient(boost::asio::io_context& io, std::string key, protocol::Credential cred);
+    StepClient(boost::asio::io_context& io, protocol::FrameAuth auth, protocol::Credential cred);
 
     // Runs the step to its end on `io` (which the caller must not be running elsewhere).
     StepResult run(const protocol::StepLayout& layout, const StepRequest& request);
@@ -61,7 +61,7 @@ private:
     void finish_if_done();
 
     boost::asio::io_context& io_;
-    std::string key_;
+    protocol::FrameAuth auth_;
     protocol::Credential cred_;
     protocol::StepLayout layout_;
     StepRequest request_;

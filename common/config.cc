@@ -139,6 +139,21 @@ Result<ClusterConfig> parse_config(const json& doc) {
         config.controller_port = static_cast<uint16_t>(port);
     }
     config.key_file = doc.value("key_file", "");
+    config.auth = doc.value("auth", config.auth);
+    if (config.auth != "cluster_key" && config.auth != "munge") {
+        return Status::invalid("auth: invalid value '" + config.auth
+                               + "' (accepted: cluster_key, munge)");
+    }
+    config.munge_socket = doc.value("munge_socket", config.munge_socket);
+    config.daemon_user = doc.value("daemon_user", config.daemon_user);
+    config.operators = doc.value("operators", config.operators);
+    config.admins = doc.value("admins", config.admins);
+    config.private_data = doc.value("private_data", config.private_data);
+    for (const std::string& what : config.private_data) {
+        if (what != "jobs") {
+            return Status::invalid("private_data: invalid value '" + what + "' (accepted: jobs)");
+        }
+    }
     config.state_dir = doc.value("state_dir", "");
     config.heartbeat_interval_ms = doc.value("heartbeat_interval_ms", config.heartbeat_interval_ms);
     config.node_timeout_ms = doc.value("node_timeout_ms", config.node_timeout_ms);
@@ -342,6 +357,12 @@ Status save_config(const ClusterConfig& config, const std::string& path) {
             {"cluster_name", config.cluster_name},
             {"controller", {{"host", config.controller_host}, {"port", config.controller_port}}},
             {"key_file", config.key_file},
+            {"auth", config.auth},
+            {"munge_socket", config.munge_socket},
+            {"daemon_user", config.daemon_user},
+            {"operators", config.operators},
+            {"admins", config.admins},
+            {"private_data", config.private_data},
             {"state_dir", config.state_dir},
             {"nodes", compress_hostlist(config.nodes)},
             {"partitions", partitions},

@@ -31,7 +31,20 @@ struct ClusterConfig {
     std::string cluster_name = "cohort";
     std::string controller_host = "127.0.0.1";
     uint16_t controller_port = 6817;
-    std::string key_file;
+    std::string key_file;  // the cluster key: daemons, and users' commands when auth is cluster_key
+    // How users' commands prove who they are: "cluster_key" (they must read key_file: one
+    // user's instance) or "munge" (a MUNGE credential from the munged on munge_socket; the
+    // key stays root's). Replies to MUNGE clients come from daemon_user (or root).
+    std::string auth = "cluster_key";
+    std::string munge_socket = "/run/munge/munge.socket.2";
+    std::string daemon_user = "root";
+    // Users who may act on every job (operators) and also on nodes and reservations
+    // (admins), besides root and the controller's own user; as Slurm's AdminLevel.
+    std::vector<std::string> operators;
+    std::vector<std::string> admins;
+    // What users see of others': "jobs" hides other users' jobs from queue, show and acct
+    // (operators see all), as Slurm's PrivateData=jobs.
+    std::vector<std::string> private_data;
     std::string state_dir;
     std::vector<std::string> nodes;
     std::vector<PartitionConfig> partitions;

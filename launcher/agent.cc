@@ -32,6 +32,7 @@ Agent::Agent(asio::io_context& io,
       clock_(clock),
       config_(std::move(config)),
       key_(std::move(key)),
+      auth_(protocol::daemon_frame_auth(config_, key_)),
       options_(std::move(options)),
       resources_(resources),
       self_{static_cast<uint32_t>(getuid()), static_cast<uint32_t>(getgid())},
@@ -206,19 +207,43 @@ void Agent::register_handlers() {
     client_dispatcher_.on<LaunchStepRequest>(
             [this](const ConnectionPtr&, const Credential& sender,
                    const LaunchStepRequest& request) { launch_step(sender, request); });
-    client_dispatcher_.on<SignalStepRequest>(
-            [this](const ConnectionPtr&, const SignalStepRequest& request) {
-                signal_step(request);
-            });
-    client_dispatcher_.on<TaskInputMessage>(
-            [this](const ConnectionPtr&, const TaskInputMessage& input) {
-                write_step_input(input);
-            });
-    client_dispatcher_.on<StepPeersMessage>(
-            [this](const ConnectionPtr&, const StepPeersMessage& peers) {
-                forward_step_peers(peers);
-            });
+    client_dispatcher_.on<SignalStepRequest>([this](const ConnectionPtr& conn,
+                                                    const Credential& sender,
+                                                    const SignalStepRequest& request) {
+        if (may_touch_job(conn, sender, request.job_id)) {
+            signal_step(request);
+        }
+    });
+    client_dispatcher_.on<TaskInputMessage>([this](const ConnectionPtr& conn,
+                                                   const Credential& sender,
+                                                   const TaskInputMessage& input) {
+        if (may_touch_job(conn, sender, input.job_id)) {
+            write_step_input(input);
+        }
+    });
+    client_dispatcher_.on<StepPeersMessage>([this](const ConnectionPtr& conn,
+                                                   const Credential& sender,
+                                                   const StepPeersMessage& peers) {
+        if (may_touch_job(conn, sender, peers.job_id)) {
+            forward_step_peers(peers);
+        }
+    });
     register_step_manager_handlers();
+}
+
+bool Agent::may_touch_job(const ConnectionPtr& conn,
+                          const protocol::Credential& sender,
+                          uint64_t job_id) {
+    auto job = jobs_.find(job_id);
+    if (sender.uid == 0 || sender.uid == self_.uid || job == jobs_.end() || !job->second.owner_uid
+        || *job->second.owner_uid == sender.uid) {
+        return true;
+    }
+    spdlog::warn("job {}: refused uid {} from {}: the job belongs to uid {}", job_id, sender.uid,
+                 conn->peer(), *job->second.owner_uid);
+    conn->send_error(Status::denied(fmt::format("job {}: belongs to uid {}, not to uid {}", job_id,
+                                                *job->second.owner_uid, sender.uid)));
+    return false;
 }
 
 void Agent::accept_clients() {
@@ -229,7 +254,7 @@ void Agent::accept_clients() {
             }
             return;
         }
-        auto conn = Connection::create(std::move(socket), key_, self_);
+        auto conn = Connection::create(std::move(socket), auth_, self_);
         clients_.insert(conn);
         conn->start(
                 [this](const ConnectionPtr& c, protocol::Envelope envelope) {

@@ -120,7 +120,8 @@ private:
     };
 
     struct LocalJob {
-        uint32_t attempt = 0;  // the job's restart count when it started here
+        uint32_t attempt = 0;               // the job's restart count when it started here
+        std::optional<uint32_t> owner_uid;  // from its batch script or first step
         std::set<pid_t> pids;
         WarningSignal warning;  // the job's --signal, sent once when its time comes
         bool warned = false;
@@ -141,6 +142,11 @@ private:
     void register_self();
     void heartbeat();
     void accept_clients();
+    // The job's owner, root and the agent's own user may signal its steps and feed them
+    // input; anyone else is answered with an error and logged.
+    bool may_touch_job(const ConnectionPtr& conn,
+                       const protocol::Credential& sender,
+                       uint64_t job_id);
     void on_client_closed(const ConnectionPtr& conn);
 
     template <typename Message>
@@ -237,6 +243,7 @@ private:
     const Clock& clock_;
     ClusterConfig config_;
     std::string key_;
+    protocol::FrameAuth auth_;  // the cluster key, and MUNGE from users' steps where configured
     AgentOptions options_;
     protocol::NodeResources resources_;
     protocol::Credential self_;

@@ -150,6 +150,7 @@ void Agent::launch_batch(const protocol::LaunchBatchRequest& request) {
     tasks_[spawned->pid] = std::move(task);
     LocalJob& local = jobs_[job.job_id];
     local.attempt = job.restart_count;
+    local.owner_uid = job.uid;
     local.pids.insert(spawned->pid);
     const int64_t end_time = job.time_limit_s >= 0 ? job.start_time + job.time_limit_s : -1;
     local.batch = BatchRecord{job.job_id,   job.restart_count,

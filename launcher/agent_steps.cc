@@ -182,6 +182,16 @@ void Agent::launch_local_part(const protocol::LaunchStepRequest& request,
                 fmt::format("node index {} is outside the step layout", request.node_index)));
         return;
     }
+    if (auto job = jobs_.find(layout.job_id); job != jobs_.end() && job->second.owner_uid
+                                              && *job->second.owner_uid != cred.uid
+                                              && cred.uid != 0) {
+        spdlog::warn("step {}.{}: refused uid {}: the job belongs to uid {}", layout.job_id,
+                     layout.step_id, cred.uid, *job->second.owner_uid);
+        conn->send_error(Status::denied(fmt::format(
+                "job {}: steps may be started only by its owner (uid {}) or root, not uid {}",
+                layout.job_id, *job->second.owner_uid, cred.uid)));
+        return;
+    }
     auto user = job_user(cred.uid, cred.gid);
     if (!user) {
         conn->send_error(user.status());
@@ -208,7 +218,10 @@ void Agent::call_client_back(const protocol::LaunchStepRequest& request,
                     done(socket.status().with_context(where));
                     return;
                 }
-                auto conn = Connection::create(std::move(*socket), key_, self_);
+                // The client holds no key where users' commands use MUNGE.
+                auto conn = Connection::create(
+                        std::move(*socket),
+                        config_.auth == "munge" ? auth_.signing_with_munge() : auth_, self_);
                 clients_.insert(conn);
                 conn->start(
                         [this](const ConnectionPtr& c, protocol::Envelope envelope) {
@@ -356,8 +369,9 @@ void Agent::start_step_manager(const ConnectionPtr& client,
 
 void Agent::register_step_manager_handlers() {
     using namespace protocol;
-    client_dispatcher_.on<StepdHelloMessage>([this](const ConnectionPtr& conn,
-                                                    const StepdHelloMessage& hello) {
+    // Step managers hold the cluster key; a user's MUNGE frame cannot pose as one.
+    client_dispatcher_.on_daemon<StepdHelloMessage>([this](const ConnectionPtr& conn,
+                                                           const StepdHelloMessage& hello) {
         auto it = managed_steps_.find({hello.job_id, hello.step_id});
         if (it == managed_steps_.end() || it->second.connection) {
             conn->close(Status::invalid(fmt::format("no step {}.{} waits for a step manager",
@@ -369,21 +383,21 @@ void Agent::register_step_manager_handlers() {
         step.peer_address = hello.peer_address;
         conn->send(StepdSetupMessage{step.request, step.user.uid, step.user.gid, options_.name});
     });
-    client_dispatcher_.on<StepdReadyMessage>(
+    client_dispatcher_.on_daemon<StepdReadyMessage>(
             [this](const ConnectionPtr& conn, const StepdReadyMessage& ready) {
                 if (ManagedStep* step = managed_step_on(conn)) {
                     on_step_manager_ready(*step, ready);
                 }
             });
     // A rank aborted (or the wire-up failed): the client ends the step everywhere.
-    client_dispatcher_.on<StepAbortMessage>(
+    client_dispatcher_.on_daemon<StepAbortMessage>(
             [this](const ConnectionPtr& conn, const StepAbortMessage& abort) {
                 if (ManagedStep* step = managed_step_on(conn)) {
                     step->client->send(abort);
                 }
             });
     // What the MPI library logged through PMIx (Open MPI's error texts).
-    client_dispatcher_.on<TaskOutputMessage>(
+    client_dispatcher_.on_daemon<TaskOutputMessage>(
             [this](const ConnectionPtr& conn, const TaskOutputMessage& output) {
                 if (ManagedStep* step = managed_step_on(conn)) {
                     step->client->send(output);
@@ -494,6 +508,9 @@ void Agent::start_step_tasks(
     const std::vector<uint32_t> ranks_here = layout.rank_map().ranks_on_node[request.node_index];
     LocalJob& job = jobs_[layout.job_id];
     job.attempt = std::max(job.attempt, layout.restart_count);
+    if (!job.owner_uid && request.user.uid != 0) {  // root may step into any job
+        job.owner_uid = request.user.uid;
+    }
     if (layout.job_end_time != 0 && !time_limits_.has(layout.job_id)) {
         arm_time_limit(layout.job_id, layout.job_end_time);
     }

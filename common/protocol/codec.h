@@ -21,6 +21,7 @@ struct Envelope {
     uint16_t type = 0;
     Credential cred;
     std::string body;
+    bool by_munge = false;  // vouched for by MUNGE (a user's command), not the cluster key
 };
 
 template <typename Message>

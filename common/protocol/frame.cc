@@ -79,20 +79,54 @@ std::array<unsigned char, kMacSize> hmac_sha256(std::string_view key, std::strin
     return compute_mac(data, {}, key);
 }
 
+// The header bytes a frame digest covers: magic to gid.
+std::string digested_header(uint16_t type, const Credential& cred, size_t body_size) {
+    std::string header;
+    header.reserve(kHeaderSize);
+    put_u32(header, kFrameMagic);
+    put_u16(header, kProtocolVersion);
+    put_u16(header, type);
+    put_u32(header, static_cast<uint32_t>(body_size));
+    put_u32(header, cred.uid);
+    put_u32(header, cred.gid);
+    return header;
+}
+
 std::string encode_frame(uint16_t type,
                          const Credential& cred,
                          std::string_view body,
                          std::string_view key) {
-    std::string frame;
+    std::string frame = digested_header(type, cred, body.size());
     frame.reserve(kHeaderSize + body.size());
-    put_u32(frame, kFrameMagic);
-    put_u16(frame, kProtocolVersion);
-    put_u16(frame, type);
-    put_u32(frame, static_cast<uint32_t>(body.size()));
-    put_u32(frame, cred.uid);
-    put_u32(frame, cred.gid);
+    put_u32(frame, 0);  // no credential: the MAC vouches
     auto mac = compute_mac(frame, body, key);
     frame.append(reinterpret_cast<const char*>(mac.data()), mac.size());
+    frame.append(body);
+    return frame;
+}
+
+std::array<unsigned char, kMacSize> frame_digest(uint16_t type,
+                                                 const Credential& cred,
+                                                 std::string_view body) {
+    const std::string header = digested_header(type, cred, body.size());
+    std::array<unsigned char, kMacSize> digest{};
+    SHA256_CTX ctx;
+    SHA256_Init(&ctx);
+    SHA256_Update(&ctx, header.data(), header.size());
+    SHA256_Update(&ctx, body.data(), body.size());
+    SHA256_Final(digest.data(), &ctx);
+    return digest;
+}
+
+std::string encode_credentialed_frame(uint16_t type,
+                                      const Credential& cred,
+                                      std::string_view body,
+                                      std::string_view credential) {
+    std::string frame = digested_header(type, cred, body.size());
+    frame.reserve(kHeaderSize + credential.size() + body.size());
+    put_u32(frame, static_cast<uint32_t>(credential.size()));
+    frame.append(kMacSize, '\0');  // unused: the credential vouches
+    frame.append(credential);
     frame.append(body);
     return frame;
 }
@@ -128,6 +162,11 @@ Result<FrameHeader> decode_header(std::string_view header_bytes) {
     }
     header.uid = get_u32(p + 12);
     header.gid = get_u32(p + 16);
+    header.credential_len = get_u32(p + 20);
+    if (header.credential_len > kMaxCredentialSize) {
+        return Status::corrupt(fmt::format("frame credential of {} bytes exceeds the limit of {}",
+                                           header.credential_len, kMaxCredentialSize));
+    }
     std::memcpy(header.mac.data(), p + kSignedHeaderSize, kMacSize);
     return header;
 }
@@ -139,6 +178,9 @@ Status verify_frame(const FrameHeader& header,
     if (body.size() != header.body_len) {
         return Status::corrupt(
                 fmt::format("truncated frame body: {} of {} bytes", body.size(), header.body_len));
+    }
+    if (header.credential_len != 0) {
+        return Status::denied("a MUNGE credential where the cluster key was expected");
     }
     auto expected = compute_mac(header_bytes.substr(0, kSignedHeaderSize), body, key);
     if (CRYPTO_memcmp(expected.data(), header.mac.data(), kMacSize) != 0) {

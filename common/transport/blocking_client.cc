@@ -1,6 +1,8 @@
 // Synchronous framed client.
 #include "common/transport/blocking_client.h"
 
+#include <array>
+
 #include "common/transport/connect.h"
 #include "common/transport/connect_timeouts.h"
 
@@ -10,21 +12,21 @@ namespace asio = boost::asio;
 
 Result<BlockingClient> BlockingClient::connect(const std::string& host,
                                                uint16_t port,
-                                               std::string key,
+                                               protocol::FrameAuth auth,
                                                protocol::Credential self) {
     auto io = std::make_unique<asio::io_context>();
     auto socket = connect_to(*io, host, port, kCliConnectTimeout);
     if (!socket) {
         return socket.status();
     }
-    return BlockingClient(std::move(io), std::move(*socket), std::move(key), self);
+    return BlockingClient(std::move(io), std::move(*socket), std::move(auth), self);
 }
 
 BlockingClient::BlockingClient(std::unique_ptr<asio::io_context> io,
                                asio::ip::tcp::socket socket,
-                               std::string key,
+                               protocol::FrameAuth auth,
                                protocol::Credential self)
-    : io_(std::move(io)), socket_(std::move(socket)), key_(std::move(key)), self_(self) {}
+    : io_(std::move(io)), socket_(std::move(socket)), auth_(std::move(auth)), self_(self) {}
 
 Status BlockingClient::send_frame(const std::string& frame) {
     boost::system::error_code ec;
@@ -49,15 +51,17 @@ Result<protocol::Envelope> BlockingClient::receive() {
     if (!header) {
         return header.status();
     }
+    std::string credential(header->credential_len, '\0');
     std::string body(header->body_len, '\0');
-    asio::read(socket_, asio::buffer(body), ec);
+    asio::read(socket_, std::array{asio::buffer(credential), asio::buffer(body)}, ec);
     if (ec) {
         return Status::unavailable("truncated reply: " + ec.message());
     }
-    if (Status verified = protocol::verify_frame(*header, header_bytes, body, key_); !verified) {
-        return verified;
+    auto sender = auth_.verify(*header, header_bytes, credential, body);
+    if (!sender) {
+        return sender.status();
     }
-    protocol::Envelope envelope{header->type, {header->uid, header->gid}, std::move(body)};
+    protocol::Envelope envelope{header->type, *sender, std::move(body), !credential.empty()};
     if (envelope.type == static_cast<uint16_t>(protocol::MessageType::kError)) {
         return protocol::status_from_error(envelope);
     }

@@ -6,16 +6,17 @@
 
 #include "common/asio.h"
 #include "common/protocol/codec.h"
+#include "common/protocol/frame_auth.h"
 #include "common/status.h"
 
 namespace cohort::transport {
 
 class BlockingClient {
 public:
-    // Connects to host:port; frames are signed with `key` and carry `self`.
+    // Connects to host:port; frames are vouched for by `auth` and carry `self`.
     static Result<BlockingClient> connect(const std::string& host,
                                           uint16_t port,
-                                          std::string key,
+                                          protocol::FrameAuth auth,
                                           protocol::Credential self);
 
     BlockingClient(BlockingClient&&) noexcept = default;
@@ -23,7 +24,9 @@ public:
 
     template <typename Message>
     Status send(const Message& message) {
-        return send_frame(protocol::encode_message(message, self_, key_));
+        auto frame = auth_.encode(static_cast<uint16_t>(Message::kType), self_,
+                                  protocol::encode_body(message), auth_.signs_with_munge());
+        return frame ? send_frame(*frame) : frame.status();
     }
 
     // Reads one verified frame; an ErrorReply is returned as its Status.
@@ -45,13 +48,13 @@ public:
 private:
     BlockingClient(std::unique_ptr<boost::asio::io_context> io,
                    boost::asio::ip::tcp::socket socket,
-                   std::string key,
+                   protocol::FrameAuth auth,
                    protocol::Credential self);
     Status send_frame(const std::string& frame);
 
     std::unique_ptr<boost::asio::io_context> io_;
     boost::asio::ip::tcp::socket socket_;
-    std::string key_;
+    protocol::FrameAuth auth_;
     protocol::Credential self_;
 };
 

@@ -6,13 +6,16 @@
 namespace cohort::transport {
 
 std::shared_ptr<Connection> Connection::create(tcp::socket socket,
-                                               std::string key,
+                                               protocol::FrameAuth auth,
                                                protocol::Credential self) {
-    return std::shared_ptr<Connection>(new Connection(std::move(socket), std::move(key), self));
+    return std::shared_ptr<Connection>(new Connection(std::move(socket), std::move(auth), self));
 }
 
-Connection::Connection(tcp::socket socket, std::string key, protocol::Credential self)
-    : socket_(std::move(socket)), key_(std::move(key)), self_(self) {
+Connection::Connection(tcp::socket socket, protocol::FrameAuth auth, protocol::Credential self)
+    : socket_(std::move(socket)),
+      auth_(std::move(auth)),
+      self_(self),
+      sign_with_munge_(auth_.signs_with_munge()) {
     boost::system::error_code ec;
     auto endpoint = socket_.remote_endpoint(ec);
     peer_ = ec ? "?" : endpoint.address().to_string() + ":" + std::to_string(endpoint.port());
@@ -47,8 +50,8 @@ void Connection::read_header() {
 
 void Connection::read_body() {
     // The length is not yet authenticated: grow the buffer with the bytes that really
-    // arrive, so a peer without the key cannot make us allocate 16 MiB with 52 bytes.
-    const size_t missing = header_.body_len - body_.size();
+    // arrive, so a peer without the key cannot make us allocate 16 MiB with one header.
+    const size_t missing = header_.credential_len + header_.body_len - body_.size();
     if (missing > 0) {
         const size_t offset = body_.size();
         body_.resize(offset + std::min<size_t>(missing, kReadChunk));
@@ -66,12 +69,20 @@ void Connection::read_body() {
 }
 
 void Connection::deliver() {
-    Status verified = protocol::verify_frame(header_, header_bytes_, body_, key_);
-    if (!verified) {
-        close(verified);
+    std::string credential;
+    if (header_.credential_len > 0) {
+        credential = body_.substr(0, header_.credential_len);
+        body_.erase(0, header_.credential_len);
+    }
+    auto sender = auth_.verify(header_, header_bytes_, credential, body_);
+    if (!sender) {
+        close(sender.status());
         return;
     }
-    protocol::Envelope envelope{header_.type, {header_.uid, header_.gid}, std::move(body_)};
+    if (!credential.empty()) {
+        sign_with_munge_ = true;  // answer a MUNGE client in kind: it holds no key
+    }
+    protocol::Envelope envelope{header_.type, *sender, std::move(body_), !credential.empty()};
     auto self = shared_from_this();  // the handler may drop the last other reference
     if (on_message_) {
         on_message_(self, std::move(envelope));
@@ -79,6 +90,15 @@ void Connection::deliver() {
     if (!closed_) {
         read_header();
     }
+}
+
+void Connection::send_body(uint16_t type, const std::string& body) {
+    auto frame = auth_.encode(type, self_, body, sign_with_munge_);
+    if (!frame) {
+        close(frame.status());
+        return;
+    }
+    send_frame(std::move(*frame));
 }
 
 void Connection::send_frame(std::string frame) {

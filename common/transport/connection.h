@@ -2,6 +2,7 @@
 // before anything decodes the body, and queues writes. A bad frame closes the connection.
 #pragma once
 
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -9,6 +10,7 @@
 
 #include "common/asio.h"
 #include "common/protocol/codec.h"
+#include "common/protocol/frame_auth.h"
 #include "common/status.h"
 
 namespace cohort::transport {
@@ -25,7 +27,7 @@ public:
     using CloseHandler = std::function<void(const std::shared_ptr<Connection>&, const Status&)>;
 
     static std::shared_ptr<Connection> create(tcp::socket socket,
-                                              std::string key,
+                                              protocol::FrameAuth auth,
                                               protocol::Credential self);
 
     // Starts the read loop; handlers run on this connection's strand.
@@ -34,7 +36,7 @@ public:
     // Thread-safe: the frame is queued and written in order.
     template <typename Message>
     void send(const Message& message) {
-        send_frame(protocol::encode_message(message, self_, key_));
+        send_body(static_cast<uint16_t>(Message::kType), protocol::encode_body(message));
     }
 
     void send_error(const Status& status) { send(protocol::error_from_status(status)); }
@@ -50,7 +52,9 @@ public:
     std::string peer() const { return peer_; }
 
 private:
-    Connection(tcp::socket socket, std::string key, protocol::Credential self);
+    Connection(tcp::socket socket, protocol::FrameAuth auth, protocol::Credential self);
+    // Signs as the peer does (MUNGE once it sent a MUNGE frame); closes when that fails.
+    void send_body(uint16_t type, const std::string& body);
     void send_frame(std::string frame);
     void read_header();
     void read_body();
@@ -60,14 +64,15 @@ private:
     static constexpr size_t kReadChunk = 64 * 1024;
 
     tcp::socket socket_;
-    std::string key_;
+    protocol::FrameAuth auth_;
     protocol::Credential self_;
+    std::atomic<bool> sign_with_munge_;
     std::string peer_;
     MessageHandler on_message_;
     CloseHandler on_close_;
     std::string header_bytes_;
     protocol::FrameHeader header_;
-    std::string body_;
+    std::string body_;  // the credential (if any), then the body
     std::deque<std::string> write_queue_;
     bool closed_ = false;
     bool close_when_drained_ = false;

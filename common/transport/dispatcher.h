@@ -36,14 +36,21 @@ public:
     // Registers `handler` for `Message`; it runs through `post` when one was given.
     template <typename Message, typename Handler>
     Dispatcher& on(Handler handler) {
-        return add<Message>(std::move(handler), true);
+        return add<Message>(std::move(handler), true, false);
+    }
+
+    // As on(), for messages only daemons send: a frame a user's MUNGE credential vouches for
+    // is rejected, whatever its uid (node registrations, heartbeats, job reports).
+    template <typename Message, typename Handler>
+    Dispatcher& on_daemon(Handler handler) {
+        return add<Message>(std::move(handler), true, true);
     }
 
     // Registers `handler` for `Message` to run at once, on the thread that dispatches, for
     // handlers that must not wait for the posted queue (they synchronize themselves).
     template <typename Message, typename Handler>
     Dispatcher& on_caller(Handler handler) {
-        return add<Message>(std::move(handler), false);
+        return add<Message>(std::move(handler), false, false);
     }
 
     void dispatch(Context... context, protocol::Envelope envelope) const {
@@ -58,14 +65,22 @@ public:
 
 private:
     template <typename Message, typename Handler>
-    Dispatcher& add(Handler handler, bool posted) {
+    Dispatcher& add(Handler handler, bool posted, bool daemons_only) {
         constexpr bool kWithCredential =
                 std::is_invocable_v<Handler&, Context..., const protocol::Credential&, Message>;
         static_assert(kWithCredential || std::is_invocable_v<Handler&, Context..., Message>,
                       "a handler takes (Context..., [const Credential&,] Message)");
         handlers_[static_cast<uint16_t>(Message::kType)] =
-                [this, handler = std::move(handler), posted](Context... context,
-                                                             const protocol::Envelope& envelope) {
+                [this, handler = std::move(handler), posted, daemons_only](
+                        Context... context, const protocol::Envelope& envelope) {
+                    if (daemons_only && envelope.by_munge) {
+                        reject_(context...,
+                                Status::denied(
+                                        std::string(protocol::message_type_name(envelope.type))
+                                        + " is for daemons holding the cluster key, "
+                                          "not for users' MUNGE credentials"));
+                        return;
+                    }
                     auto message = protocol::decode_message<Message>(envelope);
                     if (!message) {
                         reject_(context..., message.status());

@@ -39,8 +39,9 @@ Controller::Controller(asio::io_context& io,
       acceptor_(io),
       tick_(strand_),
       config_(std::move(config)),
-      key_(std::move(key)),
+      auth_(protocol::daemon_frame_auth(config_, std::move(key))),
       self_{static_cast<uint32_t>(getuid()), static_cast<uint32_t>(getgid())},
+      roles_(config_, self_.uid),
       writer_(std::move(store)),
       nodes_(config_),
       partition_nodes_(index_partitions(config_)),
@@ -168,7 +169,7 @@ void Controller::accept() {
             }
             return;
         }
-        auto conn = Connection::create(std::move(socket), key_, self_);
+        auto conn = Connection::create(std::move(socket), auth_, self_);
         conn->start([this](const ConnectionPtr& c,
                            protocol::Envelope e) { dispatcher_.dispatch(c, std::move(e)); },
                     [this](const ConnectionPtr& c, const Status& why) {
@@ -183,11 +184,22 @@ void Controller::accept() {
 }
 
 Status Controller::check_owner(const protocol::Credential& cred, const Job& job) const {
-    if (cred.uid == job.uid || cred.uid == 0 || cred.uid == self_.uid) {
+    if (cred.uid == job.uid || roles_.is_operator(cred.uid)) {
         return Status::ok();
     }
     return Status::denied(
             fmt::format("job {}: owned by {}, not by uid {}", job.job_id, job.user_name, cred.uid));
+}
+
+// Under private_data: the caller's own name, or, when it asked for other users only, a name
+// no job has, so it sees nothing of theirs.
+std::vector<std::string> Controller::own_only(const protocol::Credential& cred,
+                                              const std::vector<std::string>& asked) {
+    const std::string me = user_name_of(cred.uid);
+    if (asked.empty() || std::find(asked.begin(), asked.end(), me) != asked.end()) {
+        return {me};
+    }
+    return {"(private)"};
 }
 
 void Controller::register_handlers() {
@@ -201,9 +213,13 @@ void Controller::register_handlers() {
             [this](const ConnectionPtr& conn, const Credential& cred, AllocateRequest m) {
                 handle_submit(conn, cred, std::move(m.spec), true);
             });
-    dispatcher_.on<QueryJobsRequest>([this](const ConnectionPtr& conn, const QueryJobsRequest& m) {
-        handle_query(conn, m);
-    });
+    dispatcher_.on<QueryJobsRequest>(
+            [this](const ConnectionPtr& conn, const Credential& cred, QueryJobsRequest m) {
+                if (roles_.sees_only_own_jobs(cred.uid)) {
+                    m.users = own_only(cred, m.users);
+                }
+                handle_query(conn, m);
+            });
     dispatcher_.on<QueryNodesRequest>(
             [this](const ConnectionPtr& conn, const QueryNodesRequest& m) {
                 handle_nodes(conn, m);
@@ -233,7 +249,14 @@ void Controller::register_handlers() {
             });
     // History is read on the state writer's thread, not the strand.
     dispatcher_.on_caller<AcctQueryRequest>(
-            [this](const ConnectionPtr& conn, const AcctQueryRequest& m) { handle_acct(conn, m); });
+            [this](const ConnectionPtr& conn, const Credential& cred, AcctQueryRequest m) {
+                if (roles_.sees_only_own_jobs(cred.uid)) {
+                    const auto users = m.user.empty() ? std::vector<std::string>{}
+                                                      : std::vector<std::string>{m.user};
+                    m.user = own_only(cred, users).front();
+                }
+                handle_acct(conn, m);
+            });
     dispatcher_.on<PriorityQueryRequest>(
             [this](const ConnectionPtr& conn, const PriorityQueryRequest& m) {
                 handle_priority(conn, m);
@@ -252,17 +275,17 @@ void Controller::register_handlers() {
                 handle_reservation_query(conn);
             });
     // Node agents
-    dispatcher_.on<RegisterNodeRequest>(
+    dispatcher_.on_daemon<RegisterNodeRequest>(
             [this](const ConnectionPtr& conn, const RegisterNodeRequest& m) {
                 handle_register(conn, m);
             });
-    dispatcher_.on<HeartbeatMessage>(
+    dispatcher_.on_daemon<HeartbeatMessage>(
             [this](const ConnectionPtr&, const HeartbeatMessage& m) { handle_heartbeat(m); });
-    dispatcher_.on<BatchDoneReport>(
+    dispatcher_.on_daemon<BatchDoneReport>(
             [this](const ConnectionPtr&, const BatchDoneReport& m) { handle_batch_done(m); });
-    dispatcher_.on<JobCleanedReport>(
+    dispatcher_.on_daemon<JobCleanedReport>(
             [this](const ConnectionPtr&, const JobCleanedReport& m) { handle_job_cleaned(m); });
-    dispatcher_.on<JobTimedOutReport>(
+    dispatcher_.on_daemon<JobTimedOutReport>(
             [this](const ConnectionPtr&, const JobTimedOutReport& m) { handle_timed_out(m); });
 }
 

@@ -22,6 +22,7 @@
 #include "scheduler/ctld/job_table.h"
 #include "scheduler/ctld/node_table.h"
 #include "scheduler/ctld/reservation_book.h"
+#include "scheduler/ctld/roles.h"
 #include "scheduler/ctld/state/state_writer.h"
 #include "scheduler/ctld/step_table.h"
 #include "scheduler/ctld/submit_validation.h"
@@ -65,6 +66,8 @@ private:
     const std::string& user_name(uint32_t uid);
     // The job's owner, root and the controller's own user may act on a job.
     Status check_owner(const protocol::Credential& cred, const Job& job) const;
+    static std::vector<std::string> own_only(const protocol::Credential& cred,
+                                             const std::vector<std::string>& asked);
 
     template <typename Fn>
     void on_strand(Fn&& fn) {
@@ -260,8 +263,9 @@ private:
     asio::ip::tcp::acceptor acceptor_;
     asio::steady_timer tick_;
     ClusterConfig config_;
-    std::string key_;
+    protocol::FrameAuth auth_;  // the cluster key, and MUNGE where configured
     protocol::Credential self_;
+    Roles roles_;
     StateWriter writer_;
 
     // Owned by strand_.

@@ -20,16 +20,6 @@
 namespace cohort::ctld {
 namespace {
 
-std::string user_name_of(uint32_t uid) {
-    struct passwd pw {};
-    struct passwd* result = nullptr;
-    char buffer[4096];
-    if (getpwuid_r(uid, &pw, buffer, sizeof(buffer), &result) == 0 && result != nullptr) {
-        return pw.pw_name;
-    }
-    return std::to_string(uid);
-}
-
 bool wanted_state(const std::vector<JobState>& states, JobState state) {
     if (states.empty()) {
         return !is_final(state);

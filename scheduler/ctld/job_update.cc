@@ -36,7 +36,7 @@ void Controller::handle_update(const ConnectionPtr& conn,
         conn->send_error(owner);
         return;
     }
-    const bool by_operator = cred.uid == 0 || cred.uid == self_.uid;
+    const bool by_operator = roles_.is_operator(cred.uid);
     protocol::JobRecord updated = to_record(job);
     protocol::JobSpec& spec = updated.spec;
     bool placement_changed = false;

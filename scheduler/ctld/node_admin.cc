@@ -38,9 +38,10 @@ void Controller::handle_node_control(const ConnectionPtr& conn,
                                      const protocol::Credential& cred,
                                      const protocol::NodeControlRequest& request) {
     const char* verb = action_verb(request.action);
-    if (cred.uid != 0 && cred.uid != self_.uid) {
+    if (!roles_.is_admin(cred.uid)) {
         conn->send_error(Status::denied(
-                fmt::format("node: uid {} may not {} nodes (accepted: root or the cluster's owner)",
+                fmt::format("node: uid {} may not {} nodes (accepted: root, the cluster's owner "
+                            "and the config's admins)",
                             cred.uid, verb)));
         return;
     }

@@ -54,10 +54,10 @@ void Controller::handle_reservation_create(const ConnectionPtr& conn,
                                            const protocol::Credential& cred,
                                            protocol::ReservationCreateRequest request) {
     protocol::ReservationRecord& r = request.reservation;
-    if (cred.uid != 0 && cred.uid != self_.uid) {
+    if (!roles_.is_admin(cred.uid)) {
         conn->send_error(
-                Status::denied("reservation: only root or the cluster's owner may "
-                               "create reservations"));
+                Status::denied("reservation: only root, the cluster's owner and the config's "
+                               "admins may create reservations"));
         return;
     }
     if (r.name.empty() || r.name.find_first_of(" \t,") != std::string::npos) {
@@ -143,10 +143,10 @@ void Controller::handle_reservation_create(const ConnectionPtr& conn,
 void Controller::handle_reservation_delete(const ConnectionPtr& conn,
                                            const protocol::Credential& cred,
                                            const std::string& name) {
-    if (cred.uid != 0 && cred.uid != self_.uid) {
+    if (!roles_.is_admin(cred.uid)) {
         conn->send_error(
-                Status::denied("reservation: only root or the cluster's owner may "
-                               "delete reservations"));
+                Status::denied("reservation: only root, the cluster's owner and the config's "
+                               "admins may delete reservations"));
         return;
     }
     if (reservations_.find(name) == nullptr) {

@@ -109,6 +109,48 @@ TEST(ClusterConfigFile, ReturnToServiceDefaultsToSlurmsAndRefusesOtherValues) {
             << bad.status().message();
 }
 
+TEST(ClusterConfigFile, AuthAndRolesDefaultToOneUsersInstanceAndRoundTrip) {
+    auto config = load_config(temp_config(kMinimal));
+    ASSERT_TRUE(config) << config.status().message();
+    EXPECT_EQ(config->auth, "cluster_key");
+    EXPECT_EQ(config->munge_socket, "/run/munge/munge.socket.2");
+    EXPECT_EQ(config->daemon_user, "root");
+    EXPECT_TRUE(config->operators.empty());
+    EXPECT_TRUE(config->private_data.empty());
+    config->auth = "munge";
+    config->munge_socket = "/tmp/m.socket";
+    config->operators = {"alice"};
+    config->admins = {"bob"};
+    config->private_data = {"jobs"};
+    const std::string path = temp_config("");
+    ASSERT_TRUE(save_config(*config, path));
+    auto again = load_config(path);
+    ASSERT_TRUE(again) << again.status().message();
+    EXPECT_EQ(again->auth, "munge");
+    EXPECT_EQ(again->munge_socket, "/tmp/m.socket");
+    EXPECT_EQ(again->operators, std::vector<std::string>{"alice"});
+    EXPECT_EQ(again->admins, std::vector<std::string>{"bob"});
+    EXPECT_EQ(again->private_data, std::vector<std::string>{"jobs"});
+}
+
+TEST(ClusterConfigFile, BadAuthAndPrivateDataNameTheKey) {
+    std::string text = kMinimal;
+    text.insert(1, R"("auth": "kerberos", )");
+    auto bad = load_config(temp_config(text));
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.status().message().find(
+                      "auth: invalid value 'kerberos' (accepted: cluster_key, munge)"),
+              std::string::npos)
+            << bad.status().message();
+    text = kMinimal;
+    text.insert(1, R"("private_data": ["jobs", "usage"], )");
+    bad = load_config(temp_config(text));
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.status().message().find("private_data: invalid value 'usage' (accepted: jobs)"),
+              std::string::npos)
+            << bad.status().message();
+}
+
 TEST(ClusterConfigFile, MailProgramDefaultsToMailAndMustBeAnAbsolutePath) {
     auto config = load_config(temp_config(kMinimal));
     ASSERT_TRUE(config) << config.status().message();

@@ -66,8 +66,8 @@ TEST_F(ConnectionTest, GoodFrameIsDeliveredAndAnswered) {
 
 TEST_F(ConnectionTest, WrongKeyClosesTheConnectionWithAReason) {
     std::thread client_thread([this] {
-        auto client = BlockingClient::connect("127.0.0.1", port_, "wrong-key-wrong-key-wrong-key!!",
-                                              {7, 7});
+        auto client = BlockingClient::connect(
+                "127.0.0.1", port_, std::string("wrong-key-wrong-key-wrong-key!!"), {7, 7});
         ASSERT_TRUE(client);
         auto reply = client->call<protocol::AckReply>(protocol::QueryNodesRequest{});
         EXPECT_FALSE(reply);
@@ -119,7 +119,8 @@ std::string with_body_len(std::string frame, uint32_t len) {
 TEST_F(ConnectionTest, OverLimitLengthClosesWithoutReadingTheBody) {
     std::string frame = encode_message(protocol::AckReply{"x"}, {0, 0}, kKey);
     std::thread client([&] {
-        send_raw(port_, with_body_len(frame, protocol::kMaxBodySize + 1).substr(0, 52));
+        send_raw(port_,
+                 with_body_len(frame, protocol::kMaxBodySize + 1).substr(0, protocol::kHeaderSize));
     });
     run_until([&] { return closed_; });
     client.join();

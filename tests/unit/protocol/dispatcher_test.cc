@@ -41,6 +41,27 @@ TEST(Dispatcher, CallsTheHandlerOfTheTypeWithContextAndCredential) {
               (std::vector<std::string>{"control 42 from uid 1000 on 3", "heartbeat n1 on 7"}));
 }
 
+// A user's MUNGE credential cannot pass for a daemon: heartbeats, registrations and job
+// reports are taken only from frames the cluster key vouched for, whatever the uid.
+TEST(Dispatcher, DaemonMessagesVouchedForByMungeAreRejected) {
+    std::vector<std::string> rejected;
+    int handled = 0;
+    Dispatcher<> dispatcher([&](const Status& why) { rejected.push_back(why.message()); });
+    dispatcher.on_daemon<protocol::HeartbeatMessage>(
+            [&](const protocol::HeartbeatMessage&) { ++handled; });
+
+    dispatcher.dispatch(envelope_of(protocol::HeartbeatMessage{}));
+    protocol::Envelope from_user = envelope_of(protocol::HeartbeatMessage{}, {0, 0});
+    from_user.by_munge = true;
+    dispatcher.dispatch(from_user);
+
+    EXPECT_EQ(handled, 1);
+    ASSERT_EQ(rejected.size(), 1u);
+    EXPECT_EQ(rejected[0],
+              "Heartbeat is for daemons holding the cluster key, not for users' MUNGE "
+              "credentials");
+}
+
 TEST(Dispatcher, RejectsUnknownTypesAndMalformedBodiesWithoutCallingHandlers) {
     std::vector<std::string> rejected;
     int handled = 0;

@@ -129,6 +129,30 @@ TEST(Frame, RejectsOverLimitLengthBeforeReadingTheBody) {
     EXPECT_NE(header.status().message().find("exceeds the limit"), std::string::npos);
 }
 
+TEST(Frame, RejectsOverLimitCredentialBeforeReadingIt) {
+    std::string frame = encode_message(AckReply{"x"}, {0, 0}, kKey);
+    const uint32_t huge = kMaxCredentialSize + 1;
+    for (int i = 0; i < 4; ++i) {
+        frame[20 + i] = static_cast<char>((huge >> (8 * i)) & 0xff);
+    }
+    auto header = decode_header(frame.substr(0, kHeaderSize));
+    ASSERT_FALSE(header);
+    EXPECT_NE(header.status().message().find("credential of"), std::string::npos);
+}
+
+// A signed frame extended after signing: more body, its length raised to match.
+TEST(Frame, RejectsABodyExtendedAfterSigning) {
+    std::string frame = encode_message(AckReply{"hello"}, {0, 0}, kKey);
+    frame += "more";
+    const uint32_t longer = static_cast<uint32_t>(frame.size() - kHeaderSize);
+    for (int i = 0; i < 4; ++i) {
+        frame[8 + i] = static_cast<char>((longer >> (8 * i)) & 0xff);
+    }
+    auto result = receive(frame);
+    ASSERT_FALSE(result);
+    EXPECT_EQ(result.status().code(), StatusCode::kPermissionDenied);
+}
+
 TEST(Frame, RejectsTruncatedHeaderAndBody) {
     std::string frame = encode_message(AckReply{"hello"}, {0, 0}, kKey);
     EXPECT_FALSE(decode_header(frame.substr(0, kHeaderSize - 1)));
