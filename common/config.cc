@@ -149,6 +149,12 @@ Result<ClusterConfig> parse_config(const json& doc) {
     config.operators = doc.value("operators", config.operators);
     config.admins = doc.value("admins", config.admins);
     config.private_data = doc.value("private_data", config.private_data);
+    config.cgroup = doc.value("cgroup", config.cgroup);
+    if (config.cgroup != "auto" && config.cgroup != "v1" && config.cgroup != "v2"
+        && config.cgroup != "none") {
+        return Status::invalid("cgroup: invalid value '" + config.cgroup
+                               + "' (accepted: auto, v1, v2, none)");
+    }
     for (const std::string& what : config.private_data) {
         if (what != "jobs") {
             return Status::invalid("private_data: invalid value '" + what + "' (accepted: jobs)");
@@ -363,6 +369,7 @@ Status save_config(const ClusterConfig& config, const std::string& path) {
             {"operators", config.operators},
             {"admins", config.admins},
             {"private_data", config.private_data},
+            {"cgroup", config.cgroup},
             {"state_dir", config.state_dir},
             {"nodes", compress_hostlist(config.nodes)},
             {"partitions", partitions},

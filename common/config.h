@@ -45,6 +45,9 @@ struct ClusterConfig {
     // What users see of others': "jobs" hides other users' jobs from queue, show and acct
     // (operators see all), as Slurm's PrivateData=jobs.
     std::vector<std::string> private_data;
+    // Per-job cgroups on each node (launcher/job_cgroup.h): "auto" (v1 where mounted, else
+    // v2; off where the agent cannot write them, e.g. not root), "v1", "v2" or "none".
+    std::string cgroup = "auto";
     std::string state_dir;
     std::vector<std::string> nodes;
     std::vector<PartitionConfig> partitions;

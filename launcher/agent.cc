@@ -22,6 +22,20 @@ uint16_t pick_free_port(asio::io_context& io, const std::string& address) {
     return ec ? 0 : probe.local_endpoint().port();
 }
 
+namespace {
+
+// Unique among the agents of a host, however many local instances run (each node's spool
+// directory is its own), and the same across restarts of one agent, which adopts its jobs.
+std::string cgroup_dir_name(const AgentOptions& options) {
+    uint32_t hash = 2166136261u;  // FNV-1a
+    for (unsigned char c : options.spool_dir) {
+        hash = (hash ^ c) * 16777619u;
+    }
+    return fmt::format("cohort_{}_{:08x}", options.name, hash);
+}
+
+}  // namespace
+
 Agent::Agent(asio::io_context& io,
              const Clock& clock,
              ClusterConfig config,
@@ -34,6 +48,7 @@ Agent::Agent(asio::io_context& io,
       key_(std::move(key)),
       auth_(protocol::daemon_frame_auth(config_, key_)),
       options_(std::move(options)),
+      cgroups_(config_.cgroup, "/sys/fs/cgroup", cgroup_dir_name(options_)),
       resources_(resources),
       self_{static_cast<uint32_t>(getuid()), static_cast<uint32_t>(getgid())},
       boot_time_(std::chrono::duration_cast<std::chrono::microseconds>(
@@ -59,6 +74,12 @@ Status Agent::start() {
         return listening.with_context("--address/--port");
     }
     options_.port = acceptor_.local_endpoint().port();
+    if (cgroups_.enabled()) {
+        spdlog::info("jobs run in cgroups ({})",
+                     cgroups_.version() == CgroupVersion::kV1 ? "v1" : "v2");
+    } else {
+        spdlog::warn("jobs run without cgroups: {}", cgroups_.why_disabled());
+    }
     adopt_batch_jobs();  // before registering, which lists them as running here
     child_signals_.async_wait([this](const boost::system::error_code& e, int) {
         if (!e) {

@@ -21,6 +21,7 @@
 #include "common/transport/dispatcher.h"
 #include "common/warning_signal.h"
 #include "launcher/batch_record.h"
+#include "launcher/job_cgroup.h"
 #include "launcher/process.h"
 #include "launcher/time_limits.h"
 
@@ -226,6 +227,8 @@ private:
     void remember_ended(uint64_t job_id, uint32_t attempt);
     // Has this attempt (or a later one) of the job ended here?
     bool attempt_ended(uint64_t job_id, uint32_t attempt) const;
+    // Kills what is left in the job's cgroup (daemons, setsid children) and removes it.
+    void end_leftover_processes(uint64_t job_id);
     void report_batch_done(protocol::BatchDoneReport report);
     Result<UserIdentity> job_user(uint32_t uid, uint32_t gid) const;
 
@@ -245,6 +248,7 @@ private:
     std::string key_;
     protocol::FrameAuth auth_;  // the cluster key, and MUNGE from users' steps where configured
     AgentOptions options_;
+    JobCgroups cgroups_;  // where each job's processes are counted, confined and killed
     protocol::NodeResources resources_;
     protocol::Credential self_;
     int64_t boot_time_ = 0;

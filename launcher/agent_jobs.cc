@@ -119,6 +119,11 @@ void Agent::launch_batch(const protocol::LaunchBatchRequest& request) {
     spec.user = *user;
     spec.switch_user = self_.uid == 0 && job.uid != 0;
     spec.cpus = batch_cpus(job);
+    if (Status confined = cgroups_.create(job.job_id, spec.cpus, job.mem_per_node_mib); !confined) {
+        spdlog::warn("job {}: runs without its cgroup: {}", job.job_id, confined.message());
+    } else {
+        spec.cgroup_procs = cgroups_.procs_files(job.job_id);
+    }
     spec.stdout_path =
             path_from(expand_filename_pattern(
                               job.spec.output.empty()
@@ -314,6 +319,7 @@ void Agent::terminate_job(uint64_t job_id,
             warnings_.erase(job_id);
         }
         if (signal == 0) {
+            end_leftover_processes(job_id);
             send_controller(protocol::JobCleanedReport{job_id, options_.name, attempt});
         }
         return;
@@ -329,9 +335,14 @@ void Agent::terminate_job(uint64_t job_id,
     }
     job.terminating = true;
     // SIGCONT first so stopped tasks can act on SIGTERM; SIGKILL after the grace period.
+    // The cgroup also holds what left the process groups (setsid, daemons).
     for (pid_t pid : job.pids) {
         killpg(pid, SIGCONT);
         killpg(pid, SIGTERM);
+    }
+    for (pid_t pid : cgroups_.processes(job_id)) {
+        kill(pid, SIGCONT);
+        kill(pid, SIGTERM);
     }
     job.kill_timer = std::make_shared<asio::steady_timer>(io_);
     job.kill_timer->expires_after(std::chrono::seconds(config_.kill_wait_s));
@@ -343,6 +354,7 @@ void Agent::terminate_job(uint64_t job_id,
         for (pid_t pid : found->second.pids) {
             killpg(pid, SIGKILL);
         }
+        cgroups_.kill_all(job_id);
     });
 }
 
@@ -408,6 +420,8 @@ void Agent::maybe_finish_task(pid_t pid) {
         }
         spdlog::info("job {}: batch script exited ({}:{})", task.job_id, task.exit_code,
                      task.exit_signal);
+        // Nor does anything it started: the controller counts this node clean once told.
+        end_leftover_processes(task.job_id);
         remember_ended(task.job_id, attempt);
         report_batch_done({task.job_id, options_.name, task.exit_code, task.exit_signal, timed_out,
                            task.error, attempt});
@@ -435,6 +449,13 @@ void Agent::remember_ended(uint64_t job_id, uint32_t attempt) {
     }
 }
 
+void Agent::end_leftover_processes(uint64_t job_id) {
+    if (const int killed = cgroups_.kill_all(job_id); killed > 0) {
+        spdlog::info("job {}: killed {} process(es) left in its cgroup", job_id, killed);
+    }
+    cgroups_.remove(job_id);
+}
+
 bool Agent::attempt_ended(uint64_t job_id, uint32_t attempt) const {
     auto it = ended_jobs_.find(job_id);
     return it != ended_jobs_.end() && it->second >= attempt;
@@ -450,6 +471,7 @@ void Agent::forget_pid(uint64_t job_id, pid_t pid) {
         return;
     }
     if (it->second.report_clean) {
+        end_leftover_processes(job_id);
         send_controller(protocol::JobCleanedReport{job_id, options_.name, it->second.attempt});
     }
     // Keep the job entry (and its time limit) while steps may still come, unless it ended.

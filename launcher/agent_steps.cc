@@ -518,6 +518,13 @@ void Agent::start_step_tasks(
         arm_warning(layout.job_id, layout.job_signal, layout.job_end_time);
     }
     std::vector<protocol::TaskExitMessage> failures;
+    std::vector<std::string> cgroup_procs;  // the job's, made here when no batch script made it
+    if (Status confined = cgroups_.create(layout.job_id, {}, 0); !confined) {
+        spdlog::warn("step {}.{}: runs without its job's cgroup: {}", layout.job_id, layout.step_id,
+                     confined.message());
+    } else {
+        cgroup_procs = cgroups_.procs_files(layout.job_id);
+    }
     for (uint32_t local = 0; local < ranks_here.size(); ++local) {
         const uint32_t rank = ranks_here[local];
         TaskContext context{request.node_index,
@@ -549,6 +556,7 @@ void Agent::start_step_tasks(
         spec.user = user;
         spec.switch_user = switch_user;
         spec.cpus = task_cpus(layout, request.node_index, local);
+        spec.cgroup_procs = cgroup_procs;
         auto spawned = spawn_process(spec);
         streams->close_child_ends();
         if (!spawned) {

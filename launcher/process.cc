@@ -25,7 +25,8 @@ struct ChildFailure {
 };
 
 enum Stage : int {
-    kSetGroups = 1,
+    kCgroup = 1,
+    kSetGroups,
     kSetGid,
     kSetUid,
     kChdir,
@@ -36,6 +37,8 @@ enum Stage : int {
 
 const char* stage_name(int stage) {
     switch (stage) {
+        case kCgroup:
+            return "join of the job's cgroup";
         case kSetGroups:
             return "setgroups";
         case kSetGid:
@@ -52,6 +55,26 @@ const char* stage_name(int stage) {
             return "exec";
     }
     return "start";
+}
+
+// Writes the calling process's pid to a cgroup.procs file. Async-signal-safe.
+bool join_cgroup(const char* procs_file) {
+    char digits[16];
+    size_t length = 0;
+    for (pid_t pid = getpid(); pid > 0 && length < sizeof(digits); pid /= 10) {
+        digits[length++] = static_cast<char>('0' + pid % 10);
+    }
+    char text[16];
+    for (size_t i = 0; i < length; ++i) {
+        text[i] = digits[length - 1 - i];
+    }
+    const int fd = open(procs_file, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return false;
+    }
+    const bool written = write(fd, text, length) == static_cast<ssize_t>(length);
+    close(fd);
+    return written;
 }
 
 [[noreturn]] void fail(int report_fd, int stage) {
@@ -201,6 +224,11 @@ Result<Spawned> spawn_process(const SpawnSpec& spec) {
                      bind ? "binding to the rest" : "running unbound");
     }
 
+    std::vector<const char*> cgroup_files;
+    for (const auto& file : spec.cgroup_procs) {
+        cgroup_files.push_back(file.c_str());
+    }
+
     int report[2];
     if (pipe2(report, O_CLOEXEC) != 0) {
         return Status::io_error(std::string("pipe: ") + std::strerror(errno));
@@ -219,6 +247,11 @@ Result<Spawned> spawn_process(const SpawnSpec& spec) {
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, nullptr);
         signal(SIGPIPE, SIG_DFL);
+        for (const char* file : cgroup_files) {  // first: the cpuset bounds the binding
+            if (!join_cgroup(file)) {
+                fail(report[1], kCgroup);
+            }
+        }
         if (bind) {
             mask.apply();
         }

@@ -42,6 +42,9 @@ struct SpawnSpec {
     // A descriptor the process keeps, under the same number (its PMI_FD); -1: none. Every
     // other descriptor of the agent's is closed in the child.
     int inherit_fd = -1;
+    // cgroup.procs files of the job's cgroups, joined before exec (JobCgroups::procs_files),
+    // so the process and all it starts stay countable and killable; empty: none.
+    std::vector<std::string> cgroup_procs;
 };
 
 struct Spawned {

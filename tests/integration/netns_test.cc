@@ -79,10 +79,6 @@ private:
 };
 
 // Not gone and not a zombie (no one may reap a script whose shepherd was killed with it).
-bool running(pid_t pid) {
-    return agent::process_start_ticks(pid) != 0;
-}
-
 TEST(NodeInItsOwnNetwork, ACutLinkRequeuesTheJobAndTheStaleAttemptEndsWhenItReturns) {
     if (geteuid() != 0) {
         GTEST_SKIP() << "network namespaces need root";
@@ -146,12 +142,13 @@ TEST(NodeInItsOwnNetwork, ACutLinkRequeuesTheJobAndTheStaleAttemptEndsWhenItRetu
     EXPECT_EQ(lost["state"], nlohmann::json::array({"DOWN"})) << lost.dump();
     EXPECT_NE(lost.value("reason", "").find("no heartbeat for 3000 ms"), std::string::npos)
             << lost.dump();
-    EXPECT_TRUE(running(stale)) << "cut off, the node cannot be told to end the old attempt";
+    EXPECT_TRUE(process_running(stale))
+            << "cut off, the node cannot be told to end the old attempt";
 
     // Back on the network: the agent reconnects, is told the job is no longer its own and ends
     // the stale attempt; the node stays DOWN until resumed (return_to_service 0).
     ASSERT_TRUE(net.set_link(true));
-    EXPECT_TRUE(eventually([&] { return !running(stale); }, seconds(30)));
+    EXPECT_TRUE(eventually([&] { return !process_running(stale); }, seconds(30)));
     const std::string output = read_text(cluster.work_dir() + "/netns.out");
     EXPECT_NE(output.find("attempt 0 on node2"), std::string::npos) << output;
     EXPECT_NE(output.find("attempt 1 on node1"), std::string::npos) << output;

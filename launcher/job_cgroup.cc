@@ -1,0 +1,325 @@
+#include "launcher/job_cgroup.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+namespace cohort::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr long kCgroupMagic = 0x27e0eb;     // CGROUP_SUPER_MAGIC: a v1 hierarchy
+constexpr long kCgroup2Magic = 0x63677270;  // CGROUP2_SUPER_MAGIC
+
+bool mounted_as(const std::string& path, long magic) {
+    struct statfs info {};
+
+    return statfs(path.c_str(), &info) == 0 && info.f_type == magic;
+}
+
+// The agent's own cgroup in the v1 hierarchy of `controller`, or in v2 with "".
+std::string own_cgroup(const std::string& controller) {
+    std::ifstream in("/proc/self/cgroup");
+    for (std::string line; std::getline(in, line);) {
+        const size_t first = line.find(':');
+        const size_t second = line.find(':', first + 1);
+        if (first == std::string::npos || second == std::string::npos) {
+            continue;
+        }
+        const std::string controllers = line.substr(first + 1, second - first - 1);
+        const std::string path = line.substr(second + 1);
+        if (controller.empty()
+                    ? controllers.empty() && line.compare(0, first, "0") == 0
+                    : ("," + controllers + ",").find("," + controller + ",") != std::string::npos) {
+            return path == "/" ? "" : path;
+        }
+    }
+    return "";
+}
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path);
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) {
+        text.pop_back();
+    }
+    return text;
+}
+
+Status write_text(const std::string& path, const std::string& text) {
+    std::ofstream out(path);
+    out << text << std::flush;
+    if (!out) {
+        return Status::io_error(
+                fmt::format("cannot write '{}' to {}: {}", text, path, std::strerror(errno)));
+    }
+    return Status::ok();
+}
+
+Status make_dir(const std::string& path) {
+    std::error_code ec;
+    fs::create_directories(path, ec);
+    if (ec) {
+        return Status::io_error(fmt::format("cannot create {}: {}", path, ec.message()));
+    }
+    return Status::ok();
+}
+
+// "0-3,8" <-> {0, 1, 2, 3, 8}, as cpuset files write CPU lists.
+std::set<int> parse_cpu_list(const std::string& text) {
+    std::set<int> cpus;
+    std::stringstream in(text);
+    for (std::string range; std::getline(in, range, ',');) {
+        const size_t dash = range.find('-');
+        try {
+            const int low = std::stoi(range.substr(0, dash));
+            const int high = dash == std::string::npos ? low : std::stoi(range.substr(dash + 1));
+            for (int cpu = low; cpu <= high; ++cpu) {
+                cpus.insert(cpu);
+            }
+        } catch (const std::exception&) {
+            continue;  // an empty list
+        }
+    }
+    return cpus;
+}
+
+std::string cpu_list(const std::set<int>& cpus) {
+    std::string out;
+    for (int cpu : cpus) {
+        out += (out.empty() ? "" : ",") + std::to_string(cpu);
+    }
+    return out;
+}
+
+// A v1 cpuset accepts processes only once its cpus and mems are set: the node's directory
+// takes its parent's.
+Status inherit_cpuset(const std::string& dir) {
+    const std::string parent = fs::path(dir).parent_path().string();
+    for (const char* file : {"cpuset.cpus", "cpuset.mems"}) {
+        if (read_text(dir + "/" + file).empty()) {
+            if (Status written = write_text(dir + "/" + file, read_text(parent + "/" + file));
+                !written) {
+                return written;
+            }
+        }
+    }
+    return Status::ok();
+}
+
+std::vector<pid_t> read_pids(const std::string& procs_file) {
+    std::vector<pid_t> pids;
+    std::ifstream in(procs_file);
+    for (pid_t pid = 0; in >> pid;) {
+        pids.push_back(pid);
+    }
+    return pids;
+}
+
+// Polls `done` every 5 ms for at most `limit_ms`.
+template <typename Predicate>
+bool polled_for(int limit_ms, Predicate done) {
+    for (int waited = 0; waited < limit_ms; waited += 5) {
+        if (done()) {
+            return true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return done();
+}
+
+}  // namespace
+
+JobCgroups::JobCgroups(const std::string& mode,
+                       const std::string& mount,
+                       const std::string& agent_dir) {
+    const std::string leaf = "/" + agent_dir;
+    if (mode == "none") {
+        why_disabled_ = "the config's cgroup is none";
+        return;
+    }
+    const bool v1_here = mounted_as(mount + "/freezer", kCgroupMagic);
+    if (mode == "v1" || (mode == "auto" && v1_here)) {
+        if (!v1_here) {
+            why_disabled_ = "no v1 freezer hierarchy at " + mount + "/freezer";
+            return;
+        }
+        freezer_ = mount + "/freezer" + own_cgroup("freezer") + leaf;
+        if (Status made = make_dir(freezer_); !made) {
+            why_disabled_ = made.message();
+            return;
+        }
+        if (mounted_as(mount + "/memory", kCgroupMagic)) {
+            memory_ = mount + "/memory" + own_cgroup("memory") + leaf;
+            if (!make_dir(memory_)) {
+                memory_.clear();
+            }
+        }
+        if (mounted_as(mount + "/cpuset", kCgroupMagic)) {
+            cpuset_ = mount + "/cpuset" + own_cgroup("cpuset") + leaf;
+            if (!make_dir(cpuset_) || !inherit_cpuset(cpuset_)) {
+                cpuset_.clear();
+            }
+        }
+        version_ = CgroupVersion::kV1;
+        return;
+    }
+    std::string root;
+    if (mounted_as(mount, kCgroup2Magic)) {
+        root = mount;
+    } else if (mounted_as(mount + "/unified", kCgroup2Magic)) {
+        root = mount + "/unified";
+    } else {
+        why_disabled_ = "no cgroup2 hierarchy at " + mount + " or " + mount + "/unified";
+        return;
+    }
+    unified_ = root + own_cgroup("") + leaf;
+    if (Status made = make_dir(unified_); !made) {
+        why_disabled_ = made.message();
+        return;
+    }
+    // Limits need the controllers delegated to the node's directory; tracking does not.
+    write_text(unified_ + "/cgroup.subtree_control", "+memory +cpuset");
+    version_ = CgroupVersion::kV2;
+}
+
+JobCgroups::~JobCgroups() {
+    for (const std::string& base : bases()) {
+        rmdir(base.c_str());  // fails, as it should, while a job's directory remains
+    }
+}
+
+std::string JobCgroups::job_dir(const std::string& base, uint64_t job_id) const {
+    return base + "/job_" + std::to_string(job_id);
+}
+
+std::vector<std::string> JobCgroups::bases() const {
+    std::vector<std::string> out;
+    for (const std::string* base : {&freezer_, &memory_, &cpuset_, &unified_}) {
+        if (!base->empty()) {
+            out.push_back(*base);
+        }
+    }
+    return out;
+}
+
+Status JobCgroups::create(uint64_t job_id, const std::vector<int>& cpus, int64_t memory_mib) const {
+    if (!enabled()) {
+        return Status::ok();
+    }
+    const std::string tracker =
+            job_dir(version_ == CgroupVersion::kV1 ? freezer_ : unified_, job_id);
+    if (fs::exists(tracker)) {
+        return Status::ok();  // a later step of the job: its limits stand
+    }
+    for (const std::string& base : bases()) {
+        if (Status made = make_dir(job_dir(base, job_id)); !made) {
+            return made;
+        }
+    }
+    const std::string memory_dir =
+            job_dir(version_ == CgroupVersion::kV1 ? memory_ : unified_, job_id);
+    const char* memory_file =
+            version_ == CgroupVersion::kV1 ? "memory.limit_in_bytes" : "memory.max";
+    if (memory_mib > 0 && fs::exists(memory_dir + "/" + memory_file)) {
+        if (Status limited =
+                    write_text(memory_dir + "/" + memory_file, std::to_string(memory_mib << 20));
+            !limited) {
+            return limited;
+        }
+    }
+    const std::string cpuset_dir =
+            job_dir(version_ == CgroupVersion::kV1 ? cpuset_ : unified_, job_id);
+    if (fs::exists(cpuset_dir + "/cpuset.cpus")) {
+        // CPUs the job was given that this machine offers the agent (a recorded topology may
+        // name more); none of them: all of the agent's.
+        const std::string parent = fs::path(cpuset_dir).parent_path().string();
+        const std::set<int> offered = parse_cpu_list(read_text(parent + "/cpuset.cpus"));
+        std::set<int> chosen;
+        for (int cpu : cpus) {
+            if (offered.count(cpu) > 0) {
+                chosen.insert(cpu);
+            }
+        }
+        const std::string mems = read_text(parent + "/cpuset.mems");
+        if (!mems.empty() && version_ == CgroupVersion::kV1) {
+            if (Status written = write_text(cpuset_dir + "/cpuset.mems", mems); !written) {
+                return written;
+            }
+        }
+        if (Status written = write_text(cpuset_dir + "/cpuset.cpus",
+                                        cpu_list(chosen.empty() ? offered : chosen));
+            !written) {
+            return written;
+        }
+    }
+    return Status::ok();
+}
+
+std::vector<std::string> JobCgroups::procs_files(uint64_t job_id) const {
+    std::vector<std::string> files;
+    for (const std::string& base : bases()) {
+        files.push_back(job_dir(base, job_id) + "/cgroup.procs");
+    }
+    return files;
+}
+
+std::vector<pid_t> JobCgroups::processes(uint64_t job_id) const {
+    if (!enabled()) {
+        return {};
+    }
+    return read_pids(job_dir(version_ == CgroupVersion::kV1 ? freezer_ : unified_, job_id)
+                     + "/cgroup.procs");
+}
+
+int JobCgroups::kill_all(uint64_t job_id) const {
+    if (!enabled()) {
+        return 0;
+    }
+    const std::string dir = job_dir(version_ == CgroupVersion::kV1 ? freezer_ : unified_, job_id);
+    if (!fs::exists(dir)) {
+        return 0;
+    }
+    std::vector<pid_t> pids = read_pids(dir + "/cgroup.procs");
+    if (pids.empty()) {
+        return 0;
+    }
+    if (version_ == CgroupVersion::kV2 && fs::exists(dir + "/cgroup.kill")) {
+        write_text(dir + "/cgroup.kill", "1");
+        return static_cast<int>(pids.size());
+    }
+    // Frozen, no process can fork a new one between the listing and the kill.
+    const bool v1 = version_ == CgroupVersion::kV1;
+    write_text(dir + (v1 ? "/freezer.state" : "/cgroup.freeze"), v1 ? "FROZEN" : "1");
+    polled_for(1000, [&] {  // freezing is asynchronous
+        return v1 ? read_text(dir + "/freezer.state") == "FROZEN"
+                  : read_text(dir + "/cgroup.events").find("frozen 1") != std::string::npos;
+    });
+    pids = read_pids(dir + "/cgroup.procs");
+    for (pid_t pid : pids) {
+        kill(pid, SIGKILL);
+    }
+    write_text(dir + (v1 ? "/freezer.state" : "/cgroup.freeze"), v1 ? "THAWED" : "0");
+    return static_cast<int>(pids.size());
+}
+
+void JobCgroups::remove(uint64_t job_id) const {
+    for (const std::string& base : bases()) {
+        const std::string dir = job_dir(base, job_id);
+        // The killed leave the cgroup once they are reaped: a short, bounded wait.
+        polled_for(200, [&] { return rmdir(dir.c_str()) == 0 || errno == ENOENT; });
+    }
+}
+
+}  // namespace cohort::agent

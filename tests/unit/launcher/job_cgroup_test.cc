@@ -1,0 +1,106 @@
+// JobCgroups against the kernel's cgroups (root only; each layout skips where this host
+// lacks it): a process spawned into a job's cgroup and the daemon it starts are both
+// counted, both die at kill_all, and the emptied cgroup is removed. v1 is this machine's
+// layout for controllers; v2's tracking and kill run on its cgroup2 mount.
+#include "launcher/job_cgroup.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "launcher/process.h"
+
+namespace cohort::agent {
+namespace {
+
+std::string cgroup_test_dir() {
+    return "cohort_test_" + std::to_string(getpid());
+}
+
+// Reaps this test's children and the orphans it adopted as subreaper, until `done`.
+template <typename Predicate>
+bool reaping_until(Predicate done) {
+    for (int i = 0; i < 400; ++i) {
+        while (waitpid(-1, nullptr, WNOHANG) > 0) {
+        }
+        if (done()) {
+            return true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+}
+
+void expect_tracks_and_kills(const JobCgroups& cgroups) {
+    constexpr uint64_t kJob = 42;
+    ASSERT_TRUE(cgroups.create(kJob, {}, 64));
+    // The daemon would escape killpg: it starts a session of its own.
+    SpawnSpec spec;
+    spec.argv = {"/bin/sh", "-c", "setsid sleep 300 & exec sleep 301"};
+    spec.env = {"PATH=/usr/bin:/bin"};
+    spec.cgroup_procs = cgroups.procs_files(kJob);
+    prctl(PR_SET_CHILD_SUBREAPER, 1);  // the daemon's orphaned sleep comes back to be reaped
+    auto spawned = spawn_process(spec);
+    ASSERT_TRUE(spawned) << spawned.status().message();
+    EXPECT_TRUE(reaping_until([&] { return cgroups.processes(kJob).size() == 2; }))
+            << cgroups.processes(kJob).size() << " processes in the job's cgroup";
+
+    EXPECT_EQ(cgroups.kill_all(kJob), 2);
+    EXPECT_TRUE(reaping_until([&] { return cgroups.processes(kJob).empty(); }));
+    cgroups.remove(kJob);
+    for (const std::string& procs : cgroups.procs_files(kJob)) {
+        EXPECT_FALSE(std::filesystem::exists(procs)) << procs;
+    }
+    prctl(PR_SET_CHILD_SUBREAPER, 0);
+}
+
+TEST(JobCgroups, V1TracksAndKillsEveryProcessOfAJobAndLimitsItsMemory) {
+    if (geteuid() != 0) {
+        GTEST_SKIP() << "creating cgroups needs root";
+    }
+    const JobCgroups cgroups("v1", "/sys/fs/cgroup", cgroup_test_dir());
+    if (!cgroups.enabled()) {
+        GTEST_SKIP() << "no v1 hierarchy here: " << cgroups.why_disabled();
+    }
+    ASSERT_TRUE(cgroups.create(7, {}, 64));
+    const std::string memory_procs = cgroups.procs_files(7).at(1);  // freezer, memory, ...
+    ASSERT_NE(memory_procs.find("/memory/"), std::string::npos) << memory_procs;
+    const std::string limit_file =
+            std::filesystem::path(memory_procs).parent_path().string() + "/memory.limit_in_bytes";
+    std::ifstream limit(limit_file);
+    int64_t bytes = 0;
+    limit >> bytes;
+    EXPECT_EQ(bytes, int64_t{64} << 20);
+    cgroups.remove(7);
+    expect_tracks_and_kills(cgroups);
+}
+
+TEST(JobCgroups, V2TracksAndKillsEveryProcessOfAJob) {
+    if (geteuid() != 0) {
+        GTEST_SKIP() << "creating cgroups needs root";
+    }
+    const JobCgroups cgroups("v2", "/sys/fs/cgroup", cgroup_test_dir());
+    if (!cgroups.enabled()) {
+        GTEST_SKIP() << "no cgroup2 hierarchy here: " << cgroups.why_disabled();
+    }
+    EXPECT_EQ(cgroups.version(), CgroupVersion::kV2);
+    expect_tracks_and_kills(cgroups);
+}
+
+TEST(JobCgroups, NoneInTheConfigTurnsThemOffAndSaysSo) {
+    const JobCgroups cgroups("none", "/sys/fs/cgroup", cgroup_test_dir());
+    EXPECT_FALSE(cgroups.enabled());
+    EXPECT_EQ(cgroups.why_disabled(), "the config's cgroup is none");
+    EXPECT_TRUE(cgroups.create(1, {0}, 64)) << "a disabled JobCgroups does nothing";
+    EXPECT_TRUE(cgroups.procs_files(1).empty());
+    EXPECT_EQ(cgroups.kill_all(1), 0);
+}
+
+}  // namespace
+}  // namespace cohort::agent
