@@ -18,14 +18,15 @@ struct FieldInfo {
 };
 
 constexpr FieldInfo kFields[] = {
-        {"JobID", 12},      {"JobIDRaw", 12},    {"JobName", 10},   {"User", 9},
-        {"UID", 6},         {"Account", 10},     {"Partition", 10}, {"QOS", 10},
-        {"State", 10},      {"ExitCode", 8},     {"Elapsed", 10},   {"ElapsedRaw", 10},
-        {"Timelimit", 10},  {"NodeList", 15},    {"NNodes", 8},     {"NCPUS", 10},
-        {"AllocCPUS", 10},  {"AllocNodes", 10},  {"Submit", 19},    {"Eligible", 19},
-        {"Start", 19},      {"End", 19},         {"Restarts", 8},   {"WorkDir", 20},
-        {"Comment", 15},    {"Reason", 20},      {"ReqMem", 10},    {"Priority", 10},
-        {"ArrayJobID", 15}, {"ArrayTaskID", 15},
+        {"JobID", 12},      {"JobIDRaw", 12},    {"JobName", 10},    {"User", 9},
+        {"UID", 6},         {"Account", 10},     {"Partition", 10},  {"QOS", 10},
+        {"State", 10},      {"ExitCode", 8},     {"Elapsed", 10},    {"ElapsedRaw", 10},
+        {"Timelimit", 10},  {"NodeList", 15},    {"NNodes", 8},      {"NCPUS", 10},
+        {"AllocCPUS", 10},  {"AllocNodes", 10},  {"Submit", 19},     {"Eligible", 19},
+        {"Start", 19},      {"End", 19},         {"Restarts", 8},    {"WorkDir", 20},
+        {"Comment", 15},    {"Reason", 20},      {"ReqMem", 10},     {"Priority", 10},
+        {"ArrayJobID", 15}, {"ArrayTaskID", 15}, {"TotalCPU", 10},   {"UserCPU", 10},
+        {"SystemCPU", 10},  {"MaxRSS", 10},      {"MaxRSSNode", 10},
 };
 
 std::string lower(std::string_view text) {
@@ -41,6 +42,15 @@ std::string elapsed_text(int64_t seconds) {
     const std::string clock =
             fmt::format("{:02}:{:02}:{:02}", seconds / 3600 % 24, seconds / 60 % 60, seconds % 60);
     return days > 0 ? fmt::format("{}-{}", days, clock) : clock;
+}
+
+// sacct's CPU time form: [D-]HH:MM:SS, or MM:SS.mmm under an hour.
+std::string cpu_time_text(uint64_t usec) {
+    const uint64_t seconds = usec / 1000000;
+    if (seconds >= 3600) {
+        return elapsed_text(static_cast<int64_t>(seconds));
+    }
+    return fmt::format("{:02}:{:02}.{:03}", seconds / 60, seconds % 60, usec / 1000 % 1000);
 }
 
 int64_t elapsed_seconds(int64_t start, int64_t end, int64_t now) {
@@ -149,6 +159,23 @@ std::string job_value(const std::string& name,
     }
     if (name == "Priority") {
         return std::to_string(job.priority);
+    }
+    // Usage is measured per job (its cgroups), so a step's row leaves it to the job's.
+    const protocol::JobUsage* used = step ? nullptr : &job.usage;
+    if (name == "TotalCPU") {
+        return used ? cpu_time_text(used->cpu_user_usec + used->cpu_system_usec) : "";
+    }
+    if (name == "UserCPU") {
+        return used ? cpu_time_text(used->cpu_user_usec) : "";
+    }
+    if (name == "SystemCPU") {
+        return used ? cpu_time_text(used->cpu_system_usec) : "";
+    }
+    if (name == "MaxRSS") {
+        return used && used->max_rss_kib > 0 ? std::to_string(used->max_rss_kib) + "K" : "";
+    }
+    if (name == "MaxRSSNode") {
+        return used ? used->max_rss_node : "";
     }
     if (name == "ArrayJobID") {
         return job.is_array_task() ? std::to_string(job.array_job_id) : "";

@@ -76,6 +76,11 @@ json kept_options_json(const std::vector<std::pair<std::string, std::string>>& k
     return out;
 }
 
+// CPU time as sacct --json gives it.
+json cpu_time_json(uint64_t usec) {
+    return {{"seconds", usec / 1000000}, {"microseconds", usec % 1000000}};
+}
+
 }  // namespace
 
 // As sinfo prints a node's GRES: "gpu:h100:8", or "gpu:8" when the GPUs' type is unknown.
@@ -149,6 +154,14 @@ json job_to_json(const protocol::JobRecord& job) {
             {"end_time", number(job.end_time, job.end_time != 0)},
             {"priority", number(job.priority)},
             {"restart_cnt", job.restart_count},
+            {"time",
+             {{"user", cpu_time_json(job.usage.cpu_user_usec)},
+              {"system", cpu_time_json(job.usage.cpu_system_usec)},
+              {"total", cpu_time_json(job.usage.cpu_user_usec + job.usage.cpu_system_usec)}}},
+            {"usage",
+             {{"max_rss_kib", job.usage.max_rss_kib},
+              {"max_rss_node", job.usage.max_rss_node},
+              {"oom_kills", job.usage.oom_kills}}},
             {"requeue", job.spec.requeue > 0},
             {"exit_code", exit_code(job.exit_code, job.exit_signal, finished)},
             {"standard_output", job.spec.output},

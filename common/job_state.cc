@@ -14,7 +14,7 @@ struct StateNames {
     std::string_view code;
 };
 
-constexpr std::array<StateNames, 10> kStates = {{
+constexpr std::array<StateNames, 11> kStates = {{
         {JobState::kPending, "PENDING", "PD"},
         {JobState::kRunning, "RUNNING", "R"},
         {JobState::kCompleting, "COMPLETING", "CG"},
@@ -25,6 +25,7 @@ constexpr std::array<StateNames, 10> kStates = {{
         {JobState::kNodeFail, "NODE_FAIL", "NF"},
         {JobState::kRequeued, "REQUEUED", "RQ"},
         {JobState::kPreempted, "PREEMPTED", "PR"},
+        {JobState::kOutOfMemory, "OUT_OF_MEMORY", "OOM"},
 }};
 
 }  // namespace
@@ -48,8 +49,8 @@ Result<JobState> parse_job_state(std::string_view text) {
     }
     return Status::invalid("invalid job state '" + std::string(text)
             + "' (accepted: PENDING, RUNNING, COMPLETING, COMPLETED, FAILED, CANCELLED, "
-              "TIMEOUT, NODE_FAIL, REQUEUED, PREEMPTED or their codes PD, R, CG, CD, F, CA, TO, "
-              "NF, RQ, PR)");
+              "TIMEOUT, NODE_FAIL, REQUEUED, PREEMPTED, OUT_OF_MEMORY or their codes PD, R, CG, CD, "
+              "F, CA, TO, NF, RQ, PR, OOM)");
 }
 
 Result<std::vector<JobState>> parse_job_states(std::string_view option, std::string_view list) {

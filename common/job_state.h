@@ -26,6 +26,8 @@ enum class JobState : uint8_t {
     // Ended to make room for a job of a QoS that may preempt it: an attempt record when the
     // job was requeued (preempt_mode requeue), the job's final state when it was cancelled.
     kPreempted,
+    // The kernel killed a process of the job for exceeding the job's memory.
+    kOutOfMemory,
 };
 
 // "PENDING", "RUNNING", ... as squeue -o %T prints them.

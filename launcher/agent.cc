@@ -49,6 +49,7 @@ Agent::Agent(asio::io_context& io,
       auth_(protocol::daemon_frame_auth(config_, key_)),
       options_(std::move(options)),
       cgroups_(config_.cgroup, "/sys/fs/cgroup", cgroup_dir_name(options_)),
+      cpu_ledger_(CpuLedger::own_cpus()),
       resources_(resources),
       self_{static_cast<uint32_t>(getuid()), static_cast<uint32_t>(getgid())},
       boot_time_(std::chrono::duration_cast<std::chrono::microseconds>(

@@ -21,6 +21,7 @@
 #include "common/transport/dispatcher.h"
 #include "common/warning_signal.h"
 #include "launcher/batch_record.h"
+#include "launcher/cpu_ledger.h"
 #include "launcher/job_cgroup.h"
 #include "launcher/process.h"
 #include "launcher/time_limits.h"
@@ -228,7 +229,8 @@ private:
     // Has this attempt (or a later one) of the job ended here?
     bool attempt_ended(uint64_t job_id, uint32_t attempt) const;
     // Kills what is left in the job's cgroup (daemons, setsid children) and removes it.
-    void end_leftover_processes(uint64_t job_id);
+    // Returns what the job used on this node, read from the cgroup before it goes.
+    protocol::JobUsage end_leftover_processes(uint64_t job_id);
     void report_batch_done(protocol::BatchDoneReport report);
     Result<UserIdentity> job_user(uint32_t uid, uint32_t gid) const;
 
@@ -248,7 +250,8 @@ private:
     std::string key_;
     protocol::FrameAuth auth_;  // the cluster key, and MUNGE from users' steps where configured
     AgentOptions options_;
-    JobCgroups cgroups_;  // where each job's processes are counted, confined and killed
+    JobCgroups cgroups_;    // where each job's processes are counted, confined and killed
+    CpuLedger cpu_ledger_;  // which of the host's CPUs each job here holds
     protocol::NodeResources resources_;
     protocol::Credential self_;
     int64_t boot_time_ = 0;

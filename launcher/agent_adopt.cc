@@ -48,7 +48,8 @@ void Agent::adopt_batch_jobs() {
                              record->job_id, exit->exit_code, exit->signal);
                 remember_ended(record->job_id, record->attempt);
                 report_batch_done({record->job_id, options_.name, exit->exit_code, exit->signal,
-                                   false, exit->error, record->attempt});
+                                   false, exit->error, record->attempt,
+                                   end_leftover_processes(record->job_id)});
             } else {
                 // Gone without a word (the machine rebooted, or it was killed): not reported,
                 // so the controller counts the job lost with the node.

@@ -58,7 +58,8 @@ void Agent::launch_batch(const protocol::LaunchBatchRequest& request) {
         || (earlier != jobs_.end() && earlier->second.attempt >= job.restart_count)) {
         return;  // a duplicate launch after a controller restart
     }
-    protocol::BatchDoneReport failed{job.job_id, options_.name, 1, 0, false, "", job.restart_count};
+    protocol::BatchDoneReport failed{job.job_id, options_.name,     1, 0, false,
+                                     "",         job.restart_count, {}};
     auto user = job_user(job.uid, job.gid);
     if (!user) {
         failed.error = user.status().message();
@@ -118,7 +119,11 @@ void Agent::launch_batch(const protocol::LaunchBatchRequest& request) {
     spec.cwd = cwd;
     spec.user = *user;
     spec.switch_user = self_.uid == 0 && job.uid != 0;
-    spec.cpus = batch_cpus(job);
+    // The CPUs bound to its GPUs, else as many of the host's as it holds on its first node,
+    // where the batch script runs.
+    spec.cpus = job.gpu_alloc.empty() ? cpu_ledger_.take(
+                        job.job_id, job.cpus_per_node.empty() ? 0 : job.cpus_per_node.front())
+                                      : batch_cpus(job);
     if (Status confined = cgroups_.create(job.job_id, spec.cpus, job.mem_per_node_mib); !confined) {
         spdlog::warn("job {}: runs without its cgroup: {}", job.job_id, confined.message());
     } else {
@@ -319,8 +324,8 @@ void Agent::terminate_job(uint64_t job_id,
             warnings_.erase(job_id);
         }
         if (signal == 0) {
-            end_leftover_processes(job_id);
-            send_controller(protocol::JobCleanedReport{job_id, options_.name, attempt});
+            send_controller(protocol::JobCleanedReport{job_id, options_.name, attempt,
+                                                       end_leftover_processes(job_id)});
         }
         return;
     }
@@ -421,10 +426,10 @@ void Agent::maybe_finish_task(pid_t pid) {
         spdlog::info("job {}: batch script exited ({}:{})", task.job_id, task.exit_code,
                      task.exit_signal);
         // Nor does anything it started: the controller counts this node clean once told.
-        end_leftover_processes(task.job_id);
+        protocol::JobUsage used = end_leftover_processes(task.job_id);
         remember_ended(task.job_id, attempt);
         report_batch_done({task.job_id, options_.name, task.exit_code, task.exit_signal, timed_out,
-                           task.error, attempt});
+                           task.error, attempt, std::move(used)});
     } else {
         StepSession& session = *task.session;
         session.client->send(
@@ -449,11 +454,19 @@ void Agent::remember_ended(uint64_t job_id, uint32_t attempt) {
     }
 }
 
-void Agent::end_leftover_processes(uint64_t job_id) {
+protocol::JobUsage Agent::end_leftover_processes(uint64_t job_id) {
     if (const int killed = cgroups_.kill_all(job_id); killed > 0) {
         spdlog::info("job {}: killed {} process(es) left in its cgroup", job_id, killed);
     }
+    cpu_ledger_.release(job_id);
+    protocol::JobUsage used = cgroups_.usage(job_id);
+    used.max_rss_node = options_.name;
+    if (used.oom_kills > 0) {
+        spdlog::warn("job {}: {} process(es) killed for exceeding the job's memory", job_id,
+                     used.oom_kills);
+    }
     cgroups_.remove(job_id);
+    return used;
 }
 
 bool Agent::attempt_ended(uint64_t job_id, uint32_t attempt) const {
@@ -471,8 +484,8 @@ void Agent::forget_pid(uint64_t job_id, pid_t pid) {
         return;
     }
     if (it->second.report_clean) {
-        end_leftover_processes(job_id);
-        send_controller(protocol::JobCleanedReport{job_id, options_.name, it->second.attempt});
+        send_controller(protocol::JobCleanedReport{job_id, options_.name, it->second.attempt,
+                                                   end_leftover_processes(job_id)});
     }
     // Keep the job entry (and its time limit) while steps may still come, unless it ended.
     if (it->second.report_clean || attempt_ended(job_id, it->second.attempt)) {

@@ -127,6 +127,25 @@ std::vector<pid_t> read_pids(const std::string& procs_file) {
     return pids;
 }
 
+uint64_t number_in(const std::string& text) {
+    try {
+        return std::stoull(text);
+    } catch (const std::exception&) {
+        return 0;  // absent (an older kernel, a controller not enabled) or "max"
+    }
+}
+
+// The value of `key` in a flat keyed file ("user_usec 1200\nsystem_usec 300").
+uint64_t keyed_number(const std::string& text, const std::string& key) {
+    std::istringstream in(text);
+    for (std::string name, value; in >> name >> value;) {
+        if (name == key) {
+            return number_in(value);
+        }
+    }
+    return 0;
+}
+
 // Polls `done` every 5 ms for at most `limit_ms`.
 template <typename Predicate>
 bool polled_for(int limit_ms, Predicate done) {
@@ -164,6 +183,12 @@ JobCgroups::JobCgroups(const std::string& mode,
             memory_ = mount + "/memory" + own_cgroup("memory") + leaf;
             if (!make_dir(memory_)) {
                 memory_.clear();
+            }
+        }
+        if (mounted_as(mount + "/cpuacct", kCgroupMagic)) {
+            cpuacct_ = mount + "/cpuacct" + own_cgroup("cpuacct") + leaf;
+            if (!make_dir(cpuacct_)) {
+                cpuacct_.clear();
             }
         }
         if (mounted_as(mount + "/cpuset", kCgroupMagic)) {
@@ -206,7 +231,7 @@ std::string JobCgroups::job_dir(const std::string& base, uint64_t job_id) const 
 
 std::vector<std::string> JobCgroups::bases() const {
     std::vector<std::string> out;
-    for (const std::string* base : {&freezer_, &memory_, &cpuset_, &unified_}) {
+    for (const std::string* base : {&freezer_, &memory_, &cpuset_, &cpuacct_, &unified_}) {
         if (!base->empty()) {
             out.push_back(*base);
         }
@@ -233,10 +258,15 @@ Status JobCgroups::create(uint64_t job_id, const std::vector<int>& cpus, int64_t
     const char* memory_file =
             version_ == CgroupVersion::kV1 ? "memory.limit_in_bytes" : "memory.max";
     if (memory_mib > 0 && fs::exists(memory_dir + "/" + memory_file)) {
-        if (Status limited =
-                    write_text(memory_dir + "/" + memory_file, std::to_string(memory_mib << 20));
-            !limited) {
+        const std::string bytes = std::to_string(memory_mib << 20);
+        if (Status limited = write_text(memory_dir + "/" + memory_file, bytes); !limited) {
             return limited;
+        }
+        // Nor may the job go past its memory into swap, where the host has swap accounting.
+        const char* swap_file =
+                version_ == CgroupVersion::kV1 ? "memory.memsw.limit_in_bytes" : "memory.swap.max";
+        if (fs::exists(memory_dir + "/" + swap_file)) {
+            write_text(memory_dir + "/" + swap_file, version_ == CgroupVersion::kV1 ? bytes : "0");
         }
     }
     const std::string cpuset_dir =
@@ -312,6 +342,32 @@ int JobCgroups::kill_all(uint64_t job_id) const {
     }
     write_text(dir + (v1 ? "/freezer.state" : "/cgroup.freeze"), v1 ? "THAWED" : "0");
     return static_cast<int>(pids.size());
+}
+
+protocol::JobUsage JobCgroups::usage(uint64_t job_id) const {
+    protocol::JobUsage used;
+    if (version_ == CgroupVersion::kV1) {
+        if (!cpuacct_.empty()) {
+            const std::string dir = job_dir(cpuacct_, job_id);
+            used.cpu_user_usec = number_in(read_text(dir + "/cpuacct.usage_user")) / 1000;
+            used.cpu_system_usec = number_in(read_text(dir + "/cpuacct.usage_sys")) / 1000;
+        }
+        if (!memory_.empty()) {
+            const std::string dir = job_dir(memory_, job_id);
+            used.max_rss_kib = number_in(read_text(dir + "/memory.max_usage_in_bytes")) >> 10;
+            used.oom_kills = static_cast<uint32_t>(
+                    keyed_number(read_text(dir + "/memory.oom_control"), "oom_kill"));
+        }
+    } else if (version_ == CgroupVersion::kV2) {
+        const std::string dir = job_dir(unified_, job_id);
+        const std::string cpu = read_text(dir + "/cpu.stat");
+        used.cpu_user_usec = keyed_number(cpu, "user_usec");
+        used.cpu_system_usec = keyed_number(cpu, "system_usec");
+        used.max_rss_kib = number_in(read_text(dir + "/memory.peak")) >> 10;
+        used.oom_kills =
+                static_cast<uint32_t>(keyed_number(read_text(dir + "/memory.events"), "oom_kill"));
+    }
+    return used;
 }
 
 void JobCgroups::remove(uint64_t job_id) const {

@@ -4,6 +4,7 @@
 //   machine): freezer to track and kill, memory for the job's memory, cpuset for its CPUs;
 //   v2 (one unified hierarchy, most new clusters): cgroup.procs to track, cgroup.kill (or
 //   cgroup.freeze) to kill, memory.max and cpuset.cpus where the parent enables them.
+// They also count what the job used (CPU time, peak memory, out-of-memory kills).
 // A job's cgroups sit under the agent's own (from /proc/self/cgroup), in <agent_dir>/
 // job_<id>, so a containerised or delegated agent stays inside what it was given.
 #pragma once
@@ -14,6 +15,7 @@
 
 #include <sys/types.h>
 
+#include "common/protocol/job_types.h"
 #include "common/status.h"
 
 namespace cohort::agent {
@@ -53,6 +55,9 @@ public:
     // SIGKILL to every process, none escaping by forking meanwhile: cgroup.kill where the
     // kernel has it, else frozen, killed, thawed. Returns how many were signalled.
     int kill_all(uint64_t job_id) const;
+    // CPU time, peak memory and out-of-memory kills so far, of every process that was in the
+    // job's cgroups (max_rss_node left empty). Zero where the controllers are absent.
+    protocol::JobUsage usage(uint64_t job_id) const;
     // Removes the job's cgroups; they must be empty (the kernel refuses otherwise).
     void remove(uint64_t job_id) const;
 
@@ -62,9 +67,9 @@ private:
 
     CgroupVersion version_ = CgroupVersion::kNone;
     std::string why_disabled_;
-    // v1: the node's directory in the freezer, memory and cpuset hierarchies (memory and
-    // cpuset empty where not mounted); v2: `unified_` alone.
-    std::string freezer_, memory_, cpuset_;
+    // v1: the node's directory in the freezer, memory, cpuset and cpuacct hierarchies (all
+    // but freezer empty where not mounted); v2: `unified_` alone.
+    std::string freezer_, memory_, cpuset_, cpuacct_;
     std::string unified_;
 };
 

@@ -86,7 +86,8 @@ Result<DependencyTerm> parse_term(std::string_view text, std::string_view term_t
 
 bool failed_state(JobState state) {
     return state == JobState::kFailed || state == JobState::kCancelled
-           || state == JobState::kTimeout || state == JobState::kNodeFail;
+           || state == JobState::kTimeout || state == JobState::kNodeFail
+           || state == JobState::kOutOfMemory;
 }
 
 DependencyStatus evaluate_term(const DependencyTerm& term,

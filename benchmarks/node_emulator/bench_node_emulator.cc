@@ -229,7 +229,11 @@ private:
         it->second.done.reset();
         ++finished_;
         if (n.connection) {
-            n.connection->send(protocol::BatchDoneReport{id, n.name, 0, signal, false, ""});
+            protocol::BatchDoneReport done;
+            done.job_id = id;
+            done.node = n.name;
+            done.exit_signal = signal;
+            n.connection->send(done);
         }
     }
 
@@ -241,7 +245,10 @@ private:
         finish(node, request.job_id, request.signal == 0 ? SIGTERM : SIGKILL);
         n.jobs.erase(request.job_id);
         if (request.signal == 0 && n.connection) {
-            n.connection->send(protocol::JobCleanedReport{request.job_id, n.name});
+            protocol::JobCleanedReport cleaned;
+            cleaned.job_id = request.job_id;
+            cleaned.node = n.name;
+            n.connection->send(cleaned);
         }
     }
 

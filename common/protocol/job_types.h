@@ -138,6 +138,31 @@ enum class RequeueAction : uint8_t {
     kRequeueHeld,  // back to PENDING, held (requeuehold, requeue_exit_hold)
 };
 
+// What a job's processes used, read from its cgroups on each node and summed by the
+// controller: CPU time adds up, the peak memory is the highest node's (sacct's MaxRSS).
+struct JobUsage {
+    uint64_t cpu_user_usec = 0;
+    uint64_t cpu_system_usec = 0;
+    uint64_t max_rss_kib = 0;
+    std::string max_rss_node;
+    uint32_t oom_kills = 0;  // processes the kernel killed for the job's memory limit
+
+    void add(const JobUsage& node) {
+        cpu_user_usec += node.cpu_user_usec;
+        cpu_system_usec += node.cpu_system_usec;
+        oom_kills += node.oom_kills;
+        if (node.max_rss_kib > max_rss_kib) {
+            max_rss_kib = node.max_rss_kib;
+            max_rss_node = node.max_rss_node;
+        }
+    }
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        serialize_fields(ar, cpu_user_usec, cpu_system_usec, max_rss_kib, max_rss_node, oom_kills);
+    }
+};
+
 // The job as the controller keeps it (and stores, and reports).
 struct JobRecord {
     uint64_t job_id = 0;
@@ -182,6 +207,7 @@ struct JobRecord {
     // requeue_avoid_failed_nodes is on.
     std::vector<std::string> failed_nodes;
     RequeueAction requeue_action = RequeueAction::kNone;  // while COMPLETING
+    JobUsage usage;  // of this attempt, as far as its nodes have reported
 
     bool is_array_task() const { return array_job_id != 0; }
 
@@ -197,8 +223,8 @@ struct JobRecord {
                                : std::to_string(job_id);
     }
 
-    // Version 1 added array_pending, version 2 failed_nodes and requeue_action; stored
-    // records of older versions read without them.
+    // Version 1 added array_pending, version 2 failed_nodes and requeue_action, version 3
+    // usage; stored records of older versions read without them.
     template <class Archive>
     void serialize(Archive& ar, unsigned version) {
         serialize_fields(ar, job_id, spec, uid, gid, user_name, partition, state, reason, held,
@@ -212,6 +238,9 @@ struct JobRecord {
         }
         if (version >= 2) {
             serialize_fields(ar, failed_nodes, requeue_action);
+        }
+        if (version >= 3) {
+            ar& usage;
         }
     }
 };
@@ -408,4 +437,4 @@ struct StepLayout {
 }  // namespace cohort::protocol
 
 BOOST_CLASS_VERSION(cohort::protocol::JobSpec, 3)
-BOOST_CLASS_VERSION(cohort::protocol::JobRecord, 2)
+BOOST_CLASS_VERSION(cohort::protocol::JobRecord, 3)

@@ -373,10 +373,12 @@ struct BatchDoneReport {
     std::string error;           // why the script could not start, if it could not
     uint32_t restart_count = 0;  // the attempt it reports on: a late report of an earlier
                                  // attempt must not end the job's next one
+    JobUsage usage;              // of the job's processes on this node
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        serialize_fields(ar, job_id, node, exit_code, exit_signal, timed_out, error, restart_count);
+        serialize_fields(ar, job_id, node, exit_code, exit_signal, timed_out, error, restart_count,
+                         usage);
     }
 };
 
@@ -449,10 +451,11 @@ struct JobCleanedReport {
     uint64_t job_id = 0;
     std::string node;
     uint32_t restart_count = 0;  // the attempt whose processes are gone
+    JobUsage usage;              // of the job's processes on this node
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        serialize_fields(ar, job_id, node, restart_count);
+        serialize_fields(ar, job_id, node, restart_count, usage);
     }
 };
 

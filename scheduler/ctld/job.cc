@@ -160,6 +160,7 @@ protocol::JobRecord to_record(const Job& job) {
     record.array_step = job.array_step;
     record.failed_nodes = job.failed_nodes;
     record.requeue_action = job.requeue_action;
+    record.usage = job.usage;
     return record;
 }
 
@@ -200,6 +201,7 @@ Job job_from_record(const protocol::JobRecord& record) {
     job.array_max = record.array_max;
     job.array_step = record.array_step;
     job.failed_nodes = record.failed_nodes;
+    job.usage = record.usage;
     job.requeue_action = record.requeue_action;
     job.resources = request_of(record.spec);
     job.geometry = effective_geometry(record.spec);

@@ -113,6 +113,7 @@ struct Job {
     uint32_t array_step = 1;
     std::vector<std::string> failed_nodes;
     protocol::RequeueAction requeue_action = protocol::RequeueAction::kNone;
+    protocol::JobUsage usage;  // of the current attempt, summed as its nodes report
 
     // Derived from `spec` when the job enters the table.
     sched::ResourceRequest resources;  // what the planner places

@@ -120,6 +120,17 @@ std::vector<uint64_t> Controller::unknown_jobs(const std::string& node,
     return unknown;
 }
 
+namespace {
+
+JobState memory_verdict(const Job& job, JobState ended) {
+    // As Slurm does: a job whose processes the kernel killed for its memory limit ended
+    // OUT_OF_MEMORY, unless it ended for a reason of its own (time, cancel, node, requeue).
+    const bool ran_to_its_end = ended == JobState::kCompleted || ended == JobState::kFailed;
+    return ran_to_its_end && job.usage.oom_kills > 0 ? JobState::kOutOfMemory : ended;
+}
+
+}  // namespace
+
 void Controller::mark_cleaned(Job& job, const std::string& node) {
     auto& cleaning = job.nodes_cleaning;
     cleaning.erase(std::remove(cleaning.begin(), cleaning.end(), node), cleaning.end());
@@ -154,6 +165,7 @@ void Controller::handle_batch_done(const protocol::BatchDoneReport& report) {
         deferred_done_[job.job_id] = report;
         return;
     }
+    job.usage.add(report.usage);
     if (!report.error.empty()) {
         spdlog::warn("job {}: batch script failed to start on {}: {}", job.job_id, report.node,
                      report.error);
@@ -185,12 +197,13 @@ void Controller::handle_batch_done(const protocol::BatchDoneReport& report) {
                                : (report.exit_code != 0 || report.exit_signal != 0)
                                        ? JobState::kFailed
                                        : JobState::kCompleted;
-        end_job(job, final_state, report.node);
+        end_job(job, memory_verdict(job, final_state), report.node);
     } else if (job.state == JobState::kCompleting) {
         if (job.final_state == JobState::kCompleted || job.final_state == JobState::kFailed) {
             job.exit_code = report.exit_code;
             job.exit_signal = report.exit_signal;
         }
+        job.final_state = memory_verdict(job, job.final_state);
         mark_cleaned(job, report.node);
         if (job.state == JobState::kCompleting) {
             persist(job);  // the exit code, while other nodes still clean up
@@ -205,6 +218,8 @@ void Controller::handle_job_cleaned(const protocol::JobCleanedReport& report) {
         || report.restart_count < it->second.restart_count) {
         return;
     }
+    it->second.usage.add(report.usage);
+    it->second.final_state = memory_verdict(it->second, it->second.final_state);
     mark_cleaned(it->second, report.node);
 }
 

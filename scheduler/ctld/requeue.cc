@@ -152,6 +152,7 @@ void Controller::restart_when_clean(Job& job) {
     job.tasks_per_node.clear();
     job.cpus_per_node.clear();
     job.gpu_alloc.clear();
+    job.usage = {};
     spdlog::info("job {} requeued{} after attempt {} ended {} on {}", job.job_id,
                  hold ? " and held" : "", attempt.restart_count + 1, job_state_name(attempt.state),
                  fmt::join(attempt.nodes, ","));

@@ -1,10 +1,13 @@
 // Jobs in cgroups (needs root and a writable cgroup hierarchy; skips elsewhere, saying
-// why): processes that leave the job's process group die with the job, and the job's
-// memory is a limit the kernel enforces.
+// why): processes that leave the job's process group die with the job, the job's memory is
+// a limit the kernel enforces, its CPUs are the cores it holds, and what it used is read back
+// from the cgroup into accounting.
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include "tests/fixtures/cluster_queries.h"
@@ -48,8 +51,31 @@ protected:
         return pid;
     }
 
+    // One sacct field of a finished job, as `cohort acct -P -n -o FIELD` prints it.
+    std::string accounted(uint64_t id, const std::string& field) const {
+        CommandResult result =
+                cluster_->cohort({"acct", "-X", "-P", "-n", "-j", std::to_string(id), "-o", field});
+        EXPECT_EQ(result.exit_code, 0) << result.err;
+        std::string value = result.out;
+        while (!value.empty() && value.back() == '\n') {
+            value.pop_back();
+        }
+        return value;
+    }
+
     std::unique_ptr<LocalCluster> cluster_;
 };
+
+// sacct's CPU time, [D-]HH:MM:SS or MM:SS.mmm, in seconds.
+double cpu_seconds(const std::string& text) {
+    double total = 0;
+    std::string part;
+    std::istringstream in(text);
+    while (std::getline(in, part, ':')) {
+        total = total * 60 + std::stod(part);
+    }
+    return total;
+}
 
 // `setsid` leaves the process group the agent signals; the cgroup still holds it.
 std::string daemonizing(const std::string& pid_file) {
@@ -93,11 +119,56 @@ TEST_F(CgroupTest, TheJobsMemoryIsALimitTheKernelEnforces) {
             *cluster_, {"--mem=64M", "-o", out, "--wrap",
                         "python3 -c 'x = bytearray(256 << 20); print(\"allocated\")'; "
                         "echo exit=$?; python3 -c 'x = bytearray(16 << 20); print(\"small\")'"});
-    EXPECT_EQ(cluster_->wait_final_state(id, seconds(60)), "COMPLETED");
+    // The script went on and ended 0, but a process of the job was killed for its memory:
+    // OUT_OF_MEMORY, as in Slurm.
+    EXPECT_EQ(cluster_->wait_final_state(id, seconds(60)), "OUT_OF_MEMORY");
     const std::string text = read_text(out);
     EXPECT_EQ(text.find("allocated"), std::string::npos) << text;
     EXPECT_NE(text.find("exit=137"), std::string::npos) << text;
     EXPECT_NE(text.find("small"), std::string::npos) << "within the limit it runs: " << text;
+    EXPECT_EQ(accounted(id, "State"), "OUT_OF_MEMORY");
+    // The peak the kernel counted: some memory, never more than the limit.
+    const std::string max_rss = accounted(id, "MaxRSS");
+    ASSERT_FALSE(max_rss.empty());
+    EXPECT_EQ(max_rss.back(), 'K') << max_rss;
+    const long kib = std::stol(max_rss);
+    EXPECT_GT(kib, 1024) << max_rss;
+    EXPECT_LE(kib, 64 * 1024) << max_rss;
+    EXPECT_EQ(accounted(id, "MaxRSSNode"), "node1");
+}
+
+TEST_F(CgroupTest, AJobWithinItsMemoryEndsCompleted) {
+    const uint64_t id = submit_batch(
+            *cluster_, {"--mem=64M", "--wrap", "python3 -c 'x = bytearray(16 << 20)'"});
+    EXPECT_EQ(cluster_->wait_final_state(id, seconds(60)), "COMPLETED");
+    EXPECT_EQ(accounted(id, "State"), "COMPLETED");
+}
+
+// Two busy loops for two seconds in a job that holds one CPU: the cpuset lets them share
+// one core, so the job's CPU time, read from its cgroup, stays near its wall time.
+TEST_F(CgroupTest, AOneCpuJobRunsTwoBusyLoopsOnOneCore) {
+    cpu_set_t offered;
+    if (sched_getaffinity(0, sizeof(offered), &offered) != 0 || CPU_COUNT(&offered) < 2) {
+        GTEST_SKIP() << "this host offers one CPU: nothing to confine to";
+    }
+    const std::string out = cluster_->work_dir() + "/cpus.out";
+    const std::string busy = "timeout 2 sh -c 'while :; do :; done'";
+    const uint64_t id = submit_batch(*cluster_, {"-n1", "-o", out, "--wrap",
+                                                 "grep Cpus_allowed_list /proc/self/status; " + busy
+                                                         + " & " + busy + " & wait"});
+    EXPECT_EQ(cluster_->wait_final_state(id, seconds(60)), "COMPLETED");
+    const std::string text = read_text(out);
+    // One CPU id alone, no range or list.
+    const size_t colon = text.find(':');
+    ASSERT_NE(colon, std::string::npos) << text;
+    const std::string allowed = text.substr(text.find_first_not_of(" \t", colon + 1));
+    EXPECT_EQ(allowed.find_first_of(",-"), std::string::npos) << text;
+    const double used = cpu_seconds(accounted(id, "TotalCPU"));
+    EXPECT_GT(used, 0.5) << "two busy loops on a core for 2 s";
+    EXPECT_LT(used, 3.0) << "two cores' worth (4 s) means the cpuset did not hold";
+    const double user = cpu_seconds(accounted(id, "UserCPU"));
+    const double system = cpu_seconds(accounted(id, "SystemCPU"));
+    EXPECT_NEAR(user + system, used, 0.01);
 }
 
 }  // namespace

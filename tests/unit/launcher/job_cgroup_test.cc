@@ -60,6 +60,30 @@ void expect_tracks_and_kills(const JobCgroups& cgroups) {
     prctl(PR_SET_CHILD_SUBREAPER, 0);
 }
 
+// A process that burns CPU and touches memory for a moment, then exits: its job's cgroups
+// count both after it is gone.
+void expect_counts_usage(const JobCgroups& cgroups, bool counts_memory) {
+    constexpr uint64_t kJob = 43;
+    ASSERT_TRUE(cgroups.create(kJob, {}, 0));
+    SpawnSpec spec;
+    spec.argv = {"/usr/bin/python3", "-c",
+                 "import time\nx = bytearray(32 << 20)\nend = time.time() + 0.3\n"
+                 "while time.time() < end: pass"};
+    spec.env = {"PATH=/usr/bin:/bin"};
+    spec.cgroup_procs = cgroups.procs_files(kJob);
+    auto spawned = spawn_process(spec);
+    ASSERT_TRUE(spawned) << spawned.status().message();
+    int status = 0;
+    ASSERT_EQ(waitpid(spawned->pid, &status, 0), spawned->pid);
+    const protocol::JobUsage used = cgroups.usage(kJob);
+    EXPECT_GT(used.cpu_user_usec + used.cpu_system_usec, 100000u) << "0.3 s of busy loop";
+    if (counts_memory) {
+        EXPECT_GE(used.max_rss_kib, 32u << 10) << "a 32 MiB bytearray";
+    }
+    EXPECT_EQ(used.oom_kills, 0u);
+    cgroups.remove(kJob);
+}
+
 TEST(JobCgroups, V1TracksAndKillsEveryProcessOfAJobAndLimitsItsMemory) {
     if (geteuid() != 0) {
         GTEST_SKIP() << "creating cgroups needs root";
@@ -79,6 +103,7 @@ TEST(JobCgroups, V1TracksAndKillsEveryProcessOfAJobAndLimitsItsMemory) {
     EXPECT_EQ(bytes, int64_t{64} << 20);
     cgroups.remove(7);
     expect_tracks_and_kills(cgroups);
+    expect_counts_usage(cgroups, /*counts_memory=*/true);
 }
 
 TEST(JobCgroups, V2TracksAndKillsEveryProcessOfAJob) {
@@ -91,6 +116,9 @@ TEST(JobCgroups, V2TracksAndKillsEveryProcessOfAJob) {
     }
     EXPECT_EQ(cgroups.version(), CgroupVersion::kV2);
     expect_tracks_and_kills(cgroups);
+    // cpu.stat is in every v2 cgroup; memory.peak only where the memory controller is
+    // delegated (not on this host's controller-less cgroup2 mount).
+    expect_counts_usage(cgroups, /*counts_memory=*/false);
 }
 
 TEST(JobCgroups, NoneInTheConfigTurnsThemOffAndSaysSo) {
