@@ -155,6 +155,21 @@ Result<ClusterConfig> parse_config(const json& doc) {
         return Status::invalid("cgroup: invalid value '" + config.cgroup
                                + "' (accepted: auto, v1, v2, none)");
     }
+    for (auto [key, program] : {std::pair{"prolog", &config.prolog}, {"epilog", &config.epilog}}) {
+        *program = doc.value(key, *program);
+        if (!program->empty() && program->front() != '/') {
+            return Status::invalid(fmt::format(
+                    "{}: invalid value '{}' (accepted: an absolute path, or empty for none)", key,
+                    *program));
+        }
+    }
+    config.prolog_epilog_timeout_s =
+            doc.value("prolog_epilog_timeout_s", config.prolog_epilog_timeout_s);
+    if (config.prolog_epilog_timeout_s < 1) {
+        return Status::invalid(
+                fmt::format("prolog_epilog_timeout_s: invalid value '{}' (accepted: 1 or more)",
+                            config.prolog_epilog_timeout_s));
+    }
     for (const std::string& what : config.private_data) {
         if (what != "jobs") {
             return Status::invalid("private_data: invalid value '" + what + "' (accepted: jobs)");
@@ -370,6 +385,9 @@ Status save_config(const ClusterConfig& config, const std::string& path) {
             {"admins", config.admins},
             {"private_data", config.private_data},
             {"cgroup", config.cgroup},
+            {"prolog", config.prolog},
+            {"epilog", config.epilog},
+            {"prolog_epilog_timeout_s", config.prolog_epilog_timeout_s},
             {"state_dir", config.state_dir},
             {"nodes", compress_hostlist(config.nodes)},
             {"partitions", partitions},

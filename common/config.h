@@ -48,6 +48,13 @@ struct ClusterConfig {
     // Per-job cgroups on each node (launcher/job_cgroup.h): "auto" (v1 where mounted, else
     // v2; off where the agent cannot write them, e.g. not root), "v1", "v2" or "none".
     std::string cgroup = "auto";
+    // Programs each agent runs as root, with a clean environment, before a job's first process
+    // on the node (prolog) and after its last (epilog), as Slurm's Prolog and Epilog. A
+    // failure (non-zero exit, or running past prolog_epilog_timeout_s) drains the node; a
+    // failed prolog also requeues the job. Empty: none.
+    std::string prolog;
+    std::string epilog;
+    int64_t prolog_epilog_timeout_s = 300;
     std::string state_dir;
     std::vector<std::string> nodes;
     std::vector<PartitionConfig> partitions;

@@ -23,6 +23,7 @@
 #include "launcher/batch_record.h"
 #include "launcher/cpu_ledger.h"
 #include "launcher/job_cgroup.h"
+#include "launcher/job_hooks.h"
 #include "launcher/process.h"
 #include "launcher/time_limits.h"
 
@@ -159,7 +160,10 @@ private:
     }
 
     // --- jobs and tasks (agent_jobs.cc)
+    // Runs the job's prolog (once per attempt on this node), then start_batch.
     void launch_batch(const protocol::LaunchBatchRequest& request);
+    void start_batch(const protocol::LaunchBatchRequest& request);
+    bool batch_launched_already(const protocol::JobRecord& job) const;
     // How the batch script of `task` ended: as its shepherd wrote it, else as the shepherd's
     // own `wait_status` says (killed before it could write).
     void take_batch_exit(Task& task, int wait_status) const;
@@ -232,6 +236,10 @@ private:
     // Returns what the job used on this node, read from the cgroup before it goes.
     protocol::JobUsage end_leftover_processes(uint64_t job_id);
     void report_batch_done(protocol::BatchDoneReport report);
+    // Tells the controller to drain this node (and requeue the job's attempt, if named).
+    void report_node_fault(const Status& why, uint64_t job_id, uint32_t attempt);
+    // Runs the job's epilog here, if its prolog step came here, then `then`.
+    void after_epilog(uint64_t job_id, std::function<void()> then);
     Result<UserIdentity> job_user(uint32_t uid, uint32_t gid) const;
 
     // --- batch jobs an earlier agent left running (agent_adopt.cc)
@@ -251,6 +259,7 @@ private:
     protocol::FrameAuth auth_;  // the cluster key, and MUNGE from users' steps where configured
     AgentOptions options_;
     JobCgroups cgroups_;    // where each job's processes are counted, confined and killed
+    JobHooks hooks_;        // the site's prolog and epilog
     CpuLedger cpu_ledger_;  // which of the host's CPUs each job here holds
     protocol::NodeResources resources_;
     protocol::Credential self_;

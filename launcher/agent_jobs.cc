@@ -4,7 +4,6 @@
 #include <csignal>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -15,11 +14,43 @@
 #include <unistd.h>
 
 #include "common/filename_pattern.h"
+#include "common/hostlist.h"
 #include "launcher/agent.h"
 #include "launcher/task_env.h"
 
 namespace cohort::agent {
 namespace {
+
+// A spool file only root and the job's owner may read: made anew (never through a link
+// left in its place), readable by nobody else from its first byte, then given to the owner.
+Status write_private_file(const std::string& path,
+                          const std::string& content,
+                          uint32_t uid,
+                          uint32_t gid) {
+    unlink(path.c_str());
+    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0700);
+    if (fd < 0) {
+        return Status::io_error(fmt::format("{}: {}", path, std::strerror(errno)));
+    }
+    size_t written = 0;
+    while (written < content.size()) {
+        const ssize_t n = write(fd, content.data() + written, content.size() - written);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            const std::string why = std::strerror(errno);
+            close(fd);
+            return Status::io_error(fmt::format("{}: {}", path, why));
+        }
+        written += static_cast<size_t>(n);
+    }
+    if (geteuid() == 0 && fchown(fd, uid, gid) != 0) {
+        spdlog::warn("chown of {} to {}:{} failed: {}", path, uid, gid, std::strerror(errno));
+    }
+    close(fd);
+    return Status::ok();
+}
 
 // The line that separates a requeued job's attempts in its output file.
 std::string attempt_banner(const protocol::JobRecord& job, int64_t now) {
@@ -51,12 +82,54 @@ void Agent::report_batch_done(protocol::BatchDoneReport report) {
     send_controller(report);
 }
 
+bool Agent::batch_launched_already(const protocol::JobRecord& job) const {
+    auto earlier = jobs_.find(job.job_id);
+    return attempt_ended(job.job_id, job.restart_count)
+           || (earlier != jobs_.end() && earlier->second.attempt >= job.restart_count);
+}
+
+void Agent::report_node_fault(const Status& why, uint64_t job_id, uint32_t attempt) {
+    spdlog::error("{}: the node drains{}", why.message(),
+                  job_id != 0 ? fmt::format(" and job {} is requeued", job_id) : "");
+    send_controller(protocol::NodeFaultReport{options_.name, why.message(), job_id, attempt});
+}
+
+void Agent::after_epilog(uint64_t job_id, std::function<void()> then) {
+    hooks_.epilog(job_id, [this, then = std::move(then)](const Status& ran) {
+        if (!ran) {
+            report_node_fault(ran, 0, 0);  // first, so the node takes no job meanwhile
+        }
+        then();
+    });
+}
+
 void Agent::launch_batch(const protocol::LaunchBatchRequest& request) {
     const protocol::JobRecord& job = request.job;
-    auto earlier = jobs_.find(job.job_id);
-    if (attempt_ended(job.job_id, job.restart_count)
-        || (earlier != jobs_.end() && earlier->second.attempt >= job.restart_count)) {
+    if (batch_launched_already(job)) {
         return;  // a duplicate launch after a controller restart
+    }
+    const JobHookContext context{job.job_id,
+                                 job.restart_count,
+                                 job.uid,
+                                 job.gid,
+                                 job.user_name,
+                                 job.partition,
+                                 compress_hostlist(job.nodes),
+                                 request.cluster_name,
+                                 options_.name};
+    hooks_.prolog(context, [this, request](const Status& ran) {
+        if (!ran) {
+            report_node_fault(ran, request.job.job_id, request.job.restart_count);
+            return;
+        }
+        start_batch(request);
+    });
+}
+
+void Agent::start_batch(const protocol::LaunchBatchRequest& request) {
+    const protocol::JobRecord& job = request.job;
+    if (batch_launched_already(job)) {
+        return;  // launched again, or ended, while its prolog ran
     }
     protocol::BatchDoneReport failed{job.job_id, options_.name,     1, 0, false,
                                      "",         job.restart_count, {}};
@@ -68,18 +141,11 @@ void Agent::launch_batch(const protocol::LaunchBatchRequest& request) {
     }
     const BatchFiles files = batch_files(options_.spool_dir, job.job_id);
     const std::string& script_path = files.script;
-    {
-        std::ofstream out(script_path, std::ios::trunc | std::ios::binary);
-        out << job.spec.script;
-        if (!out) {
-            failed.error = "cannot write the batch script to " + script_path;
-            report_batch_done(failed);
-            return;
-        }
-    }
-    chmod(script_path.c_str(), 0700);
-    if (self_.uid == 0 && chown(script_path.c_str(), job.uid, job.gid) != 0) {
-        spdlog::warn("job {}: chown of {} failed", job.job_id, script_path);
+    if (Status written = write_private_file(script_path, job.spec.script, job.uid, job.gid);
+        !written) {
+        failed.error = "cannot write the batch script: " + written.message();
+        report_batch_done(failed);
+        return;
     }
     FilenamePatternContext pattern;
     pattern.job_id = job.job_id;
@@ -324,8 +390,9 @@ void Agent::terminate_job(uint64_t job_id,
             warnings_.erase(job_id);
         }
         if (signal == 0) {
-            send_controller(protocol::JobCleanedReport{job_id, options_.name, attempt,
-                                                       end_leftover_processes(job_id)});
+            protocol::JobCleanedReport cleaned{job_id, options_.name, attempt,
+                                               end_leftover_processes(job_id)};
+            after_epilog(job_id, [this, cleaned] { send_controller(cleaned); });
         }
         return;
     }
@@ -377,6 +444,9 @@ void Agent::reap_children() {
 }
 
 void Agent::on_task_exit(pid_t pid, int wait_status) {
+    if (hooks_.reaped(pid, wait_status)) {
+        return;
+    }
     auto it = tasks_.find(pid);
     if (it == tasks_.end()) {
         on_step_manager_exit(pid);  // or a child that failed before exec: already reported
@@ -426,10 +496,11 @@ void Agent::maybe_finish_task(pid_t pid) {
         spdlog::info("job {}: batch script exited ({}:{})", task.job_id, task.exit_code,
                      task.exit_signal);
         // Nor does anything it started: the controller counts this node clean once told.
-        protocol::JobUsage used = end_leftover_processes(task.job_id);
+        protocol::BatchDoneReport done{
+                task.job_id, options_.name, task.exit_code, task.exit_signal,
+                timed_out,   task.error,    attempt,        end_leftover_processes(task.job_id)};
         remember_ended(task.job_id, attempt);
-        report_batch_done({task.job_id, options_.name, task.exit_code, task.exit_signal, timed_out,
-                           task.error, attempt, std::move(used)});
+        after_epilog(task.job_id, [this, done] { report_batch_done(done); });
     } else {
         StepSession& session = *task.session;
         session.client->send(
@@ -484,8 +555,9 @@ void Agent::forget_pid(uint64_t job_id, pid_t pid) {
         return;
     }
     if (it->second.report_clean) {
-        send_controller(protocol::JobCleanedReport{job_id, options_.name, it->second.attempt,
-                                                   end_leftover_processes(job_id)});
+        protocol::JobCleanedReport cleaned{job_id, options_.name, it->second.attempt,
+                                           end_leftover_processes(job_id)};
+        after_epilog(job_id, [this, cleaned] { send_controller(cleaned); });
     }
     // Keep the job entry (and its time limit) while steps may still come, unless it ended.
     if (it->second.report_clean || attempt_ended(job_id, it->second.attempt)) {

@@ -197,12 +197,37 @@ void Agent::launch_local_part(const protocol::LaunchStepRequest& request,
         conn->send_error(user.status());
         return;
     }
-    const bool switch_user = self_.uid == 0 && cred.uid != 0;
-    if (request.mpi == "none") {
-        start_step_tasks(conn, *user, switch_user, request, {}, "", nullptr, {});
-        return;
-    }
-    start_step_manager(conn, *user, switch_user, request);
+    // The job's first process here (a step of a job whose batch script runs elsewhere, or
+    // of an allocation) waits for the prolog.
+    const JobHookContext context{layout.job_id,
+                                 layout.restart_count,
+                                 cred.uid,
+                                 cred.gid,
+                                 user->name,
+                                 layout.partition,
+                                 compress_hostlist(layout.job_nodes),
+                                 layout.cluster_name,
+                                 options_.name};
+    hooks_.prolog(context, [this, request, conn, user = *user](const Status& ran) {
+        const protocol::StepLayout& step = request.layout;
+        if (!ran) {
+            report_node_fault(ran, step.job_id, step.restart_count);
+            conn->send_error(Status::unavailable(
+                    fmt::format("job {}: {} on {}", step.job_id, ran.message(), options_.name)));
+            return;
+        }
+        if (attempt_ended(step.job_id, step.restart_count)) {
+            conn->send_error(Status::unavailable(
+                    fmt::format("job {} has ended on {}", step.job_id, options_.name)));
+            return;
+        }
+        const bool switch_user = self_.uid == 0 && request.user.uid != 0;
+        if (request.mpi == "none") {
+            start_step_tasks(conn, user, switch_user, request, {}, "", nullptr, {});
+            return;
+        }
+        start_step_manager(conn, user, switch_user, request);
+    });
 }
 
 void Agent::call_client_back(const protocol::LaunchStepRequest& request,

@@ -100,6 +100,10 @@ int main(int argc, char** argv) {
     }
     std::error_code ec;
     std::filesystem::create_directories(options.spool_dir, ec);
+    // Users' shepherds run their scripts from here by path; nobody may list the directory.
+    using std::filesystem::perms;
+    std::filesystem::permissions(options.spool_dir,
+                                 perms::owner_all | perms::group_exec | perms::others_exec, ec);
 
     boost::asio::io_context io;
     const cohort::SystemClock clock;

@@ -71,6 +71,8 @@ const char* message_type_name(uint16_t type) {
             return "JobCleaned";
         case MessageType::kJobTimedOut:
             return "JobTimedOut";
+        case MessageType::kNodeFault:
+            return "NodeFault";
         case MessageType::kLaunchStep:
             return "LaunchStep";
         case MessageType::kStepLaunched:

@@ -49,6 +49,7 @@ enum class MessageType : uint16_t {
     kBatchDone = 45,
     kJobCleaned = 46,
     kJobTimedOut = 47,
+    kNodeFault = 48,
     // Client <-> agent.
     kLaunchStep = 60,
     kStepLaunched = 61,
@@ -467,6 +468,21 @@ struct JobTimedOutReport {
     template <class A>
     void serialize(A& ar, unsigned) {
         serialize_fields(ar, job_id, node);
+    }
+};
+
+// Agent -> controller: this node failed a job (its prolog or epilog failed): drain it, and
+// requeue the job's attempt where one is named (job_id 0: none).
+struct NodeFaultReport {
+    static constexpr MessageType kType = MessageType::kNodeFault;
+    std::string node;
+    std::string reason;
+    uint64_t job_id = 0;
+    uint32_t restart_count = 0;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        serialize_fields(ar, node, reason, job_id, restart_count);
     }
 };
 

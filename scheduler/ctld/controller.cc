@@ -285,6 +285,8 @@ void Controller::register_handlers() {
             [this](const ConnectionPtr&, const BatchDoneReport& m) { handle_batch_done(m); });
     dispatcher_.on_daemon<JobCleanedReport>(
             [this](const ConnectionPtr&, const JobCleanedReport& m) { handle_job_cleaned(m); });
+    dispatcher_.on_daemon<NodeFaultReport>(
+            [this](const ConnectionPtr&, const NodeFaultReport& m) { handle_node_fault(m); });
     dispatcher_.on_daemon<JobTimedOutReport>(
             [this](const ConnectionPtr&, const JobTimedOutReport& m) { handle_timed_out(m); });
 }

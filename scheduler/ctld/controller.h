@@ -137,6 +137,7 @@ private:
     void acknowledge_batch_done(const std::string& node, uint64_t job_id);
     void handle_job_cleaned(const protocol::JobCleanedReport& report);
     void handle_timed_out(const protocol::JobTimedOutReport& report);
+    void handle_node_fault(const protocol::NodeFaultReport& report);
     // Of the jobs an agent on `node` says it runs, those that should not run there: ended,
     // never started, or running elsewhere (an earlier attempt, before a requeue).
     std::vector<uint64_t> unknown_jobs(const std::string& node,

@@ -106,6 +106,23 @@ void Controller::handle_node_control(const ConnectionPtr& conn,
     });
 }
 
+void Controller::handle_node_fault(const protocol::NodeFaultReport& report) {
+    NodeEntry* node = nodes_.find(report.node);
+    if (node == nullptr) {
+        return;
+    }
+    spdlog::warn("node {}: drained by its agent: {}", report.node, report.reason);
+    node->info.drain = true;
+    set_node_reason(*node, report.reason, kControllerUser);
+    store_node_admin(*node);
+    auto job = jobs_.find(report.job_id);
+    if (job != jobs_.end() && job->second.restart_count == report.restart_count) {
+        // Its processes never started there: requeued (avoiding the node) as after a loss.
+        fail_job_on_node(job->second, report.node, /*lost=*/false);
+    }
+    request_schedule();
+}
+
 void Controller::set_node_reason(NodeEntry& node,
                                  const std::string& reason,
                                  const std::string& user) {

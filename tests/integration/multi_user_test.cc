@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tests/fixtures/cluster_queries.h"
@@ -161,6 +162,46 @@ TEST_F(MultiUserTest, AUserMayNotChangeNodesButRootMay) {
     EXPECT_NE(drain.err.find("may not drain nodes"), std::string::npos) << drain.err;
     EXPECT_EQ(node_json(*cluster_, "node1")["state"], nlohmann::json::array({"IDLE"}));
     EXPECT_EQ(cluster_->cohort({"node", "drain", "node1", "--reason", "root's"}).exit_code, 0);
+}
+
+// The agent opens a job's output as the job's user: a link the user plants towards a file
+// only root may write makes the job fail to start, and the file stays as it was.
+TEST_F(MultiUserTest, AnOutputLinkToRootsFileCannotMakeTheAgentWriteIt) {
+    const std::string roots_file = cluster_->work_dir() + "/roots-only";
+    std::ofstream(roots_file) << "root's\n";
+    ASSERT_EQ(chmod(roots_file.c_str(), 0600), 0);
+    const std::string link = home_ + "/trap.out";
+    ASSERT_EQ(symlink(roots_file.c_str(), link.c_str()), 0);
+    ASSERT_EQ(lchown(link.c_str(), user_.uid(), user_.gid()), 0);
+
+    const uint64_t id = submit_as_user({"-o", "trap.out", "--wrap", "echo overwritten"});
+    ASSERT_GT(id, 0u);
+    EXPECT_EQ(cluster_->wait_final_state(id, seconds(30)), "FAILED");
+    EXPECT_EQ(read_text(roots_file), "root's\n");
+    const nlohmann::json job = shown_job_json(*cluster_, id);
+    EXPECT_NE(job.dump().find("Permission denied"), std::string::npos) << job.dump();
+}
+
+// The spool keeps the user's script where only root and the user can read it, and nobody
+// can list what else is there.
+TEST_F(MultiUserTest, SpoolFilesAreTheOwnersAndRootsOnly) {
+    const uint64_t id = submit_as_user({"--wrap", "sleep 30"});
+    ASSERT_TRUE(eventually([&] { return cluster_->job_state(id) == "RUNNING"; }, seconds(30)));
+    const auto job_nodes = shown_job_json(*cluster_, id).value("nodes", "");
+    const std::string spool = cluster_->state_dir() + "/nodes/" + job_nodes;
+    const std::string script = spool + "/job" + std::to_string(id) + ".sh";
+
+    struct stat info {};
+
+    ASSERT_EQ(stat(script.c_str(), &info), 0) << script;
+    EXPECT_EQ(info.st_uid, user_.uid());
+    EXPECT_EQ(info.st_mode & 0077, 0u) << std::oct << info.st_mode;
+    ASSERT_EQ(stat(spool.c_str(), &info), 0);
+    EXPECT_EQ(info.st_mode & 0777, 0711u) << std::oct << info.st_mode;
+    CommandResult listed =
+            run_command({"runuser", "-u", user_.name(), "--", "ls", spool}, "", seconds(30));
+    EXPECT_NE(listed.exit_code, 0) << listed.out;
+    EXPECT_EQ(cluster_->cohort({"cancel", std::to_string(id)}).exit_code, 0);
 }
 
 }  // namespace
