@@ -15,6 +15,7 @@
 
 #include "common/filename_pattern.h"
 #include "common/hostlist.h"
+#include "common/write_all.h"
 #include "launcher/agent.h"
 #include "launcher/task_env.h"
 
@@ -32,18 +33,10 @@ Status write_private_file(const std::string& path,
     if (fd < 0) {
         return Status::io_error(fmt::format("{}: {}", path, std::strerror(errno)));
     }
-    size_t written = 0;
-    while (written < content.size()) {
-        const ssize_t n = write(fd, content.data() + written, content.size() - written);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            const std::string why = std::strerror(errno);
-            close(fd);
-            return Status::io_error(fmt::format("{}: {}", path, why));
-        }
-        written += static_cast<size_t>(n);
+    if (!write_all(fd, content)) {
+        const std::string why = std::strerror(errno);
+        close(fd);
+        return Status::io_error(fmt::format("{}: {}", path, why));
     }
     if (geteuid() == 0 && fchown(fd, uid, gid) != 0) {
         spdlog::warn("chown of {} to {}:{} failed: {}", path, uid, gid, std::strerror(errno));

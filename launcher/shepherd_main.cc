@@ -21,6 +21,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/write_all.h"
+
 namespace {
 
 volatile sig_atomic_t script_pid = 0;
@@ -52,21 +54,6 @@ bool forwardable(int signal) {
 int usage() {
     std::fputs("usage: cohort-shepherd --status-fd N -- SCRIPT [ARGS...]\n", stderr);
     return 2;
-}
-
-bool write_all(int fd, const std::string& text) {
-    size_t done = 0;
-    while (done < text.size()) {
-        const ssize_t n = write(fd, text.data() + done, text.size() - done);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            return false;
-        }
-        done += static_cast<size_t>(n);
-    }
-    return true;
 }
 
 }  // namespace
@@ -135,7 +122,7 @@ int main(int argc, char** argv) {
     }
     line += "\n";
     const int fd = static_cast<int>(status_fd);
-    const bool written = write_all(fd, line) && fsync(fd) == 0;
+    const bool written = cohort::write_all(fd, line) && fsync(fd) == 0;
     close(fd);
     return written ? 0 : 1;
 }
