@@ -26,10 +26,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string self_dir() {
+// Where the daemons are: beside this binary in a build tree, ../sbin once installed.
+std::string daemon_dir() {
     std::error_code ec;
-    fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    return ec ? std::string(".") : exe.parent_path().string();
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    const fs::path here = ec ? fs::path(".") : exe.parent_path();
+    const fs::path installed = here.parent_path() / "sbin";
+    return fs::exists(here / "cohortctld") || !fs::exists(installed / "cohortctld")
+                   ? here.string()
+                   : installed.string();
 }
 
 pid_t read_pid(const std::string& path) {
@@ -387,7 +392,7 @@ Result<std::string> start_instance(const InstanceOptions& options) {
             return munged;
         }
     }
-    const std::string bin = self_dir();
+    const std::string bin = daemon_dir();
     auto ctld = start_controller(config, config_path, *key, bin + "/cohortctld", ctld_pid_file);
     if (!ctld) {
         return ctld.status();

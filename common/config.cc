@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include "common/hostlist.h"
 #include "common/time_spec.h"
@@ -344,7 +345,12 @@ Result<ClusterConfig> load_config(const std::string& path) {
                 "cannot read config '" + path
                 + "' (start a local instance with 'cohort start' or set COHORT_CONF)");
     }
-    json doc = json::parse(in, nullptr, /*allow_exceptions=*/false);
+    const std::string text((std::istreambuf_iterator<char>(in)), {});
+    return parse_config_text(text, path);
+}
+
+Result<ClusterConfig> parse_config_text(std::string_view text, const std::string& path) {
+    json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (doc.is_discarded() || !doc.is_object()) {
         return Status::invalid("config '" + path + "' is not a JSON object");
     }
@@ -448,7 +454,10 @@ std::string default_config_path() {
     if (const char* conf = std::getenv("COHORT_CONF"); conf != nullptr && *conf != '\0') {
         return conf;
     }
-    return default_state_dir() + "/cohort.json";
+    // A user's own local instance first; else the host's cluster, as installed.
+    const std::string local = default_state_dir() + "/cohort.json";
+    constexpr const char* kInstalled = "/etc/cohort/cohort.json";
+    return access(local.c_str(), F_OK) != 0 && access(kInstalled, F_OK) == 0 ? kInstalled : local;
 }
 
 Result<std::string> load_key(const std::string& path) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/backfill_policy.h"
@@ -105,11 +106,14 @@ struct ClusterConfig {
 
 // Reads and validates the file; errors name the file, the key and the value.
 Result<ClusterConfig> load_config(const std::string& path);
+// The config in `text`, as load_config reads it from `path` (named in messages).
+Result<ClusterConfig> parse_config_text(std::string_view text, const std::string& path);
 
 // The file `cohort start` writes; load_config(path) of it gives back `config`.
 Status save_config(const ClusterConfig& config, const std::string& path);
 
-// Where clients look: $COHORT_CONF, else the default local instance's file.
+// Where clients and daemons look: $COHORT_CONF, else the default local instance's file if
+// it exists, else the installed cluster's /etc/cohort/cohort.json if that exists.
 std::string default_config_path();
 std::string default_state_dir();
 

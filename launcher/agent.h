@@ -39,8 +39,8 @@ uint16_t pick_free_port(asio::io_context& io, const std::string& address);
 
 struct AgentOptions {
     std::string name;
-    std::string address = "127.0.0.1";
-    uint16_t port = 0;  // 0: any free port, reported at registration
+    std::string address = "127.0.0.1";  // where clients reach this agent (see cohortd --address)
+    uint16_t port = 0;                  // 0: any free port, reported at registration
     std::string spool_dir;
     std::string stepd_binary;     // cohort-stepd, started for each MPI step
     std::string shepherd_binary;  // cohort-shepherd, the parent of each batch script

@@ -34,6 +34,23 @@ std::string host_name() {
     return name;
 }
 
+// The local address the kernel would send from to reach the controller: the interface a
+// multi-host cluster's clients and peers reach this host on; 127.0.0.1 for a local instance.
+// A UDP socket's connect only picks the route; nothing is sent.
+std::string address_towards(const std::string& host, uint16_t port) {
+    boost::asio::io_context io;
+    boost::system::error_code ec;
+    boost::asio::ip::udp::socket probe(io);
+    const auto controller = boost::asio::ip::make_address(host, ec);
+    if (!ec) {
+        probe.connect({controller, port}, ec);
+    }
+    if (ec) {
+        return "127.0.0.1";
+    }
+    return probe.local_endpoint(ec).address().to_string();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -46,7 +63,9 @@ int main(int argc, char** argv) {
     bool show_topology = false, json = false;
     app.add_option("--config", config_path, "cluster configuration file");
     app.add_option("--name", options.name, "this node's name in the cluster configuration");
-    app.add_option("--address", options.address, "address step clients connect to");
+    app.add_option("--address", options.address,
+                   "address step clients connect to (default: this host's address towards the "
+                   "controller)");
     app.add_option("--port", options.port, "port for step clients (0: any free port)");
     app.add_option("--topology", topology_xml, "load a recorded hwloc XML instead of probing");
     app.add_option("--cpus", cpus, "CPUs to offer instead of the discovered count");
@@ -79,6 +98,9 @@ int main(int argc, char** argv) {
     if (!config || !key) {
         spdlog::error("{}", (!config ? config.status() : key.status()).message());
         return 1;
+    }
+    if (app.count("--address") == 0) {
+        options.address = address_towards(config->controller_host, config->controller_port);
     }
     auto resources = resources_of(*topology);
     if (cpus > 0) {

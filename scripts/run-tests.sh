@@ -6,8 +6,10 @@
 # of CPU under the sanitizers; the planner they drive is sanitized through the unit tests)
 # `scale` (tens of thousands of jobs, run alone: over two minutes under the sanitizers;
 # the same paths are sanitized at small sizes by the other integration tests) and `compat`
-# (the differential test against Slurm, whose verdicts do not depend on the build), so the
-# whole run stays under 45 minutes on a 2-core machine.
+# (the differential test against Slurm, whose verdicts do not depend on the build). Last,
+# the libFuzzer targets (fuzz preset, clang) run 10 s each on their kept corpus
+# (scripts/fuzz.sh runs them for longer). The whole run stays under 45 minutes on a 2-core
+# machine.
 set -eu
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -17,3 +19,7 @@ cmake --preset asan-ubsan >/dev/null
 cmake --build build-asan
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 (cd build-asan && ctest --output-on-failure -LE 'slow|source|sim|scale|compat' --timeout 600 -j2)
+
+cmake --preset fuzz >/dev/null
+cmake --build build-fuzz --target fuzz_targets
+(cd build-fuzz && ctest --output-on-failure -L fuzz --timeout 120)

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 PACKAGES="build-essential cmake ninja-build pkg-config git
   libboost-dev libboost-serialization-dev libhwloc-dev hwloc libssl-dev
   libsqlite3-dev sqlite3 zlib1g-dev libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
-  libgtest-dev libgmock-dev clang-format-14 clang-tidy-14
+  libgtest-dev libgmock-dev clang-format-14 clang-tidy-14 clang-14 libclang-rt-14-dev
   libpmix-dev openmpi-bin libopenmpi-dev mpich libmpich-dev libucx-dev
   python3-mpi4py python3-torch iproute2
   slurmctld slurm-client munge libmunge-dev"

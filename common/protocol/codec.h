@@ -7,9 +7,9 @@
 #include <string>
 #include <string_view>
 
-#include <boost/archive/binary_iarchive.hpp>
 #include <boost/archive/binary_oarchive.hpp>
 
+#include "common/protocol/bounded_iarchive.h"
 #include "common/protocol/frame.h"
 #include "common/protocol/messages.h"
 #include "common/status.h"
@@ -39,15 +39,6 @@ std::string encode_message(const Message& message, const Credential& cred, std::
     return encode_frame(static_cast<uint16_t>(Message::kType), cred, encode_body(message), key);
 }
 
-// Reads a body in place, without copying it into a stream.
-class BodyBuffer : public std::streambuf {
-public:
-    explicit BodyBuffer(std::string_view bytes) {
-        char* begin = const_cast<char*>(bytes.data());  // only read: get area, no put area
-        setg(begin, begin, begin + bytes.size());
-    }
-};
-
 // Decodes bytes made by encode_body into `value`, reusing the vectors and strings it holds:
 // the frames of a long listing, decoded one after another into one value, allocate almost
 // nothing. Malformed bytes give kCorrupt, never a throw.
@@ -55,7 +46,7 @@ template <typename Value>
 Status decode_body_into(std::string_view bytes, const char* what, Value& value) {
     try {
         BodyBuffer buffer(bytes);
-        boost::archive::binary_iarchive archive(buffer, boost::archive::no_header);
+        BoundedIArchive archive(buffer);
         archive >> value;
         return Status::ok();
     } catch (const std::exception& e) {

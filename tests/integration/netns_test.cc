@@ -12,71 +12,13 @@
 #include "launcher/batch_record.h"
 #include "tests/fixtures/cluster_queries.h"
 #include "tests/fixtures/local_cluster.h"
+#include "tests/fixtures/network_namespace.h"
 #include "tests/fixtures/submit_batch.h"
 
 namespace cohort::testing {
 namespace {
 
 using std::chrono::seconds;
-
-// A namespace and a /30 between it and the host; both gone when this is destroyed.
-class NetworkNamespace {
-public:
-    NetworkNamespace() {
-        const int id = static_cast<int>(getpid() % 100000);
-        name_ = "cohort-it-" + std::to_string(id);
-        host_link_ = "coh" + std::to_string(id) + "h";
-        const std::string inner = "coh" + std::to_string(id) + "n";
-        const std::string subnet =
-                "10.231." + std::to_string(id % 250) + ".";  // one /30 per test process
-        host_address_ = subnet + std::to_string(4 * (id / 250 % 60) + 1);
-        inner_address_ = subnet + std::to_string(4 * (id / 250 % 60) + 2);
-        ready_ = ip({"netns", "add", name_}) && (created_ = true)
-                 && ip({"link", "add", host_link_, "type", "veth", "peer", "name", inner})
-                 && ip({"link", "set", inner, "netns", name_})
-                 && ip({"addr", "add", host_address_ + "/30", "dev", host_link_})
-                 && ip({"link", "set", host_link_, "up"})
-                 && ip({"-n", name_, "addr", "add", inner_address_ + "/30", "dev", inner})
-                 && ip({"-n", name_, "link", "set", inner, "up"})
-                 && ip({"-n", name_, "link", "set", "lo", "up"});
-    }
-
-    ~NetworkNamespace() {
-        if (created_) {
-            ip({"link", "del", host_link_});
-            ip({"netns", "del", name_});
-        }
-    }
-
-    NetworkNamespace(const NetworkNamespace&) = delete;
-    NetworkNamespace& operator=(const NetworkNamespace&) = delete;
-
-    bool ready() const { return ready_; }
-
-    const std::string& why_not() const { return error_; }
-
-    const std::string& name() const { return name_; }
-
-    const std::string& host_address() const { return host_address_; }
-
-    const std::string& inner_address() const { return inner_address_; }
-
-    bool set_link(bool up) { return ip({"link", "set", host_link_, up ? "up" : "down"}); }
-
-private:
-    bool ip(std::vector<std::string> args) {
-        args.insert(args.begin(), "ip");
-        CommandResult result = run_command(args, "", seconds(10));
-        if (result.exit_code != 0 && error_.empty()) {
-            error_ = "ip " + args[1] + " " + args[2] + ": " + result.err;
-        }
-        return result.exit_code == 0;
-    }
-
-    std::string name_, host_link_, host_address_, inner_address_, error_;
-    bool created_ = false;
-    bool ready_ = false;
-};
 
 // Not gone and not a zombie (no one may reap a script whose shepherd was killed with it).
 TEST(NodeInItsOwnNetwork, ACutLinkRequeuesTheJobAndTheStaleAttemptEndsWhenItReturns) {

@@ -87,9 +87,16 @@ TEST(PrologEpilog, AFailedPrologDrainsItsNodeAndTheJobRunsOnAnother) {
     const std::string prolog =
             hooks.script("prolog", "[ \"$SLURMD_NODENAME\" = node1 ] && exit 3; exit 0");
     auto cluster = cluster_with(2, {{"prolog", prolog}});
-    // Two jobs, one node each: one of them is placed on node1 whatever the placement order.
-    const uint64_t first = submit_batch(*cluster, {"-N1", "--wrap", "sleep 1"});
-    const uint64_t second = submit_batch(*cluster, {"-N1", "--wrap", "sleep 1"});
+    // Two jobs of a whole node each, once both nodes serve: one of them is placed on node1
+    // whatever the placement order.
+    ASSERT_TRUE(eventually(
+            [&] {
+                return node_json(*cluster, "node1")["state"] == nlohmann::json::array({"IDLE"})
+                       && node_json(*cluster, "node2")["state"] == nlohmann::json::array({"IDLE"});
+            },
+            seconds(30)));
+    const uint64_t first = submit_batch(*cluster, {"-N1", "--exclusive", "--wrap", "sleep 1"});
+    const uint64_t second = submit_batch(*cluster, {"-N1", "--exclusive", "--wrap", "sleep 1"});
     EXPECT_EQ(cluster->wait_final_state(first, seconds(60)), "COMPLETED");
     EXPECT_EQ(cluster->wait_final_state(second, seconds(60)), "COMPLETED");
 

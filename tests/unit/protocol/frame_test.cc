@@ -199,6 +199,32 @@ TEST(Codec, MalformedBodyIsAnErrorNotACrash) {
     }
 }
 
+// A length or count prefix larger than the bytes that follow is refused before anything is
+// allocated for it: Boost's own archive would resize to it (terabytes from 14 bytes, as
+// tests/fuzz/fuzz_messages found).
+TEST(Codec, AForgedLengthAllocatesNothing) {
+    // After the class's 5 bytes of archive information: the string's 8-byte length.
+    std::string huge_string = encode_body(AckReply{"ok"});
+    huge_string.replace(5, 8, std::string("\x00\x00\x00\x00\x01\xff\x00\x00", 8));
+    auto text = decode_body<AckReply>(huge_string, "AckReply");
+    ASSERT_FALSE(text);
+    EXPECT_NE(text.status().message().find("a length beyond the bytes left"), std::string::npos)
+            << text.status().message();
+
+    NodeFaultReport empty;
+    std::string huge_vector = encode_body(std::vector<NodeFaultReport>{empty});
+    huge_vector.replace(5, 8, std::string("\x00\x00\x00\x40\x00\x00\x00\x00", 8));
+    auto items = decode_body<std::vector<NodeFaultReport>>(huge_vector, "reports");
+    ASSERT_FALSE(items);
+    EXPECT_EQ(items.status().code(), StatusCode::kCorrupt);
+
+    // What is really there still decodes, into a value whose vectors are reused.
+    std::vector<NodeFaultReport> reused(5);
+    ASSERT_TRUE(decode_body_into(encode_body(std::vector<NodeFaultReport>{empty, empty}), "reports",
+                                 reused));
+    EXPECT_EQ(reused.size(), 2u);
+}
+
 TEST(Codec, TypeMismatchIsRefused) {
     auto envelope = receive(encode_message(AckReply{"x"}, {0, 0}, kKey));
     ASSERT_TRUE(envelope);
