@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include "tests/fixtures/cluster_queries.h"
 #include "tests/fixtures/local_cluster.h"
 
 namespace cohort::testing {
@@ -98,6 +99,32 @@ TEST(Restart, StartOnAnExistingStateDirResumesIt) {
     EXPECT_EQ(cluster.job_state(first_id), "COMPLETED");
     CommandResult second = cluster.cohort({"batch", "--parsable", "--wrap", "true"});
     EXPECT_EQ(std::strtoull(second.out.c_str(), nullptr, 10), first_id + 1);
+}
+
+// Names, comments and paths a hostile or careless user types (quotes, `;`, SQL comment
+// marks, control characters) are data: they come back unchanged from the controller, from
+// the state store after a restart, and as the output file's name on disk.
+TEST(Restart, HostileNamesCommentsAndPathsRoundTripUnchanged) {
+    LocalCluster cluster(1);
+    ASSERT_TRUE(cluster.up());
+    const std::string name = "it's \"quoted\"; DROP TABLE jobs;-- \x01\x1b[31m$(id)";
+    const std::string comment = "'); DELETE FROM jobs WHERE ('1'='1 \t\x7f";
+    const std::string output = "out 'q' \"d\"; --x.txt";
+    CommandResult submitted = cluster.cohort({"batch", "--parsable", "-J", name, "--comment",
+                                              comment, "-o", output, "--wrap", "echo ran"});
+    ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+    const uint64_t id = std::strtoull(submitted.out.c_str(), nullptr, 10);
+    ASSERT_EQ(cluster.wait_final_state(id, std::chrono::seconds(30)), "COMPLETED");
+    EXPECT_EQ(read_text(cluster.work_dir() + "/" + output), "ran\n");
+    for (int round = 0; round < 2; ++round) {
+        const nlohmann::json job = accounted_job_json(cluster, id);
+        EXPECT_EQ(job.value("name", ""), name) << "round " << round;
+        EXPECT_EQ(job["comment"].value("job", ""), comment) << "round " << round;
+        EXPECT_EQ(job.value("standard_output", ""), output) << "round " << round;
+        if (round == 0) {
+            ASSERT_EQ(cluster.restart().exit_code, 0);  // read back from the state store
+        }
+    }
 }
 
 TEST(Start, RunsTheCommandAndReturnsItsExitCode) {
