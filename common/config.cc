@@ -156,6 +156,12 @@ Result<ClusterConfig> parse_config(const json& doc) {
         return Status::invalid("cgroup: invalid value '" + config.cgroup
                                + "' (accepted: auto, v1, v2, none)");
     }
+    config.job_pids_max = doc.value("job_pids_max", config.job_pids_max);
+    if (config.job_pids_max < 0) {
+        return Status::invalid(
+                fmt::format("job_pids_max: invalid value '{}' (accepted: 0 for no cap, or a count)",
+                            config.job_pids_max));
+    }
     for (auto [key, program] : {std::pair{"prolog", &config.prolog}, {"epilog", &config.epilog}}) {
         *program = doc.value(key, *program);
         if (!program->empty() && program->front() != '/') {
@@ -391,6 +397,7 @@ Status save_config(const ClusterConfig& config, const std::string& path) {
             {"admins", config.admins},
             {"private_data", config.private_data},
             {"cgroup", config.cgroup},
+            {"job_pids_max", config.job_pids_max},
             {"prolog", config.prolog},
             {"epilog", config.epilog},
             {"prolog_epilog_timeout_s", config.prolog_epilog_timeout_s},

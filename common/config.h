@@ -49,6 +49,9 @@ struct ClusterConfig {
     // Per-job cgroups on each node (launcher/job_cgroup.h): "auto" (v1 where mounted, else
     // v2; off where the agent cannot write them, e.g. not root), "v1", "v2" or "none".
     std::string cgroup = "auto";
+    // The most processes and threads one job may have on a node (the pids cgroup; a fork
+    // bomb stops there). 0: no cap.
+    int64_t job_pids_max = 0;
     // Programs each agent runs as root, with a clean environment, before a job's first process
     // on the node (prolog) and after its last (epilog), as Slurm's Prolog and Epilog. A
     // failure (non-zero exit, or running past prolog_epilog_timeout_s) drains the node; a

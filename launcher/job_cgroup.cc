@@ -162,7 +162,9 @@ bool polled_for(int limit_ms, Predicate done) {
 
 JobCgroups::JobCgroups(const std::string& mode,
                        const std::string& mount,
-                       const std::string& agent_dir) {
+                       const std::string& agent_dir,
+                       int64_t pids_max)
+    : pids_max_(pids_max) {
     const std::string leaf = "/" + agent_dir;
     if (mode == "none") {
         why_disabled_ = "the config's cgroup is none";
@@ -183,6 +185,12 @@ JobCgroups::JobCgroups(const std::string& mode,
             memory_ = mount + "/memory" + own_cgroup("memory") + leaf;
             if (!make_dir(memory_)) {
                 memory_.clear();
+            }
+        }
+        if (pids_max_ > 0 && mounted_as(mount + "/pids", kCgroupMagic)) {
+            pids_ = mount + "/pids" + own_cgroup("pids") + leaf;
+            if (!make_dir(pids_)) {
+                pids_.clear();
             }
         }
         if (mounted_as(mount + "/cpuacct", kCgroupMagic)) {
@@ -215,7 +223,7 @@ JobCgroups::JobCgroups(const std::string& mode,
         return;
     }
     // Limits need the controllers delegated to the node's directory; tracking does not.
-    write_text(unified_ + "/cgroup.subtree_control", "+memory +cpuset");
+    write_text(unified_ + "/cgroup.subtree_control", "+memory +cpuset +pids");
     version_ = CgroupVersion::kV2;
 }
 
@@ -231,7 +239,7 @@ std::string JobCgroups::job_dir(const std::string& base, uint64_t job_id) const 
 
 std::vector<std::string> JobCgroups::bases() const {
     std::vector<std::string> out;
-    for (const std::string* base : {&freezer_, &memory_, &cpuset_, &cpuacct_, &unified_}) {
+    for (const std::string* base : {&freezer_, &memory_, &cpuset_, &cpuacct_, &pids_, &unified_}) {
         if (!base->empty()) {
             out.push_back(*base);
         }
@@ -267,6 +275,13 @@ Status JobCgroups::create(uint64_t job_id, const std::vector<int>& cpus, int64_t
                 version_ == CgroupVersion::kV1 ? "memory.memsw.limit_in_bytes" : "memory.swap.max";
         if (fs::exists(memory_dir + "/" + swap_file)) {
             write_text(memory_dir + "/" + swap_file, version_ == CgroupVersion::kV1 ? bytes : "0");
+        }
+    }
+    const std::string pids_dir = job_dir(version_ == CgroupVersion::kV1 ? pids_ : unified_, job_id);
+    if (pids_max_ > 0 && fs::exists(pids_dir + "/pids.max")) {
+        if (Status capped = write_text(pids_dir + "/pids.max", std::to_string(pids_max_));
+            !capped) {
+            return capped;
         }
     }
     const std::string cpuset_dir =

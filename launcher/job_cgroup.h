@@ -31,9 +31,14 @@ public:
     // `mode` is the config's `cgroup`: "auto" (v1 where a v1 freezer hierarchy is mounted,
     // else v2), "v1", "v2" or "none". `mount` is where cgroups are mounted (/sys/fs/cgroup;
     // for v2 also its "unified" subdirectory on hybrid hosts). `agent_dir` names this
-    // agent's directory, unique among the agents of the host. Disabled, with the reason in
-    // why_disabled(), where the chosen layout is absent or cannot be written (not root).
-    JobCgroups(const std::string& mode, const std::string& mount, const std::string& agent_dir);
+    // agent's directory, unique among the agents of the host. `pids_max` caps the
+    // processes and threads of each job (0: no cap) where the pids controller is there.
+    // Disabled, with the reason in why_disabled(), where the chosen layout is absent or
+    // cannot be written (not root).
+    JobCgroups(const std::string& mode,
+               const std::string& mount,
+               const std::string& agent_dir,
+               int64_t pids_max = 0);
     // Removes the agent's directories where no job's remain (batch jobs outlive a restart).
     ~JobCgroups();
     JobCgroups(const JobCgroups&) = delete;
@@ -67,9 +72,10 @@ private:
 
     CgroupVersion version_ = CgroupVersion::kNone;
     std::string why_disabled_;
-    // v1: the node's directory in the freezer, memory, cpuset and cpuacct hierarchies (all
-    // but freezer empty where not mounted); v2: `unified_` alone.
-    std::string freezer_, memory_, cpuset_, cpuacct_;
+    // v1: the node's directory in the freezer, memory, cpuset, cpuacct and pids hierarchies
+    // (all but freezer empty where not mounted or not needed); v2: `unified_` alone.
+    std::string freezer_, memory_, cpuset_, cpuacct_, pids_;
+    int64_t pids_max_ = 0;
     std::string unified_;
 };
 

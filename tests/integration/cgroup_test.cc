@@ -171,5 +171,46 @@ TEST_F(CgroupTest, AOneCpuJobRunsTwoBusyLoopsOnOneCore) {
     EXPECT_NEAR(user + system, used, 0.01);
 }
 
+// job_pids_max: a job that forks past it gets EAGAIN at the cap, and its other processes run.
+TEST(CgroupPids, AJobCannotHaveMoreProcessesThanJobPidsMax) {
+    if (geteuid() != 0) {
+        GTEST_SKIP() << "creating cgroups needs root";
+    }
+    if (!std::filesystem::exists("/sys/fs/cgroup/pids/cgroup.procs")) {
+        GTEST_SKIP() << "no v1 pids hierarchy at /sys/fs/cgroup/pids";
+    }
+    LocalCluster cluster(1, with_settings({{"job_pids_max", 20}}));
+    ASSERT_TRUE(cluster.up());
+    const std::string out = cluster.work_dir() + "/pids.out";
+    // 40 children asked for: the shepherd, the shell, python and its children share 20.
+    const std::string forks =
+            "import os, signal, time\n"
+            "kids = []\n"
+            "try:\n"
+            "    for i in range(40):\n"
+            "        pid = os.fork()\n"
+            "        if pid == 0:\n"
+            "            time.sleep(30)\n"
+            "            os._exit(0)\n"
+            "        kids.append(pid)\n"
+            "except OSError as e:\n"
+            "    print('refused', e.errno)\n"
+            "print('children=%d' % len(kids))\n"
+            "for k in kids:\n"
+            "    os.kill(k, signal.SIGKILL)\n"
+            "    os.waitpid(k, 0)\n";
+    std::ofstream(cluster.work_dir() + "/forks.py") << forks;
+    const uint64_t id = submit_batch(cluster, {"-o", out, "--wrap", "python3 forks.py"});
+    EXPECT_EQ(cluster.wait_final_state(id, seconds(60)), "COMPLETED")
+            << shown_job_json(cluster, id).dump();
+    const std::string text = read_text(out);
+    const size_t at = text.find("children=");
+    ASSERT_NE(at, std::string::npos) << text;
+    const int children = std::stoi(text.substr(at + 9));
+    EXPECT_GT(children, 5) << text;
+    EXPECT_LT(children, 20) << "the cap holds: " << text;
+    EXPECT_NE(text.find("refused 11"), std::string::npos) << "fork got EAGAIN: " << text;
+}
+
 }  // namespace
 }  // namespace cohort::testing
