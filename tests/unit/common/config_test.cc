@@ -109,6 +109,37 @@ TEST(ClusterConfigFile, ReturnToServiceDefaultsToSlurmsAndRefusesOtherValues) {
             << bad.status().message();
 }
 
+TEST(ClusterConfigFile, NodeHooksAndPidsCapRoundTripAndRefuseBadValues) {
+    auto config = parse_config_text(kMinimal, "minimal.json");
+    ASSERT_TRUE(config) << config.status().message();
+    EXPECT_EQ(config->prolog, "");
+    EXPECT_EQ(config->prolog_epilog_timeout_s, 300);
+    EXPECT_EQ(config->job_pids_max, 0);
+    config->prolog = "/etc/cohort/prolog";
+    config->epilog = "/etc/cohort/epilog";
+    config->job_pids_max = 512;
+    const std::string path = temp_config("");
+    ASSERT_TRUE(save_config(*config, path));
+    auto again = load_config(path);
+    ASSERT_TRUE(again) << again.status().message();
+    EXPECT_EQ(again->prolog, "/etc/cohort/prolog");
+    EXPECT_EQ(again->epilog, "/etc/cohort/epilog");
+    EXPECT_EQ(again->job_pids_max, 512);
+    for (const auto& [setting, message] : std::vector<std::pair<std::string, std::string>>{
+                 {R"("prolog": "prolog.sh", )",
+                  "prolog: invalid value 'prolog.sh' (accepted: an absolute path, or empty"},
+                 {R"("prolog_epilog_timeout_s": 0, )",
+                  "prolog_epilog_timeout_s: invalid value '0' (accepted: 1 or more)"},
+                 {R"("job_pids_max": -1, )", "job_pids_max: invalid value '-1' (accepted: 0"}}) {
+        std::string text = kMinimal;
+        text.insert(1, setting);
+        auto bad = parse_config_text(text, "bad.json");
+        ASSERT_FALSE(bad) << setting;
+        EXPECT_NE(bad.status().message().find(message), std::string::npos)
+                << bad.status().message();
+    }
+}
+
 TEST(ClusterConfigFile, AuthAndRolesDefaultToOneUsersInstanceAndRoundTrip) {
     auto config = load_config(temp_config(kMinimal));
     ASSERT_TRUE(config) << config.status().message();
