@@ -83,9 +83,9 @@ Result<Pmi2Command> parse_pmi2_command(const std::string& body) {
 }
 
 std::string encode_pmi2(const std::string& name, const Pmi2Command::Pairs& pairs) {
-    std::string body = "cmd=" + name + ";";
-    for (const auto& [key, value] : pairs) {
-        body += key + "=";
+    // Every value, the command's name included, ends with ';' and doubles the ones it holds
+    // (fuzz_pmi2 found a name with ';' that parsed back as other pairs).
+    auto append_value = [](std::string& body, const std::string& value) {
         for (char c : value) {
             body += c;
             if (c == ';') {
@@ -93,6 +93,12 @@ std::string encode_pmi2(const std::string& name, const Pmi2Command::Pairs& pairs
             }
         }
         body += ';';
+    };
+    std::string body = "cmd=";
+    append_value(body, name);
+    for (const auto& [key, value] : pairs) {
+        body += key + "=";
+        append_value(body, value);
     }
     // Left-justified, as Slurm writes it. Replies stay far below 10^6 bytes: a value comes
     // from a command of at most kPmi2MaxCommand bytes.

@@ -22,6 +22,9 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$targets" ] || targets=$(cd tests/fuzz && ls fuzz_*.cc | sed 's/\.cc$//')
 
+# UCX (linked through the PMIx targets) would otherwise catch the crash signals first and
+# exit without libFuzzer saving the input.
+export UCX_HANDLE_ERRORS=none
 cmake --preset fuzz >/dev/null
 cmake --build build-fuzz --target fuzz_targets
 mkdir -p build-fuzz/crashes
@@ -30,7 +33,7 @@ for target in $targets; do
     corpus="tests/fuzz/corpus/$target"
     mkdir -p "$scratch" "$corpus"
     log="build-fuzz/$target.log"
-    if ! "build-fuzz/bin/$target" "$budget" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    if ! "build-fuzz/bin/$target" "$budget" -timeout=30 -rss_limit_mb=2048 -print_final_stats=1 \
             -artifact_prefix=build-fuzz/crashes/ "$scratch" "$corpus" >"$log" 2>&1; then
         grep -A20 -m1 -E "ERROR|runtime error|deadly" "$log" >&2 || tail -20 "$log" >&2
         echo "$target: CRASH (log: $log)" >&2

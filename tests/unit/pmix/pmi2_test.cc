@@ -215,6 +215,13 @@ Reply start_rank(Node& node, PmiClient client, const std::string& id) {
 TEST(Pmi2Wire, EncodesWithALeftJustifiedLengthAndEscapedSemicolons) {
     EXPECT_EQ(encode_pmi2("kvs-put-response", {{"rc", "0"}}), "26    cmd=kvs-put-response;rc=0;");
     EXPECT_EQ(encode_pmi2("x", {{"value", "a;b"}}), "17    cmd=x;value=a;;b;");
+    // The name is a value too: a ';' in it must not start a pair (found by fuzz_pmi2).
+    const std::string framed = encode_pmi2("a;rc=1", {});
+    EXPECT_EQ(framed, "12    cmd=a;;rc=1;");
+    auto back = parse_pmi2_command(framed.substr(kPmi2HeaderSize));
+    ASSERT_TRUE(back) << back.status().message();
+    EXPECT_EQ(back->name, "a;rc=1");
+    EXPECT_TRUE(back->pairs.empty());
 }
 
 TEST(Pmi2Wire, ParsesPairsInOrderAndUnescapes) {
