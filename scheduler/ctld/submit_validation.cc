@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cctype>
 #include <optional>
+#include <string_view>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -277,22 +279,33 @@ Result<std::vector<int>> nodes_of_job(const protocol::JobSpec& spec,
                                       const PartitionConfig& partition,
                                       const std::vector<int>& members) {
     const ClusterConfig& config = context.config;
-    for (const auto& [option, names] :
-         {std::pair{"--exclude", &spec.exclude}, std::pair{"--nodelist", &spec.nodelist}}) {
-        for (const std::string& name : *names) {
-            if (std::find(config.nodes.begin(), config.nodes.end(), name) == config.nodes.end()) {
+    if (!spec.nodelist.empty() || !spec.exclude.empty()) {
+        // Sets, not scans: a request may name many nodes, and a raw one may repeat a name.
+        const std::unordered_set<std::string_view> cluster(config.nodes.begin(),
+                                                           config.nodes.end());
+        for (const auto& [option, names] :
+             {std::pair{"--exclude", &spec.exclude}, std::pair{"--nodelist", &spec.nodelist}}) {
+            if (names->size() > config.nodes.size()) {
                 return Status::invalid(fmt::format(
-                        "{}: invalid node name '{}' (accepted: the cluster's nodes, {})", option,
-                        name, compress_hostlist(config.nodes)));
+                        "{}: {} node names for a cluster of {} (accepted: each node once)", option,
+                        names->size(), config.nodes.size()));
+            }
+            for (const std::string& name : *names) {
+                if (cluster.count(name) == 0) {
+                    return Status::invalid(fmt::format(
+                            "{}: invalid node name '{}' (accepted: the cluster's nodes, {})",
+                            option, name, compress_hostlist(config.nodes)));
+                }
             }
         }
-    }
-    for (const std::string& name : spec.nodelist) {
-        if (std::find(partition.nodes.begin(), partition.nodes.end(), name)
-            == partition.nodes.end()) {
-            return Status::invalid(fmt::format(
-                    "--nodelist: node '{}' is not in partition '{}' (accepted: its nodes, {})",
-                    name, partition.name, compress_hostlist(partition.nodes)));
+        const std::unordered_set<std::string_view> in_partition(partition.nodes.begin(),
+                                                                partition.nodes.end());
+        for (const std::string& name : spec.nodelist) {
+            if (in_partition.count(name) == 0) {
+                return Status::invalid(fmt::format(
+                        "--nodelist: node '{}' is not in partition '{}' (accepted: its nodes, {})",
+                        name, partition.name, compress_hostlist(partition.nodes)));
+            }
         }
     }
     const uint32_t most_nodes = spec.nodes_max != 0 ? spec.nodes_max : spec.nodes_min;
