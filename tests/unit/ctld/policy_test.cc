@@ -106,6 +106,18 @@ TEST(PolicySubmit, PartitionNodeAndMemoryLimits) {
     EXPECT_EQ(error_of(spec, cluster()), "accepted");
 }
 
+// A raw request may repeat a name a million times; it is refused at once, not checked name by
+// name against the cluster.
+TEST(PolicySubmit, ANodeListLongerThanTheClusterIsRefused) {
+    protocol::JobSpec spec;
+    spec.nodelist.assign(1000000, "node1");
+    EXPECT_EQ(error_of(spec, cluster()),
+              "--nodelist: 1000000 node names for a cluster of 2 (accepted: each node once)");
+    spec.nodelist = {"node3"};
+    EXPECT_EQ(error_of(spec, cluster()),
+              "--nodelist: invalid node name 'node3' (accepted: the cluster's nodes, node[1-2])");
+}
+
 TEST(PolicySubmit, ReservationMustExistAndAllowTheUser) {
     Reservations reservations;
     protocol::ReservationRecord maint;
