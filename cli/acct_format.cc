@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/json_output.h"
+#include "common/ascii_lower.h"
 #include "common/hostlist.h"
 #include "common/job_state.h"
 
@@ -28,13 +29,6 @@ constexpr FieldInfo kFields[] = {
         {"ArrayJobID", 15}, {"ArrayTaskID", 15}, {"TotalCPU", 10},   {"UserCPU", 10},
         {"SystemCPU", 10},  {"MaxRSS", 10},      {"MaxRSSNode", 10},
 };
-
-std::string lower(std::string_view text) {
-    std::string out(text);
-    std::transform(out.begin(), out.end(), out.begin(),
-                   [](unsigned char c) { return std::tolower(c); });
-    return out;
-}
 
 // sacct's elapsed form: [D-]HH:MM:SS.
 std::string elapsed_text(int64_t seconds) {
@@ -228,10 +222,10 @@ Result<std::vector<AcctField>> parse_acct_format(std::string_view list) {
         const size_t comma = std::min(list.find(',', start), list.size());
         const std::string_view item = list.substr(start, comma - start);
         const size_t percent = item.find('%');
-        const std::string name = lower(item.substr(0, percent));
+        const std::string name = ascii_lower(item.substr(0, percent));
         const FieldInfo* info = nullptr;
         for (const FieldInfo& candidate : kFields) {
-            if (lower(candidate.name) == name) {
+            if (ascii_lower(candidate.name) == name) {
                 info = &candidate;
             }
         }

@@ -10,20 +10,15 @@
 
 #include "cli/client_context.h"
 #include "cli/commands.h"
+#include "common/ascii_lower.h"
 #include "common/hostlist.h"
 #include "common/size_spec.h"
 
 namespace cohort::cli {
 namespace {
 
-std::string lower(std::string text) {
-    std::transform(text.begin(), text.end(), text.begin(),
-                   [](unsigned char c) { return std::tolower(c); });
-    return text;
-}
-
 Result<protocol::NodeAction> node_action(const std::string& word, const std::string& field) {
-    const std::string action = lower(word);
+    const std::string action = ascii_lower(word);
     if (action == "drain") {
         return protocol::NodeAction::kDrain;
     }
@@ -67,7 +62,7 @@ int scontrol_update_job(const Args& args) {
             return report_error("scontrol update",
                                 Status::invalid(fmt::format("'{}': expected KEY=VALUE", word)));
         }
-        const std::string key = lower(word.substr(0, eq));
+        const std::string key = ascii_lower(word.substr(0, eq));
         const std::string value = word.substr(eq + 1);
         if (key == "jobid" || key == "job") {
             auto id = parse_positive_count(value);
@@ -96,7 +91,7 @@ int scontrol_update_job(const Args& args) {
 
 int scontrol_update(const Args& args) {
     const bool names_a_job = std::any_of(args.begin(), args.end(), [](const std::string& word) {
-        const std::string key = lower(word.substr(0, word.find('=')));
+        const std::string key = ascii_lower(word.substr(0, word.find('=')));
         return key == "jobid" || key == "job";
     });
     if (names_a_job) {
@@ -107,7 +102,7 @@ int scontrol_update(const Args& args) {
     std::string reason;
     for (const auto& word : args) {
         const size_t eq = word.find('=');
-        const std::string key = lower(word.substr(0, eq));
+        const std::string key = ascii_lower(word.substr(0, eq));
         if (eq == std::string::npos) {
             return report_error("scontrol update",
                                 Status::invalid(fmt::format(
@@ -213,13 +208,13 @@ int cmd_scontrol(const Args& args) {
         std::cout << kUsage;
         return args.empty() ? 2 : 0;
     }
-    const std::string what = lower(args.front());
+    const std::string what = ascii_lower(args.front());
     const Args rest(args.begin() + 1, args.end());
     if (what == "update") {
         return scontrol_update(rest);
     }
     if (what == "show") {
-        const std::string object = rest.empty() ? "" : lower(rest.front());
+        const std::string object = rest.empty() ? "" : ascii_lower(rest.front());
         const Args operands(rest.begin() + (rest.empty() ? 0 : 1), rest.end());
         if (object == "hostnames") {
             return show_hostnames(operands);

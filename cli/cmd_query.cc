@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include "cli/acct_format.h"
 #include "cli/client_context.h"
@@ -18,6 +19,7 @@
 #include "cli/node_format.h"
 #include "cli/queue_format.h"
 #include "cli/show_entities.h"
+#include "common/ascii_lower.h"
 #include "common/begin_time.h"
 #include "common/comma_list.h"
 #include "common/hostlist.h"
@@ -310,8 +312,7 @@ int cmd_show(const Args& args) {
     if (int rc = parse_args(app, "show", args); rc >= 0) {
         return rc;
     }
-    std::transform(what.begin(), what.end(), what.begin(),
-                   [](unsigned char c) { return std::tolower(c); });
+    what = ascii_lower(what);
     if (what == "node" || what == "nodes") {
         return show_nodes(operand, json);
     }
@@ -339,6 +340,7 @@ int cmd_show(const Args& args) {
     if (listed && found.empty()) {
         protocol::AcctQueryRequest acct;
         acct.job_ids = {job_id};
+        acct.controller_record = true;
         listed = ask_job_list(acct, keep);
     }
     if (!listed) {
@@ -439,14 +441,18 @@ int list_accounting(const Args& args, bool as_sacct) {
     bool parsable2 = false;
     bool no_header = false;
     bool allocations = false;
-    std::string user, states_text, jobs_text, start_text, end_text, format;
+    bool all_users = false;
+    std::string users_text, accounts_text, states_text, jobs_text, start_text, end_text, format;
     app.add_flag("--json", json, "print Slurm-shaped JSON");
     app.add_option("-o,--format", format, "fields, e.g. JobID,JobName%30,State,Elapsed");
     app.add_flag("-p,--parsable", parsable, "fields separated by '|', one after the last too");
     app.add_flag("-P,--parsable2", parsable2, "fields separated by '|'");
     app.add_flag("-n,--noheader", no_header, "no header");
     app.add_flag("-X,--allocations", allocations, "jobs only, not their steps");
-    app.add_option("-u,--user", user, "only this user's jobs");
+    app.add_option("-u,--user,--uid", users_text, "only these users' jobs, comma separated");
+    app.add_option("-A,--accounts", accounts_text, "only jobs of these accounts, comma separated");
+    app.add_flag("-a,--allusers", all_users,
+                 "every user's jobs (the default for root; others see their own)");
     app.add_option("-s,--state", states_text, "only these states, e.g. CD,F");
     app.add_option("-j,--jobs", jobs_text, "only these job ids, comma separated");
     app.add_option("-S,--starttime", start_text,
@@ -458,7 +464,12 @@ int list_accounting(const Args& args, bool as_sacct) {
     if (int rc = parse_args(app, "acct", args); rc >= 0) {
         return rc;
     }
-    request.user = user;
+    request.users = split_comma_list(users_text);
+    request.accounts = split_comma_list(accounts_text);
+    // As sacct: a user other than root lists their own jobs unless told otherwise.
+    if (request.users.empty() && !all_users && getuid() != 0 && jobs_text.empty()) {
+        request.users = {current_user_name()};
+    }
     auto states = parse_job_states("--state", states_text);
     if (!states) {
         return report_error("acct", states.status());

@@ -26,6 +26,7 @@ int cmd_hold(const Args& args, bool release);
 int cmd_requeue(const Args& args, bool hold);
 int cmd_acct(const Args& args);
 int cmd_sacct(const Args& args);
+int cmd_report(const Args& args);
 int cmd_start(const Args& args);
 int cmd_stop(const Args& args);
 int cmd_sim(const Args& args);

@@ -1,5 +1,5 @@
 // cohort: the user CLI. A multi-call binary: `cohort batch ...`, or invoked as sbatch, srun,
-// salloc, squeue, scancel, sinfo or sacct, the matching subcommand.
+// salloc, squeue, scancel, sinfo, sacct or sreport, the matching subcommand.
 #include <iostream>
 #include <map>
 #include <string>
@@ -18,6 +18,8 @@ const char* kUsage = R"(usage: cohort COMMAND [options]
   mpirun   run an mpirun command line as a step
   queue    list pending and running jobs (squeue) nodes    list nodes (sinfo)
   show     show a job (scontrol show job)         acct     finished jobs and steps (sacct)
+  report   usage reports: cluster utilization, cluster AccountUtilizationByUser, user topusage
+           (sreport)
   cancel   cancel jobs (scancel)                  hold / release   hold or release pending jobs
   requeue  run running batch jobs again (scontrol requeue; requeuehold or --hold: held)
   node     drain|down|resume NODE... --reason TEXT (scontrol update nodename=... state=...)
@@ -49,6 +51,8 @@ int dispatch(const std::string& command, const Args& args) {
             {"scancel", cmd_cancel},
             {"acct", cmd_acct},
             {"sacct", cmd_sacct},
+            {"report", cmd_report},
+            {"sreport", cmd_report},
             {"start", cmd_start},
             {"stop", cmd_stop},
             {"sim", cmd_sim},

@@ -215,6 +215,13 @@ Result<ClusterConfig> parse_config(const json& doc) {
         return Status::invalid("sqlite_synchronous: invalid value '" + config.sqlite_synchronous
                                + "' (accepted: full, normal)");
     }
+    config.accounting = doc.value("accounting", config.accounting);
+    config.tres_billing_weights = doc.value("tres_billing_weights", config.tres_billing_weights);
+    auto weights = parse_billing_weights(config.tres_billing_weights);
+    if (!weights) {
+        return weights.status();
+    }
+    config.billing_weights = *weights;
     config.return_to_service = doc.value("return_to_service", config.return_to_service);
     if (config.return_to_service < 0 || config.return_to_service > 2) {
         return Status::invalid(fmt::format(
@@ -413,6 +420,8 @@ Status save_config(const ClusterConfig& config, const std::string& path) {
             {"max_array_size", config.max_array_size},
             {"purge_jobs_after_days", config.purge_jobs_after_days},
             {"sqlite_synchronous", config.sqlite_synchronous},
+            {"accounting", config.accounting},
+            {"tres_billing_weights", config.tres_billing_weights},
             {"job_requeue", config.job_requeue},
             {"max_batch_requeue", config.max_batch_requeue},
             {"requeue_avoid_failed_nodes", config.requeue_avoid_failed_nodes},

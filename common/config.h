@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/backfill_policy.h"
+#include "common/billing_weights.h"
 #include "common/network_config.h"
 #include "common/policy_config.h"
 #include "common/status.h"
@@ -82,6 +83,13 @@ struct ClusterConfig {
     // slurmdbd's PurgeJobAfter; 0 keeps them forever.
     int64_t purge_jobs_after_days = 0;
     std::string sqlite_synchronous = "full";
+    // Where accounting records go: a PostgreSQL URI (postgresql://...), or an SQLite file;
+    // empty: STATE_DIR/accounting.db. See docs/dev/accounting.md.
+    std::string accounting;
+    // Slurm's TRESBillingWeights, e.g. "CPU=1.0,Mem=0.25G,GRES/gpu=2.0"; empty: billing is
+    // the CPU count. Parsed into billing_weights.
+    std::string tres_billing_weights;
+    BillingWeights billing_weights;
     // Requeue (as Slurm's JobRequeue, on by default): batch jobs that lose a node run again
     // with the same id, unless submitted with --no-requeue; after max_batch_requeue automatic
     // requeues a job ends instead. Later attempts avoid the nodes that failed the job.

@@ -10,7 +10,7 @@ PACKAGES="build-essential cmake ninja-build pkg-config git
   libgtest-dev libgmock-dev clang-format-14 clang-tidy-14 clang-14 libclang-rt-14-dev
   libpmix-dev openmpi-bin libopenmpi-dev mpich libmpich-dev libucx-dev
   python3-mpi4py python3-torch iproute2
-  slurmctld slurm-client munge libmunge-dev"
+  slurmctld slurm-client munge libmunge-dev postgresql libpq-dev"
 
 missing=""
 for package in $PACKAGES; do

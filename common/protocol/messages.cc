@@ -55,6 +55,10 @@ const char* message_type_name(uint16_t type) {
             return "NodeControl";
         case MessageType::kJobUpdate:
             return "JobUpdate";
+        case MessageType::kUsageReport:
+            return "UsageReport";
+        case MessageType::kUsageTotals:
+            return "UsageTotals";
         case MessageType::kRegisterNode:
             return "RegisterNode";
         case MessageType::kRegisterReply:

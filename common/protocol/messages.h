@@ -40,6 +40,8 @@ enum class MessageType : uint16_t {
     kJobControlReply = 30,
     kNodeControl = 31,
     kJobUpdate = 32,
+    kUsageReport = 33,
+    kUsageTotals = 34,
     // Agent <-> controller.
     kRegisterNode = 40,
     kRegisterReply = 41,
@@ -350,15 +352,60 @@ struct JobCompleteRequest {
 struct AcctQueryRequest {
     static constexpr MessageType kType = MessageType::kAcctQuery;
     std::vector<uint64_t> job_ids;
-    std::string user;
+    std::vector<std::string> users;
+    std::vector<std::string> accounts;
     int64_t since = 0;  // jobs unfinished or ended at or after this (unix seconds); 0: any
     std::vector<JobState> states;
     int64_t until = 0;      // jobs submitted at or before this; 0: any
     bool attempts = false;  // also every earlier attempt of requeued jobs (sacct -D)
+    // The controller's own full record (scontrol show job of an ended job) rather than the
+    // accounting record (sacct).
+    bool controller_record = false;
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        serialize_fields(ar, job_ids, user, since, states, until, attempts);
+        serialize_fields(ar, job_ids, users, accounts, since, states, until, attempts,
+                         controller_record);
+    }
+};
+
+// cohort report (sreport): what was allocated in [start, end), per account and user.
+struct UsageReportRequest {
+    static constexpr MessageType kType = MessageType::kUsageReport;
+    int64_t start = 0;  // unix seconds
+    int64_t end = 0;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        serialize_fields(ar, start, end);
+    }
+};
+
+struct UsageTotalEntry {
+    std::string account;
+    std::string user;
+    double cpu_seconds = 0;
+    double gpu_seconds = 0;
+    double billing_seconds = 0;
+    int64_t jobs = 0;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        serialize_fields(ar, account, user, cpu_seconds, gpu_seconds, billing_seconds, jobs);
+    }
+};
+
+struct UsageTotalsReply {
+    static constexpr MessageType kType = MessageType::kUsageTotals;
+    int64_t start = 0;
+    int64_t end = 0;           // the window's end as counted: no later than the reply's time
+    int64_t cluster_cpus = 0;  // CPUs of the configured nodes now: the capacity reported
+    int64_t cluster_gpus = 0;
+    std::vector<UsageTotalEntry> totals;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        serialize_fields(ar, start, end, cluster_cpus, cluster_gpus, totals);
     }
 };
 

@@ -29,7 +29,8 @@ Controller::Controller(asio::io_context& io,
                        const Clock& clock,
                        ClusterConfig config,
                        std::string key,
-                       std::unique_ptr<StateStore> store)
+                       std::unique_ptr<StateStore> store,
+                       std::unique_ptr<accounting::AccountingStore> accounting)
     : io_(io),
       clock_(clock),
       strand_(asio::make_strand(io)),
@@ -42,7 +43,11 @@ Controller::Controller(asio::io_context& io,
       auth_(protocol::daemon_frame_auth(config_, std::move(key))),
       self_{static_cast<uint32_t>(getuid()), static_cast<uint32_t>(getgid())},
       roles_(config_, self_.uid),
-      writer_(std::move(store)),
+      accounting_(std::move(accounting)),
+      writer_(std::move(store),
+              [this](const std::vector<StateChange>& changes) {
+                  accounting_.record(accounting_records(changes));
+              }),
       nodes_(config_),
       partition_nodes_(index_partitions(config_)),
       network_(sched::build_network(config_.network, config_.nodes)),
@@ -135,6 +140,7 @@ Status Controller::start() {
     }
     spdlog::info("loaded {} unfinished jobs, {} array remainders, {} reservations, next job id {}",
                  jobs_.size(), jobs_.remainders().size(), reservations_.size(), next_job_id_);
+    replay_accounting();
 
     Status listening =
             transport::listen_on(acceptor_, config_.controller_host, config_.controller_port);
@@ -157,6 +163,7 @@ void Controller::stop() {
     });
     stopped.get_future().wait();
     writer_.stop();
+    accounting_.stop();
 }
 
 void Controller::accept() {
@@ -247,15 +254,17 @@ void Controller::register_handlers() {
             [this](const ConnectionPtr& conn, const Credential& cred, const JobCompleteRequest& m) {
                 handle_job_complete(conn, cred, m);
             });
-    // History is read on the state writer's thread, not the strand.
+    // History is read on the state writer's and the accounting thread, not the strand.
     dispatcher_.on_caller<AcctQueryRequest>(
             [this](const ConnectionPtr& conn, const Credential& cred, AcctQueryRequest m) {
                 if (roles_.sees_only_own_jobs(cred.uid)) {
-                    const auto users = m.user.empty() ? std::vector<std::string>{}
-                                                      : std::vector<std::string>{m.user};
-                    m.user = own_only(cred, users).front();
+                    m.users = own_only(cred, m.users);
                 }
                 handle_acct(conn, m);
+            });
+    dispatcher_.on<UsageReportRequest>(
+            [this](const ConnectionPtr& conn, const Credential& cred, const UsageReportRequest& m) {
+                handle_usage_report(conn, cred, m);
             });
     dispatcher_.on<PriorityQueryRequest>(
             [this](const ConnectionPtr& conn, const PriorityQueryRequest& m) {
@@ -350,7 +359,14 @@ void Controller::on_tick() {
 void Controller::purge_history(int64_t now) {
     constexpr int64_t kPurgeInterval_s = 3600;
     constexpr size_t kPurgeBatch = 10000;  // one transaction stays short for the writer
-    if (config_.purge_jobs_after_days == 0 || purging_ || now < next_purge_at_) {
+    if (config_.purge_jobs_after_days == 0) {
+        return;
+    }
+    if (now >= next_accounting_purge_at_) {
+        next_accounting_purge_at_ = now + kPurgeInterval_s;
+        purge_accounting(now - config_.purge_jobs_after_days * 86400);
+    }
+    if (purging_ || now < next_purge_at_) {
         return;
     }
     purging_ = true;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "accounting/accounting_writer.h"
 #include "common/asio.h"
 #include "common/clock.h"
 #include "common/config.h"
@@ -38,6 +39,9 @@ namespace cohort::ctld {
 namespace asio = boost::asio;
 using transport::Connection;
 
+// The accounting records of what a state write changed.
+accounting::RecordBatch accounting_records(const std::vector<StateChange>& changes);
+
 class Controller {
 public:
     // `clock` must outlive the controller.
@@ -45,7 +49,8 @@ public:
                const Clock& clock,
                ClusterConfig config,
                std::string key,
-               std::unique_ptr<StateStore> store);
+               std::unique_ptr<StateStore> store,
+               std::unique_ptr<accounting::AccountingStore> accounting);
 
     // Loads the stored state, binds the port and starts accepting. Fails on a bad database
     // or a port in use.
@@ -93,7 +98,15 @@ private:
     void handle_job_complete(const ConnectionPtr& conn,
                              const protocol::Credential& cred,
                              const protocol::JobCompleteRequest& request);
+
+    // --- accounting (accounting_handlers.cc)
     void handle_acct(const ConnectionPtr& conn, const protocol::AcctQueryRequest& request);
+    void handle_usage_report(const ConnectionPtr& conn,
+                             const protocol::Credential& cred,
+                             const protocol::UsageReportRequest& request);
+    // Records again what the accounting store may lack after a crash (called by start()).
+    void replay_accounting();
+    void purge_accounting(int64_t ended_before);
     // scontrol update job (job_update.cc).
     void handle_update(const ConnectionPtr& conn,
                        const protocol::Credential& cred,
@@ -267,6 +280,8 @@ private:
     protocol::FrameAuth auth_;  // the cluster key, and MUNGE where configured
     protocol::Credential self_;
     Roles roles_;
+    // Before writer_, whose thread feeds it until writer_ stops.
+    accounting::AccountingWriter accounting_;
     StateWriter writer_;
 
     // Owned by strand_.
@@ -321,6 +336,7 @@ private:
     uint64_t next_job_id_ = 1;
     bool purging_ = false;
     int64_t next_purge_at_ = 0;
+    int64_t next_accounting_purge_at_ = 0;
     bool schedule_posted_ = false;
 };
 

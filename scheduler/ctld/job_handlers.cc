@@ -1,4 +1,4 @@
-// Client requests: submit, allocate, query, cancel/hold/release, steps, accounting.
+// Client requests: submit, allocate, query, cancel/hold/release, steps.
 #include <algorithm>
 #include <functional>
 #include <limits>
@@ -614,27 +614,6 @@ void Controller::handle_job_complete(const ConnectionPtr& conn,
         end_job(job, failed ? JobState::kFailed : JobState::kCompleted, "");
     }
     after_durable([conn] { conn->send(protocol::AckReply{}); });
-}
-
-void Controller::handle_acct(const ConnectionPtr& conn, const protocol::AcctQueryRequest& request) {
-    writer_.read([conn, request](StateStore& store) {
-        JobFilter filter{request.job_ids, request.user,  request.since,
-                         request.states,  request.until, request.attempts};
-        auto jobs = store.query_jobs(filter);
-        if (!jobs) {
-            conn->send_error(jobs.status());
-            return;
-        }
-        // Steps are read per frame, for that frame's jobs only.
-        JobListSender out(conn, [&store](const std::vector<uint64_t>& ids) {
-            auto steps = store.query_steps(ids);
-            return steps ? std::move(*steps) : std::vector<protocol::StepRecord>{};
-        });
-        for (auto& job : *jobs) {
-            out.add(std::move(job));
-        }
-        out.finish();
-    });
 }
 
 }  // namespace cohort::ctld

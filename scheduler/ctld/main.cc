@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include "accounting/accounting_store.h"
 #include "common/asio.h"
 #include "common/config.h"
 #include "common/daemon.h"
@@ -34,12 +35,21 @@ int main(int argc, char** argv) {
         spdlog::error("{}", store.status().message());
         return 1;
     }
+    const std::string accounting_location =
+            !config->accounting.empty() ? config->accounting : config->state_dir + "/accounting.db";
+    auto accounting =
+            cohort::accounting::AccountingStore::open(accounting_location, config->billing_weights);
+    if (!accounting) {
+        spdlog::error("{}", accounting.status().message());
+        return 1;
+    }
     // The mail programs the controller starts (mail.cc) are not waited for: the kernel reaps
     // them.
     std::signal(SIGCHLD, SIG_IGN);
     boost::asio::io_context io;
     const cohort::SystemClock clock;
-    cohort::ctld::Controller controller(io, clock, *config, *key, std::move(*store));
+    cohort::ctld::Controller controller(io, clock, *config, *key, std::move(*store),
+                                        std::move(*accounting));
     if (auto started = controller.start(); !started) {
         spdlog::error("{}", started.message());
         return 1;

@@ -6,8 +6,8 @@
 
 namespace cohort::ctld {
 
-StateWriter::StateWriter(std::unique_ptr<StateStore> store)
-    : store_(std::move(store)), thread_([this] { run(); }) {}
+StateWriter::StateWriter(std::unique_ptr<StateStore> store, CommitObserver on_commit)
+    : store_(std::move(store)), on_commit_(std::move(on_commit)), thread_([this] { run(); }) {}
 
 StateWriter::~StateWriter() {
     stop();
@@ -136,6 +136,11 @@ void StateWriter::run() {
         if (!status) {
             spdlog::error("state commit failed: {}", status.message());
             store_->rollback();
+        }
+        for (const auto& task : batch) {
+            if (status && on_commit_) {
+                on_commit_(task.changes);
+            }
         }
         for (auto& task : batch) {
             if (task.done) {

@@ -46,8 +46,11 @@ class StateWriter {
 public:
     using Done = std::function<void(const Status&)>;
     using Read = std::function<void(StateStore&)>;
+    // Sees each write's changes on the writer thread once they are committed, before the
+    // write's `done` runs (the controller feeds accounting from it).
+    using CommitObserver = std::function<void(const std::vector<StateChange>&)>;
 
-    explicit StateWriter(std::unique_ptr<StateStore> store);
+    StateWriter(std::unique_ptr<StateStore> store, CommitObserver on_commit);
     ~StateWriter();
     StateWriter(const StateWriter&) = delete;
     StateWriter& operator=(const StateWriter&) = delete;
@@ -81,6 +84,7 @@ private:
     Status apply(const std::vector<StateChange>& changes);
 
     std::unique_ptr<StateStore> store_;
+    CommitObserver on_commit_;
     std::mutex mutex_;
     std::condition_variable wake_;
     std::deque<Task> queue_;  // GUARDED_BY(mutex_)

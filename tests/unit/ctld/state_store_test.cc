@@ -50,7 +50,7 @@ TEST(StateWriter, CommittedJobsSurviveReopen) {
     {
         auto store = SqliteStateStore::open(path, "full");
         ASSERT_TRUE(store) << store.status().message();
-        StateWriter writer(std::move(*store));
+        StateWriter writer(std::move(*store), nullptr);
         std::vector<std::future<Status>> done;
         for (uint64_t id = 1; id <= 50; ++id) {
             auto promise = std::make_shared<std::promise<Status>>();
@@ -80,7 +80,7 @@ TEST(StateWriter, CommittedJobsSurviveReopen) {
 TEST(StateWriter, ReadSeesEarlierWrites) {
     auto store = SqliteStateStore::open(temp_db(), "normal");
     ASSERT_TRUE(store);
-    StateWriter writer(std::move(*store));
+    StateWriter writer(std::move(*store), nullptr);
     writer.write({job_record(7, JobState::kRunning)}, nullptr);
     std::promise<size_t> count;
     writer.read([&](StateStore& s) { count.set_value(s.query_jobs({{7}, "", 0, {}})->size()); });

@@ -1,0 +1,418 @@
+#include "accounting/accounting_store.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "accounting/job_columns.h"
+#include "common/job_state.h"
+
+namespace cohort::accounting {
+namespace {
+
+using protocol::JobRecord;
+using protocol::StepRecord;
+
+// Each version's step from the one before. A database records the last one applied.
+struct Migration {
+    int version;
+    std::vector<std::string> statements;
+};
+
+const std::vector<Migration>& migrations() {
+    static const std::vector<Migration> steps = {
+            {1,
+             {
+                     fmt::format("CREATE TABLE jobs ({}, PRIMARY KEY (job_id))",
+                                 job_column_definitions()),
+                     fmt::format("CREATE TABLE job_attempts ({}, PRIMARY KEY (job_id, "
+                                 "restart_count))",
+                                 job_column_definitions()),
+                     fmt::format("CREATE TABLE array_remainders ({}, PRIMARY KEY (job_id))",
+                                 job_column_definitions()),
+                     fmt::format("CREATE TABLE steps ({}, PRIMARY KEY (job_id, step_id))",
+                                 step_column_definitions()),
+                     "CREATE INDEX jobs_user_end ON jobs (user_name, end_time)",
+                     "CREATE INDEX jobs_account_end ON jobs (account, end_time)",
+                     "CREATE INDEX jobs_end ON jobs (end_time)",
+                     "CREATE INDEX jobs_start ON jobs (start_time)",
+                     "CREATE INDEX job_attempts_end ON job_attempts (end_time)",
+             }},
+    };
+    return steps;
+}
+
+// Rows per INSERT: powers of two up to this, so a handful of statement texts cover any batch.
+constexpr size_t kMaxRowsPerInsert = 128;
+// Ids per SELECT ... IN (...), well under both databases' parameter limits.
+constexpr size_t kIdsPerQuery = 512;
+
+std::string placeholders(size_t first, size_t count) {
+    std::string out;
+    for (size_t i = 0; i < count; ++i) {
+        out += fmt::format("{}${}", i == 0 ? "" : ", ", first + i);
+    }
+    return out;
+}
+
+std::string upsert_sql(const char* table,
+                       const char* key,
+                       const std::string& columns,
+                       size_t column_count,
+                       size_t rows) {
+    std::string sql = fmt::format("INSERT INTO {} ({}) VALUES ", table, columns);
+    for (size_t row = 0; row < rows; ++row) {
+        sql += fmt::format("{}({})", row == 0 ? "" : ", ",
+                           placeholders(row * column_count + 1, column_count));
+    }
+    sql += fmt::format(" ON CONFLICT ({}) DO UPDATE SET ", key);
+    bool first = true;
+    size_t start = 0;
+    while (start < columns.size()) {
+        size_t end = columns.find(", ", start);
+        const std::string name =
+                columns.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        sql += fmt::format("{}{} = excluded.{}", first ? "" : ", ", name, name);
+        first = false;
+        start = end == std::string::npos ? columns.size() : end + 2;
+    }
+    return sql;
+}
+
+// Splits `count` into chunks of kMaxRowsPerInsert, then powers of two.
+template <class Each>
+Status for_each_chunk(size_t count, Each each) {
+    size_t done = 0;
+    while (done < count) {
+        size_t rows = kMaxRowsPerInsert;
+        while (rows > count - done) {
+            rows /= 2;
+        }
+        if (Status s = each(done, rows); !s) {
+            return s;
+        }
+        done += rows;
+    }
+    return Status::ok();
+}
+
+// Sorted by job id; a job's ended attempts come before it, an array's remainder after the
+// task that shares its id.
+int listing_rank(const JobRecord& job, bool attempt) {
+    return attempt ? 0 : job.is_array_remainder() ? 2 : 1;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<AccountingStore>> AccountingStore::open(const std::string& location,
+                                                               BillingWeights weights) {
+    auto sql = connect_sql(location);
+    if (!sql) {
+        return sql.status();
+    }
+    std::unique_ptr<AccountingStore> store(new AccountingStore(std::move(*sql), weights));
+    if (Status s = store->migrate(); !s) {
+        return s;
+    }
+    return store;
+}
+
+Status AccountingStore::migrate() {
+    if (Status s = sql_->execute("CREATE TABLE IF NOT EXISTS schema_version (version BIGINT "
+                                 "NOT NULL)");
+        !s) {
+        return s;
+    }
+    int64_t version = 0;
+    if (Status s = sql_->run("SELECT MAX(version) FROM schema_version", {},
+                             [&version](const SqlRow& row) { version = row.integer(0); });
+        !s) {
+        return s;
+    }
+    if (version > kSchemaVersion) {
+        return Status::invalid(fmt::format(
+                "accounting database: schema version {} is newer than this cohortctld's {}; "
+                "run a newer cohortctld",
+                version, kSchemaVersion));
+    }
+    for (const Migration& migration : migrations()) {
+        if (migration.version <= version) {
+            continue;
+        }
+        Status applied = sql_->execute("BEGIN");
+        for (const std::string& statement : migration.statements) {
+            if (applied) {
+                applied = sql_->execute(statement);
+            }
+        }
+        if (applied) {
+            applied = sql_->execute(
+                    fmt::format("DELETE FROM schema_version; INSERT INTO schema_version VALUES "
+                                "({})",
+                                migration.version));
+        }
+        if (applied) {
+            applied = sql_->execute("COMMIT");
+        }
+        if (!applied) {
+            (void)sql_->execute("ROLLBACK");
+            return applied.with_context(
+                    fmt::format("accounting database: migration to version {}", migration.version));
+        }
+    }
+    return Status::ok();
+}
+
+Status AccountingStore::upsert_jobs(const char* table,
+                                    const char* key,
+                                    const std::vector<JobRecord>& jobs) {
+    const size_t columns = job_column_count();
+    std::vector<SqlValue> values;
+    return for_each_chunk(jobs.size(), [&](size_t first, size_t rows) {
+        values.clear();
+        for (size_t i = first; i < first + rows; ++i) {
+            append_job_values(jobs[i], weights_, values);
+        }
+        return sql_->run(upsert_sql(table, key, job_column_list(), columns, rows), values);
+    });
+}
+
+Status AccountingStore::upsert_steps(const std::vector<StepRecord>& steps) {
+    const size_t columns = step_column_count();
+    std::vector<SqlValue> values;
+    return for_each_chunk(steps.size(), [&](size_t first, size_t rows) {
+        values.clear();
+        for (size_t i = first; i < first + rows; ++i) {
+            append_step_values(steps[i], values);
+        }
+        return sql_->run(upsert_sql("steps", "job_id, step_id", step_column_list(), columns, rows),
+                         values);
+    });
+}
+
+Status AccountingStore::record(const RecordBatch& batch) {
+    if (batch.empty()) {
+        return Status::ok();
+    }
+    Status s = sql_->execute("BEGIN");
+    if (s) {
+        s = upsert_jobs("jobs", "job_id", batch.jobs);
+    }
+    if (s) {
+        s = upsert_jobs("job_attempts", "job_id, restart_count", batch.attempts);
+    }
+    if (s) {
+        s = upsert_jobs("array_remainders", "job_id", batch.array_remainders);
+    }
+    for (uint64_t array_id : batch.remainders_emptied) {
+        if (s) {
+            s = sql_->run("DELETE FROM array_remainders WHERE job_id = $1",
+                          {static_cast<int64_t>(array_id)});
+        }
+    }
+    if (s) {
+        s = upsert_steps(batch.steps);
+    }
+    if (s) {
+        s = sql_->execute("COMMIT");
+    }
+    if (!s) {
+        (void)sql_->execute("ROLLBACK");
+    }
+    return s;
+}
+
+Status AccountingStore::select_jobs(const std::string& sql,
+                                    const std::vector<SqlValue>& params,
+                                    std::vector<JobRecord>& out) {
+    return sql_->run(sql, params, [&out](const SqlRow& row) { out.push_back(job_from_row(row)); });
+}
+
+Result<std::vector<JobRecord>> AccountingStore::jobs(const AcctFilter& filter) {
+    // One WHERE clause for the three tables; lists become IN ($n, ...).
+    std::vector<SqlValue> params;
+    std::string where = "1 = 1";
+    auto add_list = [&](const char* column, const auto& items, auto as_value) {
+        if (items.empty()) {
+            return;
+        }
+        where += fmt::format(" AND {} IN ({})", column,
+                             placeholders(params.size() + 1, items.size()));
+        for (const auto& item : items) {
+            params.push_back(as_value(item));
+        }
+    };
+    auto text = [](const std::string& value) -> SqlValue {
+        return value;
+    };
+    add_list("user_name", filter.users, text);
+    add_list("account", filter.accounts, text);
+    add_list("state", filter.states,
+             [](JobState state) -> SqlValue { return std::string(job_state_name(state)); });
+    if (filter.since != 0) {
+        params.emplace_back(filter.since);
+        where += fmt::format(" AND (end_time = 0 OR end_time >= ${})", params.size());
+    }
+    if (filter.until != 0) {
+        params.emplace_back(filter.until);
+        where += fmt::format(" AND submit_time <= ${}", params.size());
+    }
+
+    struct Listed {
+        JobRecord job;
+        int rank;
+    };
+
+    std::vector<Listed> listed;
+    auto select_from = [&](const char* table, bool attempt, const std::string& clause,
+                           const std::vector<SqlValue>& values) -> Status {
+        std::vector<JobRecord> found;
+        Status s = select_jobs(
+                fmt::format("SELECT {} FROM {} WHERE {}", job_column_list(), table, clause), values,
+                found);
+        for (JobRecord& job : found) {
+            const int rank = listing_rank(job, attempt);
+            listed.push_back({std::move(job), rank});
+        }
+        return s;
+    };
+    auto select_all = [&](const std::string& clause, const std::vector<SqlValue>& values) {
+        Status s = select_from("jobs", false, clause, values);
+        if (s) {
+            s = select_from("array_remainders", false, clause, values);
+        }
+        if (s && filter.attempts) {
+            s = select_from("job_attempts", true, clause, values);
+        }
+        return s;
+    };
+    if (filter.job_ids.empty()) {
+        if (Status s = select_all(where, params); !s) {
+            return s;
+        }
+    } else {
+        for (size_t first = 0; first < filter.job_ids.size(); first += kIdsPerQuery) {
+            const size_t count = std::min(kIdsPerQuery, filter.job_ids.size() - first);
+            std::vector<SqlValue> values = params;
+            for (size_t i = first; i < first + count; ++i) {
+                values.emplace_back(static_cast<int64_t>(filter.job_ids[i]));
+            }
+            // An array's id also names its tasks, as in sacct -j.
+            const std::string ids = placeholders(params.size() + 1, count);
+            const std::string clause =
+                    fmt::format("{} AND (job_id IN ({}) OR array_job_id IN ({}))", where, ids, ids);
+            if (Status s = select_all(clause, values); !s) {
+                return s;
+            }
+        }
+    }
+    std::stable_sort(listed.begin(), listed.end(), [](const Listed& a, const Listed& b) {
+        if (a.job.job_id != b.job.job_id) {
+            return a.job.job_id < b.job.job_id;
+        }
+        if (a.rank != b.rank) {
+            return a.rank < b.rank;
+        }
+        return a.job.restart_count < b.job.restart_count;
+    });
+    // An id listed twice by overlapping chunks (a task and its array both named) once.
+    listed.erase(std::unique(listed.begin(), listed.end(),
+                             [](const Listed& a, const Listed& b) {
+                                 return a.job.job_id == b.job.job_id && a.rank == b.rank
+                                        && a.job.restart_count == b.job.restart_count;
+                             }),
+                 listed.end());
+    std::vector<JobRecord> out;
+    out.reserve(listed.size());
+    for (Listed& entry : listed) {
+        out.push_back(std::move(entry.job));
+    }
+    return out;
+}
+
+Result<std::vector<StepRecord>> AccountingStore::steps(const std::vector<uint64_t>& job_ids) {
+    std::vector<StepRecord> out;
+    for (size_t first = 0; first < job_ids.size(); first += kIdsPerQuery) {
+        const size_t count = std::min(kIdsPerQuery, job_ids.size() - first);
+        std::vector<SqlValue> values;
+        for (size_t i = first; i < first + count; ++i) {
+            values.emplace_back(static_cast<int64_t>(job_ids[i]));
+        }
+        Status s =
+                sql_->run(fmt::format("SELECT {} FROM steps WHERE job_id IN ({}) ORDER BY "
+                                      "job_id, step_id",
+                                      step_column_list(), placeholders(1, count)),
+                          values, [&out](const SqlRow& row) { out.push_back(step_from_row(row)); });
+        if (!s) {
+            return s;
+        }
+    }
+    return out;
+}
+
+Result<std::vector<UsageTotal>> AccountingStore::usage(int64_t start, int64_t end) {
+    // Each run's seconds inside [$1, $2), weighted by what it held; earlier attempts count.
+    static const std::string kRan =
+            "SELECT account, user_name, alloc_cpus, alloc_gpus, billing, "
+            "(CASE WHEN end_time = 0 OR end_time > $2 THEN $2 ELSE end_time END) - "
+            "(CASE WHEN start_time < $1 THEN $1 ELSE start_time END) AS seconds FROM {} "
+            "WHERE start_time > 0 AND start_time < $2 AND (end_time = 0 OR end_time > $1)";
+    const std::string sql = fmt::format(
+            "SELECT account, user_name, SUM(alloc_cpus * seconds), SUM(alloc_gpus * seconds), "
+            "SUM(billing * seconds), COUNT(*) FROM ({} UNION ALL {}) AS ran "
+            "GROUP BY account, user_name ORDER BY account, user_name",
+            fmt::format(fmt::runtime(kRan), "jobs"),
+            fmt::format(fmt::runtime(kRan), "job_attempts"));
+    std::vector<UsageTotal> totals;
+    Status s = sql_->run(sql, {start, end}, [&totals](const SqlRow& row) {
+        totals.push_back(
+                {row.text(0), row.text(1), row.real(2), row.real(3), row.real(4), row.integer(5)});
+    });
+    if (!s) {
+        return s;
+    }
+    return totals;
+}
+
+Result<size_t> AccountingStore::purge(int64_t ended_before, size_t limit) {
+    const std::string chosen =
+            "SELECT job_id FROM jobs WHERE end_time > 0 AND end_time < $1 ORDER BY end_time, "
+            "job_id LIMIT $2";
+    const std::vector<SqlValue> params = {ended_before, static_cast<int64_t>(limit)};
+    size_t count = 0;
+    Status s = sql_->execute("BEGIN");
+    if (s) {
+        s = sql_->run(fmt::format("SELECT COUNT(*) FROM ({}) AS chosen", chosen), params,
+                      [&count](const SqlRow& row) { count = static_cast<size_t>(row.integer(0)); });
+    }
+    for (const char* table : {"steps", "job_attempts", "jobs"}) {
+        if (s) {
+            s = sql_->run(fmt::format("DELETE FROM {} WHERE job_id IN ({})", table, chosen),
+                          params);
+        }
+    }
+    if (s) {
+        s = sql_->run("DELETE FROM array_remainders WHERE end_time > 0 AND end_time < $1",
+                      {ended_before});
+    }
+    if (s) {
+        s = sql_->execute("COMMIT");
+    }
+    if (!s) {
+        (void)sql_->execute("ROLLBACK");
+        return s;
+    }
+    return count;
+}
+
+Result<int64_t> AccountingStore::latest_end_time() {
+    int64_t latest = 0;
+    Status s = sql_->run("SELECT COALESCE(MAX(end_time), 0) FROM jobs", {},
+                         [&latest](const SqlRow& row) { latest = row.integer(0); });
+    if (!s) {
+        return s;
+    }
+    return latest;
+}
+
+}  // namespace cohort::accounting

@@ -1,0 +1,92 @@
+// Accounting: every job, ended attempt and step in a schema of its own (docs/dev/accounting.md),
+// on SQLite (the embedded default) or PostgreSQL, through one SqlConnection. What `cohort acct`
+// lists and `cohort report` sums. Used from one thread (the AccountingWriter's).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "accounting/sql_connection.h"
+#include "common/billing_weights.h"
+#include "common/protocol/job_types.h"
+
+namespace cohort::accounting {
+
+// Changes to record together, in one transaction. Records replace earlier ones of the same
+// job (attempt, step); a batch holds at most one record of each.
+struct RecordBatch {
+    std::vector<protocol::JobRecord> jobs;
+    std::vector<protocol::JobRecord> attempts;  // ended attempts, keyed by restart_count
+    std::vector<protocol::JobRecord> array_remainders;
+    std::vector<uint64_t> remainders_emptied;  // array ids whose every task was split off
+    std::vector<protocol::StepRecord> steps;
+
+    bool empty() const {
+        return jobs.empty() && attempts.empty() && array_remainders.empty()
+               && remainders_emptied.empty() && steps.empty();
+    }
+};
+
+struct AcctFilter {
+    std::vector<uint64_t> job_ids;
+    std::vector<std::string> users;
+    std::vector<std::string> accounts;
+    std::vector<JobState> states;
+    int64_t since = 0;      // unfinished, or ended at or after this; 0: any
+    int64_t until = 0;      // submitted at or before this; 0: any
+    bool attempts = false;  // each job's ended attempts too, just before it
+};
+
+// Resources allocated in a window, per account and user (`cohort report`).
+struct UsageTotal {
+    std::string account;
+    std::string user;
+    double cpu_seconds = 0;
+    double gpu_seconds = 0;
+    double billing_seconds = 0;
+    int64_t jobs = 0;  // jobs and attempts that ran in the window
+};
+
+class AccountingStore {
+public:
+    // The schema this code writes; the `schema_version` table holds a database's.
+    static constexpr int kSchemaVersion = 1;
+
+    // Connects, then creates or migrates the schema (refusing one newer than this code's).
+    static Result<std::unique_ptr<AccountingStore>> open(const std::string& location,
+                                                         BillingWeights weights = {});
+
+    Status record(const RecordBatch& batch);
+    Result<std::vector<protocol::JobRecord>> jobs(const AcctFilter& filter);
+    Result<std::vector<protocol::StepRecord>> steps(const std::vector<uint64_t>& job_ids);
+    // Allocation overlapping [start, end), counting only the part inside it. Running jobs
+    // count up to `end`, so callers pass an end no later than now.
+    Result<std::vector<UsageTotal>> usage(int64_t start, int64_t end);
+    // Deletes at most `limit` jobs that ended before `ended_before`, with their steps and
+    // attempts; returns how many jobs went.
+    Result<size_t> purge(int64_t ended_before, size_t limit);
+    // The latest end time recorded; 0 for an empty store.
+    Result<int64_t> latest_end_time();
+
+    const char* backend() const { return sql_->backend(); }
+
+private:
+    AccountingStore(std::unique_ptr<SqlConnection> sql, BillingWeights weights)
+        : sql_(std::move(sql)), weights_(weights) {}
+
+    Status migrate();
+    Status upsert_jobs(const char* table,
+                       const char* key,
+                       const std::vector<protocol::JobRecord>& jobs);
+    Status upsert_steps(const std::vector<protocol::StepRecord>& steps);
+    Status select_jobs(const std::string& sql,
+                       const std::vector<SqlValue>& params,
+                       std::vector<protocol::JobRecord>& out);
+
+    std::unique_ptr<SqlConnection> sql_;
+    BillingWeights weights_;
+};
+
+}  // namespace cohort::accounting

@@ -1,0 +1,36 @@
+// How a job and a step become rows of the accounting schema and back: one table of columns,
+// each with its SQL type, the value it stores and (for stored fields) where it reads back
+// into the record. Derived columns (allocated CPUs, GPUs, memory, billing) exist for the
+// queries and reports that sum them; they read back into nothing.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "accounting/sql_connection.h"
+#include "common/billing_weights.h"
+#include "common/protocol/job_types.h"
+
+namespace cohort::accounting {
+
+// "job_id, array_job_id, ..." in table order.
+const std::string& job_column_list();
+const std::string& job_column_definitions();  // "job_id BIGINT NOT NULL, ..."
+size_t job_column_count();
+// The values of job_column_list() for one record.
+void append_job_values(const protocol::JobRecord& job,
+                       const BillingWeights& weights,
+                       std::vector<SqlValue>& out);
+// The record from a row whose first columns are job_column_list().
+protocol::JobRecord job_from_row(const SqlRow& row);
+
+const std::string& step_column_list();
+const std::string& step_column_definitions();
+size_t step_column_count();
+void append_step_values(const protocol::StepRecord& step, std::vector<SqlValue>& out);
+protocol::StepRecord step_from_row(const SqlRow& row);
+
+// GPUs the job holds on all its nodes.
+int64_t allocated_gpus(const protocol::JobRecord& job);
+
+}  // namespace cohort::accounting

@@ -1,0 +1,36 @@
+// SqlConnection over one SQLite database file (WAL, synchronous=NORMAL: accounting records
+// are replayed from the controller's state after a crash, see accounting_writer.h).
+#pragma once
+
+#include <map>
+
+#include <sqlite3.h>
+
+#include "accounting/sql_connection.h"
+
+namespace cohort::accounting {
+
+class SqliteConnection final : public SqlConnection {
+public:
+    static Result<std::unique_ptr<SqliteConnection>> open(const std::string& path);
+    ~SqliteConnection() override;
+    SqliteConnection(const SqliteConnection&) = delete;
+    SqliteConnection& operator=(const SqliteConnection&) = delete;
+
+    Status execute(const std::string& sql) override;
+    Status run(const std::string& sql,
+               const std::vector<SqlValue>& params,
+               const OnRow& on_row) override;
+
+    const char* backend() const override { return "sqlite"; }
+
+private:
+    explicit SqliteConnection(sqlite3* db) : db_(db) {}
+
+    Status error(const std::string& what) const;
+
+    sqlite3* db_;
+    std::map<std::string, sqlite3_stmt*> statements_;
+};
+
+}  // namespace cohort::accounting

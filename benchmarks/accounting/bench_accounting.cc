@@ -1,0 +1,161 @@
+// Accounting at size: N job records (users, sizes, durations and arrival pattern from an SWF
+// trace, repeated and packed into the last D days) loaded into a backend, then the queries
+// behind `cohort acct` and `cohort report` timed (best of 5). Prints one JSON object.
+//   bench_accounting --trace FILE.swf[.gz] --location (PATH.db | postgresql://...)
+//                    [--jobs N] [--days D]
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <map>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "accounting/accounting_store.h"
+#include "scheduler/sim/swf.h"
+
+namespace {
+
+using cohort::accounting::AccountingStore;
+using cohort::accounting::AcctFilter;
+using cohort::protocol::JobRecord;
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// Best of five runs of `query`, which returns how many rows it gave.
+template <class Query>
+std::pair<double, size_t> best_of_five(Query query) {
+    double best = 1e18;
+    size_t rows = 0;
+    for (int i = 0; i < 5; ++i) {
+        const auto start = Clock::now();
+        rows = query();
+        best = std::min(best, ms_since(start));
+    }
+    return {best, rows};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"Load N accounting records into a backend and time acct/report queries"};
+    std::string trace_path;
+    std::string location;
+    int64_t jobs = 1000000;
+    int64_t days = 180;
+    app.add_option("--trace", trace_path, "SWF trace (plain or gzip)")->required();
+    app.add_option("--location", location, "SQLite file (replaced) or postgresql:// URI")
+            ->required();
+    app.add_option("--jobs", jobs, "records to load");
+    app.add_option("--days", days, "days the history spans, ending now");
+    CLI11_PARSE(app, argc, argv);
+
+    auto trace = cohort::sim::read_swf(trace_path);
+    if (!trace || trace->jobs.empty()) {
+        std::cerr << (trace ? "empty trace" : trace.status().message()) << "\n";
+        return 1;
+    }
+    auto opened = AccountingStore::open(location);
+    if (!opened) {
+        std::cerr << opened.status().message() << "\n";
+        return 1;
+    }
+    AccountingStore& store = **opened;
+    const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count();
+    // The trace's arrival times, repeated as often as needed, packed into [now - days, now).
+    const int64_t trace_span = std::max<int64_t>(trace->jobs.back().submit, 1);
+    const int64_t repeats = (jobs + trace->jobs.size() - 1) / trace->jobs.size();
+    const double scale =
+            static_cast<double>(days * 86400) / static_cast<double>(trace_span * repeats);
+    std::map<std::string, int64_t> jobs_of_user;
+
+    const auto load_start = Clock::now();
+    cohort::accounting::RecordBatch batch;
+    for (int64_t i = 0; i < jobs; ++i) {
+        const auto& swf = trace->jobs[i % trace->jobs.size()];
+        const int64_t repeat = i / static_cast<int64_t>(trace->jobs.size());
+        JobRecord job;
+        job.job_id = static_cast<uint64_t>(i + 1);
+        job.user_name = "user" + std::to_string(swf.user);
+        job.uid = static_cast<uint32_t>(1000 + swf.user);
+        job.spec.account = "account" + std::to_string(swf.user % 16);
+        job.spec.name = "job" + std::to_string(swf.id);
+        job.partition = "batch";
+        job.spec.qos = "normal";
+        job.submit_time = now - days * 86400
+                          + static_cast<int64_t>(
+                                  static_cast<double>(repeat * trace_span + swf.submit) * scale);
+        job.start_time = job.submit_time + std::max<int64_t>(swf.wait, 0);
+        job.end_time = std::min(job.start_time + std::max<int64_t>(swf.run, 1), now - 1);
+        job.state = swf.run > 0 ? cohort::JobState::kCompleted : cohort::JobState::kFailed;
+        const int64_t cpus = std::max<int64_t>(swf.allocated_procs, 1);
+        job.nodes = {"node" + std::to_string(i % 1024)};
+        job.cpus_per_node = {static_cast<uint32_t>(cpus)};
+        job.tasks_per_node = {static_cast<uint32_t>(cpus)};
+        job.time_limit_s = swf.requested_time > 0 ? swf.requested_time : 3600;
+        job.usage.cpu_user_usec =
+                static_cast<uint64_t>(std::max<int64_t>(swf.run, 0) * cpus) * 900000;
+        job.usage.max_rss_kib = 1024 * static_cast<uint64_t>(64 + i % 4096);
+        job.usage.max_rss_node = job.nodes.front();
+        ++jobs_of_user[job.user_name];
+        batch.jobs.push_back(std::move(job));
+        if (batch.jobs.size() == 10000 || i + 1 == jobs) {
+            if (cohort::Status s = store.record(batch); !s) {
+                std::cerr << s.message() << "\n";
+                return 1;
+            }
+            batch = {};
+        }
+    }
+    const double load_s = ms_since(load_start) / 1000.0;
+
+    // A typical user (the median by jobs) and the busiest.
+    std::vector<std::pair<int64_t, std::string>> users;
+    for (const auto& [user, count] : jobs_of_user) {
+        users.emplace_back(count, user);
+    }
+    std::sort(users.begin(), users.end());
+    const std::string median_user = users[users.size() / 2].second;
+    const std::string top_user = users.back().second;
+
+    auto listed = [&store](const AcctFilter& filter) {
+        auto found = store.jobs(filter);
+        return found ? found->size() : 0;
+    };
+    AcctFilter median_week;
+    median_week.users = {median_user};
+    median_week.since = now - 7 * 86400;
+    AcctFilter top_week = median_week;
+    top_week.users = {top_user};
+    AcctFilter everyone_day;
+    everyone_day.since = now - 86400;
+    const auto [median_ms, median_rows] = best_of_five([&] { return listed(median_week); });
+    const auto [top_ms, top_rows] = best_of_five([&] { return listed(top_week); });
+    const auto [day_ms, day_rows] = best_of_five([&] { return listed(everyone_day); });
+    const auto [month_ms, month_groups] = best_of_five([&] {
+        auto totals = store.usage(now - 30 * 86400, now);
+        return totals ? totals->size() : 0;
+    });
+
+    nlohmann::json out = {{"backend", store.backend()},
+                          {"jobs", jobs},
+                          {"days", days},
+                          {"users", users.size()},
+                          {"load_s", load_s},
+                          {"ingest_per_s", static_cast<double>(jobs) / load_s},
+                          {"median_user_week_ms", median_ms},
+                          {"median_user_week_rows", median_rows},
+                          {"top_user_week_ms", top_ms},
+                          {"top_user_week_rows", top_rows},
+                          {"everyone_last_day_ms", day_ms},
+                          {"everyone_last_day_rows", day_rows},
+                          {"month_utilization_ms", month_ms},
+                          {"month_utilization_groups", month_groups}};
+    std::cout << out.dump() << "\n";
+    return 0;
+}

@@ -1,0 +1,181 @@
+// Accounting: what the state store commits is recorded in the accounting store
+// (accounting/), which answers `cohort acct` and `cohort report`; a restart records again what
+// the accounting store may have missed; purges follow purge_jobs_after_days.
+#include <spdlog/spdlog.h>
+
+#include "scheduler/ctld/controller.h"
+#include "scheduler/ctld/job_list_sender.h"
+
+namespace cohort::ctld {
+namespace {
+
+// Records stay in the state store when the accounting store refuses them; at start the
+// controller records again every job that ended this long before the latest one accounted,
+// and every unfinished one.
+constexpr int64_t kReplayOverlap_s = 3600;
+
+}  // namespace
+
+accounting::RecordBatch accounting_records(const std::vector<StateChange>& changes) {
+    accounting::RecordBatch batch;
+    for (const StateChange& change : changes) {
+        if (const auto* job = std::get_if<protocol::JobRecord>(&change)) {
+            (job->is_array_remainder() ? batch.array_remainders : batch.jobs).push_back(*job);
+        } else if (const auto* attempt = std::get_if<JobAttempt>(&change)) {
+            batch.attempts.push_back(attempt->record);
+        } else if (const auto* step = std::get_if<protocol::StepRecord>(&change)) {
+            batch.steps.push_back(*step);
+        } else if (const auto* emptied = std::get_if<ArrayRemainderEmptied>(&change)) {
+            batch.remainders_emptied.push_back(emptied->array_id);
+        }
+    }
+    return batch;
+}
+
+void Controller::replay_accounting() {
+    accounting_.read([this](accounting::AccountingStore& accounted) {
+        auto latest = accounted.latest_end_time();
+        if (!latest) {
+            spdlog::error("accounting: {}; records are kept and retried",
+                          latest.status().message());
+            return;
+        }
+        // An empty accounting store takes the whole history once (since = 0: any).
+        const int64_t since = *latest == 0 ? 0 : std::max<int64_t>(*latest - kReplayOverlap_s, 1);
+        writer_.read([this, since](StateStore& store) {
+            JobFilter filter;
+            filter.since = since;
+            filter.attempts = true;
+            auto jobs = store.query_jobs(filter);
+            if (!jobs) {
+                spdlog::error("accounting replay: {}", jobs.status().message());
+                return;
+            }
+            accounting::RecordBatch batch;
+            std::vector<uint64_t> ids;
+            for (size_t i = 0; i < jobs->size(); ++i) {
+                protocol::JobRecord& job = (*jobs)[i];
+                // query_jobs lists a job's earlier attempts just before it.
+                const bool attempt = i + 1 < jobs->size() && (*jobs)[i + 1].job_id == job.job_id
+                                     && !(*jobs)[i + 1].is_array_remainder()
+                                     && !job.is_array_remainder();
+                if (attempt) {
+                    batch.attempts.push_back(std::move(job));
+                } else if (job.is_array_remainder()) {
+                    batch.array_remainders.push_back(std::move(job));
+                } else {
+                    ids.push_back(job.job_id);
+                    batch.jobs.push_back(std::move(job));
+                }
+            }
+            if (auto steps = store.query_steps(ids)) {
+                batch.steps = std::move(*steps);
+            }
+            spdlog::info("accounting: recording {} jobs from the state store (ended since {})",
+                         batch.jobs.size(), since);
+            accounting_.record(std::move(batch));
+        });
+    });
+}
+
+void Controller::handle_acct(const ConnectionPtr& conn, const protocol::AcctQueryRequest& request) {
+    if (request.controller_record) {
+        writer_.read([conn, request](StateStore& store) {
+            JobFilter filter{request.job_ids, "", request.since, request.states, request.until,
+                             request.attempts};
+            auto jobs = store.query_jobs(filter);
+            if (!jobs) {
+                conn->send_error(jobs.status());
+                return;
+            }
+            JobListSender out(conn);
+            for (auto& job : *jobs) {
+                out.add(std::move(job));
+            }
+            out.finish();
+        });
+        return;
+    }
+    // Through the state writer first: every change committed before the request has then
+    // been handed to accounting, whose queue runs the query after it.
+    writer_.read([this, conn, request](StateStore&) {
+        accounting_.read([conn, request](accounting::AccountingStore& store) {
+            accounting::AcctFilter filter{request.job_ids, request.users, request.accounts,
+                                          request.states,  request.since, request.until,
+                                          request.attempts};
+            auto jobs = store.jobs(filter);
+            if (!jobs) {
+                conn->send_error(jobs.status());
+                return;
+            }
+            // Steps are read per frame, for that frame's jobs only.
+            JobListSender out(conn, [&store](const std::vector<uint64_t>& ids) {
+                auto steps = store.steps(ids);
+                return steps ? std::move(*steps) : std::vector<protocol::StepRecord>{};
+            });
+            for (auto& job : *jobs) {
+                out.add(std::move(job));
+            }
+            out.finish();
+        });
+    });
+}
+
+void Controller::handle_usage_report(const ConnectionPtr& conn,
+                                     const protocol::Credential& cred,
+                                     const protocol::UsageReportRequest& request) {
+    const int64_t now = clock_.unix_seconds();
+    if (request.start < 0 || request.end <= request.start || request.start >= now) {
+        conn->send_error(Status::invalid(
+                fmt::format("report: invalid window {} to {} (accepted: a start before now and "
+                            "an end after the start)",
+                            request.start, request.end)));
+        return;
+    }
+    protocol::UsageTotalsReply reply;
+    reply.start = request.start;
+    reply.end = std::min(request.end, now);
+    reply.cluster_cpus = nodes_.total_cpus();
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+        reply.cluster_gpus += nodes_[i].info.resources.gpus;
+    }
+    const std::string own = roles_.sees_only_own_jobs(cred.uid) ? user_name(cred.uid) : "";
+    accounting_.read([conn, reply = std::move(reply),
+                      own](accounting::AccountingStore& store) mutable {
+        auto totals = store.usage(reply.start, reply.end);
+        if (!totals) {
+            conn->send_error(totals.status());
+            return;
+        }
+        for (const accounting::UsageTotal& total : *totals) {
+            if (own.empty() || total.user == own) {
+                reply.totals.push_back({total.account, total.user, total.cpu_seconds,
+                                        total.gpu_seconds, total.billing_seconds, total.jobs});
+            }
+        }
+        conn->send(reply);
+    });
+}
+
+void Controller::purge_accounting(int64_t ended_before) {
+    constexpr size_t kPurgeBatch = 10000;
+    accounting_.read([ended_before](accounting::AccountingStore& store) {
+        size_t total = 0;
+        for (;;) {
+            auto purged = store.purge(ended_before, kPurgeBatch);
+            if (!purged) {
+                spdlog::error("accounting purge: {}", purged.status().message());
+                return;
+            }
+            total += *purged;
+            if (*purged < kPurgeBatch) {
+                break;
+            }
+        }
+        if (total > 0) {
+            spdlog::info("accounting: purged {} jobs that ended before {}", total, ended_before);
+        }
+    });
+}
+
+}  // namespace cohort::ctld

@@ -1,0 +1,172 @@
+// Accounting end to end, on both backends: a job that burns CPU and memory is recorded with
+// its usage in the accounting database (read back with SQL, not only through the CLI),
+// `cohort acct` lists it, and `cohort report` sums it into the cluster's utilization.
+#include <chrono>
+#include <ctime>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "accounting/sql_connection.h"
+#include "tests/fixtures/local_cluster.h"
+#include "tests/fixtures/private_postgres.h"
+#include "tests/fixtures/submit_batch.h"
+
+namespace cohort::testing {
+namespace {
+
+using std::chrono::seconds;
+
+PrivatePostgres& postgres() {
+    static PrivatePostgres server;
+    return server;
+}
+
+class AccountingTest : public ::testing::TestWithParam<std::string> {
+protected:
+    void SetUp() override {
+        nlohmann::json settings = nlohmann::json::object();
+        if (GetParam() == "postgresql") {
+            if (!postgres().ready()) {
+                GTEST_SKIP() << "no PostgreSQL server: " << postgres().why_not();
+            }
+            static int databases = 0;
+            location_ = postgres().create_database("cluster_" + std::to_string(getpid()) + "_"
+                                                   + std::to_string(++databases));
+            ASSERT_FALSE(location_.empty());
+            settings["accounting"] = location_;
+        }
+        cluster_ = std::make_unique<LocalCluster>(2, with_settings(settings));
+        ASSERT_TRUE(cluster_->up());
+        if (location_.empty()) {
+            location_ = cluster_->state_dir() + "/accounting.db";  // the embedded default
+        }
+    }
+
+    void TearDown() override {
+        if (HasFailure() && cluster_) {
+            cluster_->dump_logs();
+        }
+    }
+
+    // One row of the accounting database's jobs table, read with SQL.
+    std::vector<std::string> stored(uint64_t id, const std::string& columns) const {
+        auto sql = accounting::connect_sql(location_);
+        EXPECT_TRUE(sql) << sql.status().message();
+        std::vector<std::string> row;
+        if (sql) {
+            const std::string query = "SELECT " + columns + " FROM jobs WHERE job_id = $1";
+            const size_t count = std::count(columns.begin(), columns.end(), ',') + 1;
+            Status s = (*sql)->run(query, {static_cast<int64_t>(id)},
+                                   [&](const accounting::SqlRow& r) {
+                                       for (size_t i = 0; i < count; ++i) {
+                                           row.push_back(r.text(static_cast<int>(i)));
+                                       }
+                                   });
+            EXPECT_TRUE(s) << s.message();
+        }
+        return row;
+    }
+
+    std::string location_;
+    std::unique_ptr<LocalCluster> cluster_;
+};
+
+// sreport's start= form for a unix time.
+std::string local_time(int64_t when) {
+    std::time_t t = when;
+    std::tm tm{};
+    localtime_r(&t, &tm);
+    char text[32];
+    std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S", &tm);
+    return text;
+}
+
+double clock_seconds(const std::string& text) {  // sacct's [D-]HH:MM:SS or MM:SS.mmm
+    double total = 0;
+    std::string part;
+    std::istringstream in(text);
+    while (std::getline(in, part, ':')) {
+        total = total * 60 + std::stod(part);
+    }
+    return total;
+}
+
+TEST_P(AccountingTest, AJobsUsageIsRecordedListedAndReported) {
+    const auto before = static_cast<int64_t>(std::time(nullptr));
+    // ~200 MiB touched, then 2 s of CPU.
+    const uint64_t id = submit_batch(
+            *cluster_, {"-J", "burn", "-n2", "--wrap",
+                        "python3 -c 'import time; x = bytearray(200 << 20); "
+                        "e = time.process_time() + 2; exec(\"while time.process_time() < e: "
+                        "pass\")'"});
+    ASSERT_EQ(cluster_->wait_final_state(id, seconds(60)), "COMPLETED");
+
+    const std::vector<std::string> row = stored(id, "name, state, alloc_cpus, user_name");
+    ASSERT_EQ(row.size(), 4u) << "job " << id << " is not in " << location_;
+    EXPECT_EQ(row[0], "burn");
+    EXPECT_EQ(row[1], "COMPLETED");
+    EXPECT_EQ(row[2], "2");
+
+    CommandResult acct = cluster_->cohort({"acct", "-X", "-P", "-n", "-j", std::to_string(id), "-o",
+                                           "JobID,JobName,State,TotalCPU,MaxRSS,AllocCPUS"});
+    ASSERT_EQ(acct.exit_code, 0) << acct.err;
+    std::vector<std::string> fields;
+    std::string field;
+    std::istringstream line(acct.out.substr(0, acct.out.find('\n')));
+    while (std::getline(line, field, '|')) {
+        fields.push_back(field);
+    }
+    ASSERT_EQ(fields.size(), 6u) << acct.out;
+    EXPECT_EQ(fields[0], std::to_string(id));
+    EXPECT_EQ(fields[1], "burn");
+    EXPECT_EQ(fields[2], "COMPLETED");
+    EXPECT_EQ(fields[5], "2");
+    const std::string agent_log = read_text(cluster_->state_dir() + "/cohortd-node1.log")
+                                  + read_text(cluster_->state_dir() + "/cohortd-node2.log");
+    if (agent_log.find("jobs run in cgroups") != std::string::npos) {
+        EXPECT_GE(clock_seconds(fields[3]), 1.5) << "TotalCPU " << fields[3];
+        ASSERT_FALSE(fields[4].empty());
+        EXPECT_GE(std::stol(fields[4]), 150 * 1024) << "MaxRSS " << fields[4];
+    }
+
+    // The job's 2 CPUs for its elapsed seconds, counted in the cluster's utilization.
+    CommandResult report =
+            cluster_->cohort({"report", "-P", "-n", "-t", "seconds", "cluster", "utilization",
+                              "start=" + local_time(before - 60), "end=now"});
+    ASSERT_EQ(report.exit_code, 0) << report.err;
+    std::istringstream cells(report.out);
+    std::vector<std::string> utilization;
+    while (std::getline(cells, field, '|')) {
+        utilization.push_back(field);
+    }
+    ASSERT_EQ(utilization.size(), 4u) << report.out;
+    EXPECT_GE(std::stol(utilization[1]), 2) << report.out;
+    CommandResult top = cluster_->cohort({"sreport", "-P", "-n", "user", "topusage",
+                                          "start=" + local_time(before - 60), "end=now"});
+    ASSERT_EQ(top.exit_code, 0) << top.err;
+    EXPECT_NE(top.out.find("|" + row[3] + "|"), std::string::npos) << top.out;
+}
+
+TEST_P(AccountingTest, EveryStateChangeOfAJobIsRecordedAsItHappens) {
+    const uint64_t id = submit_batch(*cluster_, {"--hold", "--wrap", "true"});
+    EXPECT_TRUE(
+            eventually([&] { return stored(id, "state") == std::vector<std::string>{"PENDING"}; },
+                       seconds(10)));
+    CommandResult released = cluster_->cohort({"release", std::to_string(id)});
+    ASSERT_EQ(released.exit_code, 0) << released.err;
+    ASSERT_EQ(cluster_->wait_final_state(id, seconds(30)), "COMPLETED");
+    const std::vector<std::string> row = stored(id, "state, start_time, end_time");
+    ASSERT_EQ(row.size(), 3u);
+    EXPECT_EQ(row[0], "COMPLETED");
+    EXPECT_NE(row[1], "0");
+    EXPECT_NE(row[2], "0");
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends,
+                         AccountingTest,
+                         ::testing::Values("sqlite", "postgresql"),
+                         [](const auto& backend) { return backend.param; });
+
+}  // namespace
+}  // namespace cohort::testing
