@@ -24,10 +24,15 @@ private:
     sqlite3_stmt* stmt_;
 };
 
-// "$7" names the 7th value of the call; SQLite numbers its parameters in order of first use.
-int value_index(sqlite3_stmt* stmt, int parameter) {
-    const char* name = sqlite3_bind_parameter_name(stmt, parameter);
-    return name != nullptr && name[0] == '$' ? std::atoi(name + 1) - 1 : -1;
+// Which value of a call each parameter takes: "$7" names the 7th; -1 for other names.
+std::vector<int> value_of_parameters(sqlite3_stmt* stmt) {
+    std::vector<int> values;
+    const int count = sqlite3_bind_parameter_count(stmt);
+    for (int parameter = 1; parameter <= count; ++parameter) {
+        const char* name = sqlite3_bind_parameter_name(stmt, parameter);
+        values.push_back(name != nullptr && name[0] == '$' ? std::atoi(name + 1) - 1 : -1);
+    }
+    return values;
 }
 
 int bind(sqlite3_stmt* stmt, int parameter, const SqlValue& value) {
@@ -61,8 +66,8 @@ Result<std::unique_ptr<SqliteConnection>> SqliteConnection::open(const std::stri
 }
 
 SqliteConnection::~SqliteConnection() {
-    for (auto& [sql, stmt] : statements_) {
-        sqlite3_finalize(stmt);
+    for (auto& [sql, prepared] : statements_) {
+        sqlite3_finalize(prepared.stmt);
     }
     sqlite3_close(db_);
 }
@@ -86,22 +91,27 @@ Status SqliteConnection::run(const std::string& sql,
                              const OnRow& on_row) {
     if (statements_.size() >= kMaxKeptStatements && statements_.count(sql) == 0) {
         for (auto& [text, kept] : statements_) {
-            sqlite3_finalize(kept);
+            sqlite3_finalize(kept.stmt);
         }
         statements_.clear();
     }
-    sqlite3_stmt*& stmt = statements_[sql];
-    if (stmt == nullptr
-        && sqlite3_prepare_v3(db_, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr)
-                   != SQLITE_OK) {
-        statements_.erase(sql);
-        return error("sqlite prepare");
+    Prepared& prepared = statements_[sql];
+    if (prepared.stmt == nullptr) {
+        if (sqlite3_prepare_v3(db_, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &prepared.stmt,
+                               nullptr)
+            != SQLITE_OK) {
+            Status failed = error("sqlite prepare");
+            statements_.erase(sql);
+            return failed;
+        }
+        prepared.value_of_parameter = value_of_parameters(prepared.stmt);
     }
+    sqlite3_stmt* stmt = prepared.stmt;
     sqlite3_reset(stmt);
     sqlite3_clear_bindings(stmt);
-    const int count = sqlite3_bind_parameter_count(stmt);
-    for (int parameter = 1; parameter <= count; ++parameter) {
-        const int index = value_index(stmt, parameter);
+    for (size_t i = 0; i < prepared.value_of_parameter.size(); ++i) {
+        const int index = prepared.value_of_parameter[i];
+        const int parameter = static_cast<int>(i) + 1;
         if (index < 0 || index >= static_cast<int>(params.size())) {
             return Status::internal("sqlite: statement parameter " + std::to_string(parameter)
                                     + " has no value");

@@ -29,8 +29,16 @@ private:
 
     Status error(const std::string& what) const;
 
+    // A prepared statement, and which value of a call each of its parameters takes ("$7" is
+    // the 7th; SQLite numbers parameters in order of first use, and looking a name up is a
+    // list walk, so the mapping is made once).
+    struct Prepared {
+        sqlite3_stmt* stmt = nullptr;
+        std::vector<int> value_of_parameter;
+    };
+
     sqlite3* db_;
-    std::map<std::string, sqlite3_stmt*> statements_;
+    std::map<std::string, Prepared> statements_;
 };
 
 }  // namespace cohort::accounting

@@ -68,17 +68,19 @@ int main(int argc, char** argv) {
                                 std::chrono::system_clock::now().time_since_epoch())
                                 .count();
     // The trace's arrival times, repeated as often as needed, packed into [now - days, now).
-    const int64_t trace_span = std::max<int64_t>(trace->jobs.back().submit, 1);
-    const int64_t repeats = (jobs + trace->jobs.size() - 1) / trace->jobs.size();
-    const double scale =
-            static_cast<double>(days * 86400) / static_cast<double>(trace_span * repeats);
-    std::map<std::string, int64_t> jobs_of_user;
+    const int64_t trace_span = std::max<int64_t>(trace->jobs.back().submit, 1) + 1;
+    const auto trace_jobs = static_cast<int64_t>(trace->jobs.size());
+    auto arrival = [&](int64_t i) {
+        return (i / trace_jobs) * trace_span + trace->jobs[i % trace_jobs].submit;
+    };
+    const double scale = static_cast<double>(days * 86400)
+                         / static_cast<double>(std::max<int64_t>(arrival(jobs - 1), 1));
+    std::map<std::string, int64_t> week_jobs_of_user;  // users with jobs in the last week
 
     const auto load_start = Clock::now();
     cohort::accounting::RecordBatch batch;
     for (int64_t i = 0; i < jobs; ++i) {
         const auto& swf = trace->jobs[i % trace->jobs.size()];
-        const int64_t repeat = i / static_cast<int64_t>(trace->jobs.size());
         JobRecord job;
         job.job_id = static_cast<uint64_t>(i + 1);
         job.user_name = "user" + std::to_string(swf.user);
@@ -87,9 +89,8 @@ int main(int argc, char** argv) {
         job.spec.name = "job" + std::to_string(swf.id);
         job.partition = "batch";
         job.spec.qos = "normal";
-        job.submit_time = now - days * 86400
-                          + static_cast<int64_t>(
-                                  static_cast<double>(repeat * trace_span + swf.submit) * scale);
+        job.submit_time =
+                now - days * 86400 + static_cast<int64_t>(static_cast<double>(arrival(i)) * scale);
         job.start_time = job.submit_time + std::max<int64_t>(swf.wait, 0);
         job.end_time = std::min(job.start_time + std::max<int64_t>(swf.run, 1), now - 1);
         job.state = swf.run > 0 ? cohort::JobState::kCompleted : cohort::JobState::kFailed;
@@ -102,7 +103,9 @@ int main(int argc, char** argv) {
                 static_cast<uint64_t>(std::max<int64_t>(swf.run, 0) * cpus) * 900000;
         job.usage.max_rss_kib = 1024 * static_cast<uint64_t>(64 + i % 4096);
         job.usage.max_rss_node = job.nodes.front();
-        ++jobs_of_user[job.user_name];
+        if (job.end_time >= now - 7 * 86400) {
+            ++week_jobs_of_user[job.user_name];
+        }
         batch.jobs.push_back(std::move(job));
         if (batch.jobs.size() == 10000 || i + 1 == jobs) {
             if (cohort::Status s = store.record(batch); !s) {
@@ -114,9 +117,10 @@ int main(int argc, char** argv) {
     }
     const double load_s = ms_since(load_start) / 1000.0;
 
-    // A typical user (the median by jobs) and the busiest.
+    // Of the users with jobs in the last week, a typical one (the median by jobs) and the
+    // busiest.
     std::vector<std::pair<int64_t, std::string>> users;
-    for (const auto& [user, count] : jobs_of_user) {
+    for (const auto& [user, count] : week_jobs_of_user) {
         users.emplace_back(count, user);
     }
     std::sort(users.begin(), users.end());
@@ -145,7 +149,7 @@ int main(int argc, char** argv) {
     nlohmann::json out = {{"backend", store.backend()},
                           {"jobs", jobs},
                           {"days", days},
-                          {"users", users.size()},
+                          {"users_active_last_week", users.size()},
                           {"load_s", load_s},
                           {"ingest_per_s", static_cast<double>(jobs) / load_s},
                           {"median_user_week_ms", median_ms},

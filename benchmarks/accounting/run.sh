@@ -27,7 +27,7 @@ $AS "$PGBIN/initdb" -D "$DIR/data" -A trust -U cohort >/dev/null
 $AS "$PGBIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w \
     -o "-k $DIR -c listen_addresses=" start >/dev/null
 mkdir -p "$(dirname "$CSV")"
-echo "backend,jobs,users,load_s,ingest_per_s,median_user_week_ms,median_user_week_rows,top_user_week_ms,top_user_week_rows,everyone_last_day_ms,everyone_last_day_rows,month_utilization_ms" > "$CSV"
+echo "backend,jobs,users_active_last_week,load_s,ingest_per_s,median_user_week_ms,median_user_week_rows,top_user_week_ms,top_user_week_rows,everyone_last_day_ms,everyone_last_day_rows,month_utilization_ms" > "$CSV"
 printf '%-10s %8s %9s %12s %16s %16s %16s %14s\n' backend jobs "load s" "ingest /s" \
     "user week ms" "top user wk ms" "all, 1 day ms" "month util ms"
 n=0
@@ -43,7 +43,7 @@ for jobs in 100000 1000000; do
         "$BIN" --trace "$TRACE" --location "$location" --jobs "$jobs" | /usr/bin/python3 -c '
 import json, sys
 r = json.load(sys.stdin)
-keys = ("backend", "jobs", "users", "load_s", "ingest_per_s", "median_user_week_ms",
+keys = ("backend", "jobs", "users_active_last_week", "load_s", "ingest_per_s", "median_user_week_ms",
         "median_user_week_rows", "top_user_week_ms", "top_user_week_rows",
         "everyone_last_day_ms", "everyone_last_day_rows", "month_utilization_ms")
 print(",".join(str(r[k]) for k in keys))
