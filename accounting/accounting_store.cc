@@ -106,7 +106,7 @@ int listing_rank(const JobRecord& job, bool attempt) {
 
 Result<std::unique_ptr<AccountingStore>> AccountingStore::open(const std::string& location,
                                                                BillingWeights weights) {
-    auto sql = connect_sql(location);
+    auto sql = sql::connect_sql(location);
     if (!sql) {
         return sql.status();
     }

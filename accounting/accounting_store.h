@@ -8,11 +8,15 @@
 #include <string>
 #include <vector>
 
-#include "accounting/sql_connection.h"
 #include "common/billing_weights.h"
 #include "common/protocol/job_types.h"
+#include "common/sql/sql_connection.h"
 
 namespace cohort::accounting {
+
+using sql::SqlConnection;
+using sql::SqlRow;
+using sql::SqlValue;
 
 // Changes to record together, in one transaction. Records replace earlier ones of the same
 // job (attempt, step); a batch holds at most one record of each.

@@ -7,11 +7,15 @@
 #include <string>
 #include <vector>
 
-#include "accounting/sql_connection.h"
 #include "common/billing_weights.h"
 #include "common/protocol/job_types.h"
+#include "common/sql/sql_connection.h"
 
 namespace cohort::accounting {
+
+using sql::SqlConnection;
+using sql::SqlRow;
+using sql::SqlValue;
 
 // "job_id, array_job_id, ..." in table order.
 const std::string& job_column_list();

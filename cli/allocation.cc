@@ -53,9 +53,14 @@ Result<Allocation> allocate(const ClientContext& context,
                             asio::io_context& io,
                             const protocol::JobSpec& spec,
                             const std::string& command) {
-    auto socket =
-            transport::connect_to(io, context.config.controller_host,
-                                  context.config.controller_port, transport::kCliConnectTimeout);
+    Result<asio::ip::tcp::socket> socket = Status::unavailable("no controller configured");
+    for (const ControllerAddress& address : controller_addresses(context.config)) {
+        socket = transport::connect_to(io, address.host, address.port,
+                                       transport::kCliConnectTimeout);
+        if (socket) {
+            break;
+        }
+    }
     if (!socket) {
         return socket.status().with_context("cannot reach cohortctld (is the instance up?)");
     }

@@ -22,14 +22,18 @@ Result<ClientContext> load_client_context() {
                          {static_cast<uint32_t>(getuid()), static_cast<uint32_t>(getgid())}};
 }
 
+// The primary first, then each backup: a standby does not listen until it is active.
 Result<transport::BlockingClient> connect_controller(const ClientContext& context) {
-    auto client = transport::BlockingClient::connect(context.config.controller_host,
-                                                     context.config.controller_port, context.auth,
-                                                     context.cred);
-    if (!client) {
-        return client.status().with_context("cannot reach cohortctld (is the instance up?)");
+    Status failed = Status::unavailable("no controller configured");
+    for (const ControllerAddress& address : controller_addresses(context.config)) {
+        auto client = transport::BlockingClient::connect(address.host, address.port, context.auth,
+                                                         context.cred);
+        if (client) {
+            return client;
+        }
+        failed = client.status();
     }
-    return client;
+    return failed.with_context("cannot reach cohortctld (is the instance up?)");
 }
 
 Result<transport::BlockingClient> connect_controller() {

@@ -197,6 +197,14 @@ Result<ClusterConfig> apply_settings_file(const ClusterConfig& config,
     if (settings.is_discarded() || !settings.is_object()) {
         return Status::invalid("--settings: '" + path + "' is not a JSON object");
     }
+    // The controller's address is chosen here; its backups (standby controllers started
+    // by hand against a shared state) may be named.
+    nlohmann::json backups;
+    if (settings.contains("controller") && settings["controller"].is_object()
+        && settings["controller"].size() == 1 && settings["controller"].contains("backups")) {
+        backups = settings["controller"]["backups"];
+        settings.erase("controller");
+    }
     for (const char* fixed : {"nodes", "key_file", "state_dir", "controller"}) {
         if (settings.contains(fixed)) {
             return Status::invalid(
@@ -211,6 +219,9 @@ Result<ClusterConfig> apply_settings_file(const ClusterConfig& config,
     nlohmann::json doc;
     std::ifstream(config_path) >> doc;
     doc.update(settings);
+    if (!backups.is_null()) {
+        doc["controller"]["backups"] = backups;
+    }
     std::ofstream(config_path, std::ios::trunc) << doc.dump(2) << "\n";
     auto merged = load_config(config_path);
     if (!merged) {
@@ -434,7 +445,7 @@ Status stop_instance(const std::string& state_dir) {
     for (const auto& entry : fs::directory_iterator(state_dir, ec)) {
         const std::string name = entry.path().filename().string();
         if (entry.path().extension() == ".pid"
-            && (name.rfind("cohortd-", 0) == 0 || name == "cohortctld.pid"
+            && (name.rfind("cohortd-", 0) == 0 || name.rfind("cohortctld", 0) == 0
                 || name == "munged.pid")) {
             pid_t pid = read_pid(entry.path().string());
             if (alive(pid)) {

@@ -138,6 +138,17 @@ Result<ClusterConfig> parse_config(const json& doc) {
                     fmt::format("controller.port: invalid value {} (accepted: 1-65535)", port));
         }
         config.controller_port = static_cast<uint16_t>(port);
+        for (const json& backup : ctl.value("backups", json::array())) {
+            const int backup_port = backup.value("port", 0);
+            const std::string host = backup.value("host", "");
+            if (host.empty() || backup_port <= 0 || backup_port > 65535) {
+                return Status::invalid(fmt::format(
+                        "controller.backups: invalid entry {} (accepted: {{\"host\": NAME, "
+                        "\"port\": 1-65535}})",
+                        backup.dump()));
+            }
+            config.controller_backups.push_back({host, static_cast<uint16_t>(backup_port)});
+        }
     }
     config.key_file = doc.value("key_file", "");
     config.auth = doc.value("auth", config.auth);
@@ -216,6 +227,18 @@ Result<ClusterConfig> parse_config(const json& doc) {
                                + "' (accepted: full, normal)");
     }
     config.accounting = doc.value("accounting", config.accounting);
+    config.state = doc.value("state", config.state);
+    if (!config.state.empty() && !config.state.starts_with("postgresql://")
+        && !config.state.starts_with("postgres://")) {
+        return Status::invalid("state: invalid value '" + config.state
+                               + "' (accepted: empty for STATE_DIR/cohort.db, or a PostgreSQL "
+                                 "URI postgresql://...)");
+    }
+    if (!config.controller_backups.empty() && config.state.empty()) {
+        return Status::invalid(
+                "controller.backups: backup controllers need a shared state (accepted: with "
+                "state = postgresql://...)");
+    }
     config.tres_billing_weights = doc.value("tres_billing_weights", config.tres_billing_weights);
     auto weights = parse_billing_weights(config.tres_billing_weights);
     if (!weights) {
@@ -380,6 +403,10 @@ Result<ClusterConfig> parse_config_text(std::string_view text, const std::string
 }
 
 Status save_config(const ClusterConfig& config, const std::string& path) {
+    json backups = json::array();
+    for (const auto& backup : config.controller_backups) {
+        backups.push_back({{"host", backup.host}, {"port", backup.port}});
+    }
     json partitions = json::array();
     for (const auto& p : config.partitions) {
         partitions.push_back({{"name", p.name},
@@ -393,43 +420,46 @@ Status save_config(const ClusterConfig& config, const std::string& path) {
                               {"def_mem_per_cpu", p.def_mem_per_cpu_mib},
                               {"max_mem_per_cpu", p.max_mem_per_cpu_mib}});
     }
-    json doc = {
-            {"cluster_name", config.cluster_name},
-            {"controller", {{"host", config.controller_host}, {"port", config.controller_port}}},
-            {"key_file", config.key_file},
-            {"auth", config.auth},
-            {"munge_socket", config.munge_socket},
-            {"daemon_user", config.daemon_user},
-            {"operators", config.operators},
-            {"admins", config.admins},
-            {"private_data", config.private_data},
-            {"cgroup", config.cgroup},
-            {"job_pids_max", config.job_pids_max},
-            {"prolog", config.prolog},
-            {"epilog", config.epilog},
-            {"prolog_epilog_timeout_s", config.prolog_epilog_timeout_s},
-            {"state_dir", config.state_dir},
-            {"nodes", compress_hostlist(config.nodes)},
-            {"partitions", partitions},
-            {"heartbeat_interval_ms", config.heartbeat_interval_ms},
-            {"node_timeout_ms", config.node_timeout_ms},
-            {"return_to_service", config.return_to_service},
-            {"kill_wait_s", config.kill_wait_s},
-            {"launch_fanout", config.launch_fanout},
-            {"collective_fanout", config.collective_fanout},
-            {"max_array_size", config.max_array_size},
-            {"purge_jobs_after_days", config.purge_jobs_after_days},
-            {"sqlite_synchronous", config.sqlite_synchronous},
-            {"accounting", config.accounting},
-            {"tres_billing_weights", config.tres_billing_weights},
-            {"job_requeue", config.job_requeue},
-            {"max_batch_requeue", config.max_batch_requeue},
-            {"requeue_avoid_failed_nodes", config.requeue_avoid_failed_nodes},
-            {"requeue_exit", config.requeue_exit},
-            {"requeue_exit_hold", config.requeue_exit_hold},
-            {"mail_program", config.mail_program},
-            {"backfill", backfill_policy_name(config.backfill)},
-            {"backfill_reservations", config.backfill_reservations}};
+    json doc = {{"cluster_name", config.cluster_name},
+                {"controller",
+                 {{"host", config.controller_host},
+                  {"port", config.controller_port},
+                  {"backups", backups}}},
+                {"key_file", config.key_file},
+                {"auth", config.auth},
+                {"munge_socket", config.munge_socket},
+                {"daemon_user", config.daemon_user},
+                {"operators", config.operators},
+                {"admins", config.admins},
+                {"private_data", config.private_data},
+                {"cgroup", config.cgroup},
+                {"job_pids_max", config.job_pids_max},
+                {"prolog", config.prolog},
+                {"epilog", config.epilog},
+                {"prolog_epilog_timeout_s", config.prolog_epilog_timeout_s},
+                {"state_dir", config.state_dir},
+                {"nodes", compress_hostlist(config.nodes)},
+                {"partitions", partitions},
+                {"heartbeat_interval_ms", config.heartbeat_interval_ms},
+                {"node_timeout_ms", config.node_timeout_ms},
+                {"return_to_service", config.return_to_service},
+                {"kill_wait_s", config.kill_wait_s},
+                {"launch_fanout", config.launch_fanout},
+                {"collective_fanout", config.collective_fanout},
+                {"max_array_size", config.max_array_size},
+                {"purge_jobs_after_days", config.purge_jobs_after_days},
+                {"sqlite_synchronous", config.sqlite_synchronous},
+                {"accounting", config.accounting},
+                {"state", config.state},
+                {"tres_billing_weights", config.tres_billing_weights},
+                {"job_requeue", config.job_requeue},
+                {"max_batch_requeue", config.max_batch_requeue},
+                {"requeue_avoid_failed_nodes", config.requeue_avoid_failed_nodes},
+                {"requeue_exit", config.requeue_exit},
+                {"requeue_exit_hold", config.requeue_exit_hold},
+                {"mail_program", config.mail_program},
+                {"backfill", backfill_policy_name(config.backfill)},
+                {"backfill_reservations", config.backfill_reservations}};
     if (!config.node_features.empty()) {
         json features = json::object();
         for (const auto& [node, list] : config.node_features) {
@@ -489,6 +519,13 @@ Result<std::string> load_key(const std::string& path) {
         return Status::invalid("cluster key '" + path + "' is shorter than 16 bytes");
     }
     return key;
+}
+
+std::vector<ControllerAddress> controller_addresses(const ClusterConfig& config) {
+    std::vector<ControllerAddress> addresses = {{config.controller_host, config.controller_port}};
+    addresses.insert(addresses.end(), config.controller_backups.begin(),
+                     config.controller_backups.end());
+    return addresses;
 }
 
 }  // namespace cohort

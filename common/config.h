@@ -28,11 +28,23 @@ struct PartitionConfig {
     int64_t max_mem_per_cpu_mib = 0;            // 0: unlimited
 };
 
+struct ControllerAddress {
+    std::string host;
+    uint16_t port = 0;
+};
+
+struct ClusterConfig;
+// The primary controller, then each backup.
+std::vector<ControllerAddress> controller_addresses(const ClusterConfig& config);
+
 struct ClusterConfig {
     std::string path;  // where it was read from
     std::string cluster_name = "cohort";
     std::string controller_host = "127.0.0.1";
     uint16_t controller_port = 6817;
+    // Standby controllers (controller.backups), tried in order after the primary by clients
+    // and agents; they share the primary's state in PostgreSQL (`state`).
+    std::vector<ControllerAddress> controller_backups;
     std::string key_file;  // the cluster key: daemons, and users' commands when auth is cluster_key
     // How users' commands prove who they are: "cluster_key" (they must read key_file: one
     // user's instance) or "munge" (a MUNGE credential from the munged on munge_socket; the
@@ -83,6 +95,9 @@ struct ClusterConfig {
     // slurmdbd's PurgeJobAfter; 0 keeps them forever.
     int64_t purge_jobs_after_days = 0;
     std::string sqlite_synchronous = "full";
+    // Where the controller's state lives: empty for STATE_DIR/cohort.db (SQLite), or a
+    // PostgreSQL URI, which two controllers may share (one active, one standby).
+    std::string state;
     // Where accounting records go: a PostgreSQL URI (postgresql://...), or an SQLite file;
     // empty: STATE_DIR/accounting.db. See docs/dev/accounting.md.
     std::string accounting;

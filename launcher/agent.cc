@@ -125,12 +125,20 @@ void Agent::stop() {
 }
 
 void Agent::connect_controller() {
+    // The primary, then each backup in turn: the active one is whichever accepts.
+    const std::vector<ControllerAddress> addresses = controller_addresses(config_);
+    const ControllerAddress& address = addresses[controller_index_ % addresses.size()];
     transport::async_connect_to(
-            io_, config_.controller_host, config_.controller_port,
-            transport::kControllerConnectTimeout, [this](Result<asio::ip::tcp::socket> socket) {
+            io_, address.host, address.port, transport::kControllerConnectTimeout,
+            [this, tried = address.host + ":" + std::to_string(address.port),
+             count = addresses.size()](Result<asio::ip::tcp::socket> socket) {
                 if (!socket) {
-                    spdlog::debug("controller not reachable: {}", socket.status().message());
-                    reconnect_timer_.expires_after(std::chrono::milliseconds(500));
+                    spdlog::debug("controller {} not reachable: {}", tried,
+                                  socket.status().message());
+                    // Straight on to the next address; a pause once all were tried.
+                    controller_index_ = (controller_index_ + 1) % count;
+                    reconnect_timer_.expires_after(
+                            std::chrono::milliseconds(controller_index_ == 0 ? 500 : 0));
                     reconnect_timer_.async_wait([this](boost::system::error_code ec) {
                         if (!ec) {
                             connect_controller();

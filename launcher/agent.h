@@ -266,6 +266,7 @@ private:
     int64_t boot_time_ = 0;
     asio::ip::tcp::acceptor acceptor_;
     asio::steady_timer reconnect_timer_;
+    size_t controller_index_ = 0;  // of controller_addresses(): the one tried next
     asio::steady_timer heartbeat_timer_;
     asio::steady_timer limit_timer_;  // fires at the earliest of time_limits_ and warnings_
     TimeLimits time_limits_;

@@ -333,6 +333,12 @@ void Controller::on_close(const ConnectionPtr& conn) {
 
 void Controller::on_tick() {
     const int64_t now_ms = clock_.steady_ms();
+    // A shared state store ends this controller when it has lost its lock there
+    // (PostgresStateStore::fence_if_lost), even while nothing is written.
+    if (now_ms >= next_keep_alive_ms_) {
+        next_keep_alive_ms_ = now_ms + kKeepAliveInterval_ms;
+        writer_.read_committed([](StateStore& store) { (void)store.keep_alive(); });
+    }
     // A node whose agent's connection closed (the machine or the agent died, or the link was
     // cut) goes DOWN after a short grace; one that only falls silent, after node_timeout_ms.
     const int64_t grace_ms = std::min(config_.node_timeout_ms,

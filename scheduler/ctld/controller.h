@@ -337,6 +337,8 @@ private:
     bool purging_ = false;
     int64_t next_purge_at_ = 0;
     int64_t next_accounting_purge_at_ = 0;
+    static constexpr int64_t kKeepAliveInterval_ms = 1000;
+    int64_t next_keep_alive_ms_ = 0;
     bool schedule_posted_ = false;
 };
 

@@ -1,5 +1,7 @@
 // cohortctld: the Cohort controller daemon.
+#include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -10,16 +12,59 @@
 #include "common/config.h"
 #include "common/daemon.h"
 #include "scheduler/ctld/controller.h"
+#include "scheduler/ctld/state/postgres_state_store.h"
 #include "scheduler/ctld/state/sqlite_state_store.h"
+
+namespace {
+
+// SQLite in the state directory, or PostgreSQL shared with standby controllers: then this
+// one waits here until it holds the controllers' lock.
+cohort::Result<std::unique_ptr<cohort::ctld::StateStore>> open_state_store(
+        const cohort::ClusterConfig& config) {
+    if (config.state.empty()) {
+        auto store = cohort::ctld::SqliteStateStore::open(config.state_dir + "/cohort.db",
+                                                          config.sqlite_synchronous);
+        if (!store) {
+            return store.status();
+        }
+        return std::unique_ptr<cohort::ctld::StateStore>(std::move(*store));
+    }
+    auto store = cohort::ctld::PostgresStateStore::open(config.state);
+    if (!store) {
+        return store.status();
+    }
+    const auto asked = std::chrono::steady_clock::now();
+    bool waited = false;
+    cohort::Status active = (*store)->wait_until_active([&waited] {
+        waited = true;
+        spdlog::info("standby: another cohortctld holds the state lock; waiting for it");
+    });
+    if (!active) {
+        return active;
+    }
+    if (waited) {
+        spdlog::info("active: took the state lock after {} ms standing by",
+                     std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::steady_clock::now() - asked)
+                             .count());
+    }
+    return std::unique_ptr<cohort::ctld::StateStore>(std::move(*store));
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     CLI::App app{"cohortctld: the Cohort controller"};
     std::string config_path = cohort::default_config_path();
     std::string pid_file;
     std::string log_level = "info";
+    std::string listen;
     app.add_option("--config", config_path, "cluster configuration file");
     app.add_option("--pid-file", pid_file, "write the daemon's pid here");
     app.add_option("--log-level", log_level, "trace, debug, info, warn, error");
+    app.add_option("--listen", listen,
+                   "HOST:PORT to serve on instead of controller.host/port (a backup controller "
+                   "names its own entry of controller.backups)");
     CLI11_PARSE(app, argc, argv);
     spdlog::set_level(spdlog::level::from_str(log_level));
 
@@ -29,8 +74,17 @@ int main(int argc, char** argv) {
         spdlog::error("{}", (!config ? config.status() : key.status()).message());
         return 1;
     }
-    auto store = cohort::ctld::SqliteStateStore::open(config->state_dir + "/cohort.db",
-                                                      config->sqlite_synchronous);
+    if (!listen.empty()) {
+        const size_t colon = listen.rfind(':');
+        const int port = colon == std::string::npos ? 0 : std::atoi(listen.c_str() + colon + 1);
+        if (port <= 0 || port > 65535) {
+            spdlog::error("--listen: invalid value '{}' (accepted: HOST:PORT)", listen);
+            return 1;
+        }
+        config->controller_host = listen.substr(0, colon);
+        config->controller_port = static_cast<uint16_t>(port);
+    }
+    auto store = open_state_store(*config);
     if (!store) {
         spdlog::error("{}", store.status().message());
         return 1;

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "accounting/sql_connection.h"
+#include "common/sql/sql_connection.h"
 #include "tests/fixtures/local_cluster.h"
 #include "tests/fixtures/private_postgres.h"
 #include "tests/fixtures/submit_batch.h"
@@ -51,18 +51,17 @@ protected:
 
     // One row of the accounting database's jobs table, read with SQL.
     std::vector<std::string> stored(uint64_t id, const std::string& columns) const {
-        auto sql = accounting::connect_sql(location_);
+        auto sql = sql::connect_sql(location_);
         EXPECT_TRUE(sql) << sql.status().message();
         std::vector<std::string> row;
         if (sql) {
             const std::string query = "SELECT " + columns + " FROM jobs WHERE job_id = $1";
             const size_t count = std::count(columns.begin(), columns.end(), ',') + 1;
-            Status s = (*sql)->run(query, {static_cast<int64_t>(id)},
-                                   [&](const accounting::SqlRow& r) {
-                                       for (size_t i = 0; i < count; ++i) {
-                                           row.push_back(r.text(static_cast<int>(i)));
-                                       }
-                                   });
+            Status s = (*sql)->run(query, {static_cast<int64_t>(id)}, [&](const sql::SqlRow& r) {
+                for (size_t i = 0; i < count; ++i) {
+                    row.push_back(r.text(static_cast<int>(i)));
+                }
+            });
             EXPECT_TRUE(s) << s.message();
         }
         return row;

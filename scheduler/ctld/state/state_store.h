@@ -69,6 +69,10 @@ public:
     virtual Result<JobPayload> payload(uint64_t key) = 0;
     virtual Result<std::vector<protocol::StepRecord>> query_steps(
             const std::vector<uint64_t>& job_ids) = 0;
+
+    // Checks the store is still this controller's (the PostgreSQL store's lock); called on
+    // the controller's tick.
+    virtual Status keep_alive() { return Status::ok(); }
 };
 
 }  // namespace cohort::ctld

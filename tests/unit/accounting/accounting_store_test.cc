@@ -325,7 +325,7 @@ TEST_P(AccountingStoreTest, PurgeDeletesOldJobsWithTheirStepsAndAttempts) {
 TEST_P(AccountingStoreTest, RefusesADatabaseOfANewerSchema) {
     store_.reset();
     {
-        auto sql = connect_sql(location_);
+        auto sql = sql::connect_sql(location_);
         ASSERT_TRUE(sql);
         ASSERT_TRUE((*sql)->execute("UPDATE schema_version SET version = 99"));
     }

@@ -1,10 +1,10 @@
-#include "accounting/postgres_connection.h"
+#include "common/sql/postgres_connection.h"
 
 #include <cstdlib>
 
 #include <fmt/format.h>
 
-namespace cohort::accounting {
+namespace cohort::sql {
 namespace {
 
 class PostgresRow final : public SqlRow {
@@ -24,6 +24,24 @@ public:
                 static_cast<size_t>(PQgetlength(result_, 0, column))};
     }
 
+    // BYTEA in text form is "\\x" and two hex digits a byte.
+    std::string blob(int column) const override {
+        const char* text = PQgetvalue(result_, 0, column);
+        const size_t length = static_cast<size_t>(PQgetlength(result_, 0, column));
+        std::string bytes;
+        if (length < 2 || text[0] != '\\' || text[1] != 'x') {
+            return bytes;
+        }
+        bytes.reserve((length - 2) / 2);
+        auto nibble = [](char c) {
+            return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
+        };
+        for (size_t i = 2; i + 1 < length; i += 2) {
+            bytes.push_back(static_cast<char>(nibble(text[i]) << 4 | nibble(text[i + 1])));
+        }
+        return bytes;
+    }
+
 private:
     const PGresult* result_;
 };
@@ -35,6 +53,16 @@ std::string as_text(const SqlValue& value) {
     if (const auto* real = std::get_if<double>(&value)) {
         return fmt::format("{}", *real);
     }
+    if (const auto* blob = std::get_if<SqlBlob>(&value)) {
+        static const char kHex[] = "0123456789abcdef";
+        std::string text = "\\x";
+        text.reserve(2 + 2 * blob->bytes.size());
+        for (unsigned char byte : blob->bytes) {
+            text.push_back(kHex[byte >> 4]);
+            text.push_back(kHex[byte & 15]);
+        }
+        return text;
+    }
     return std::get<std::string>(value);
 }
 
@@ -42,7 +70,8 @@ void ignore_notice(void* /*arg*/, const char* /*message*/) {}
 
 }  // namespace
 
-Result<std::unique_ptr<PostgresConnection>> PostgresConnection::open(const std::string& uri) {
+Result<std::unique_ptr<PostgresConnection>> PostgresConnection::open(const std::string& uri,
+                                                                     LostSession on_lost) {
     PGconn* conn = PQconnectdb(uri.c_str());
     if (PQstatus(conn) != CONNECTION_OK) {
         std::string why = conn ? PQerrorMessage(conn) : "out of memory";
@@ -53,7 +82,7 @@ Result<std::unique_ptr<PostgresConnection>> PostgresConnection::open(const std::
         return Status::unavailable("accounting database " + uri + ": " + why);
     }
     PQsetNoticeProcessor(conn, ignore_notice, nullptr);
-    return std::unique_ptr<PostgresConnection>(new PostgresConnection(uri, conn));
+    return std::unique_ptr<PostgresConnection>(new PostgresConnection(uri, conn, on_lost));
 }
 
 PostgresConnection::~PostgresConnection() {
@@ -71,6 +100,9 @@ Status PostgresConnection::error(const std::string& what) const {
 Status PostgresConnection::reconnect_if_lost() {
     if (PQstatus(conn_) == CONNECTION_OK) {
         return Status::ok();
+    }
+    if (on_lost_ == LostSession::kFail) {
+        return Status::unavailable("postgresql: the session to " + uri_ + " is lost");
     }
     PQreset(conn_);
     prepared_.clear();  // a new session has none of the old one's statements
@@ -147,4 +179,4 @@ Status PostgresConnection::run(const std::string& sql,
     return outcome;
 }
 
-}  // namespace cohort::accounting
+}  // namespace cohort::sql

@@ -6,9 +6,9 @@
 
 #include <sqlite3.h>
 
-#include "accounting/sql_connection.h"
+#include "common/sql/sql_connection.h"
 
-namespace cohort::accounting {
+namespace cohort::sql {
 
 class SqliteConnection final : public SqlConnection {
 public:
@@ -41,4 +41,4 @@ private:
     std::map<std::string, Prepared> statements_;
 };
 
-}  // namespace cohort::accounting
+}  // namespace cohort::sql

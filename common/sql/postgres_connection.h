@@ -1,18 +1,25 @@
 // SqlConnection over libpq. Parameters travel as text; each distinct statement is prepared
-// once per connection. A lost connection is reopened on the next call.
+// once per connection. A lost connection is reopened on the next call, unless the session
+// itself matters (it holds a lock): then every later call fails and lost() says so.
 #pragma once
 
 #include <map>
 
 #include <libpq-fe.h>
 
-#include "accounting/sql_connection.h"
+#include "common/sql/sql_connection.h"
 
-namespace cohort::accounting {
+namespace cohort::sql {
 
 class PostgresConnection final : public SqlConnection {
 public:
-    static Result<std::unique_ptr<PostgresConnection>> open(const std::string& uri);
+    enum class LostSession {
+        kReconnect,
+        kFail,
+    };
+
+    static Result<std::unique_ptr<PostgresConnection>> open(
+            const std::string& uri, LostSession on_lost = LostSession::kReconnect);
     ~PostgresConnection() override;
     PostgresConnection(const PostgresConnection&) = delete;
     PostgresConnection& operator=(const PostgresConnection&) = delete;
@@ -24,16 +31,20 @@ public:
 
     const char* backend() const override { return "postgresql"; }
 
+    bool lost() const { return PQstatus(conn_) != CONNECTION_OK; }
+
 private:
-    PostgresConnection(std::string uri, PGconn* conn) : uri_(std::move(uri)), conn_(conn) {}
+    PostgresConnection(std::string uri, PGconn* conn, LostSession on_lost)
+        : uri_(std::move(uri)), conn_(conn), on_lost_(on_lost) {}
 
     Status reconnect_if_lost();
     Status error(const std::string& what) const;
 
     std::string uri_;
     PGconn* conn_;
+    LostSession on_lost_;
     std::map<std::string, std::string> prepared_;  // statement text -> its prepared name
     uint64_t statements_named_ = 0;
 };
 
-}  // namespace cohort::accounting
+}  // namespace cohort::sql

@@ -1,9 +1,9 @@
-#include "accounting/sql_connection.h"
+#include "common/sql/sql_connection.h"
 
-#include "accounting/postgres_connection.h"
-#include "accounting/sqlite_connection.h"
+#include "common/sql/postgres_connection.h"
+#include "common/sql/sqlite_connection.h"
 
-namespace cohort::accounting {
+namespace cohort::sql {
 
 Result<std::unique_ptr<SqlConnection>> connect_sql(const std::string& location) {
     if (location.starts_with("postgresql://") || location.starts_with("postgres://")) {
@@ -27,4 +27,4 @@ Result<std::unique_ptr<SqlConnection>> connect_sql(const std::string& location) 
     return std::unique_ptr<SqlConnection>(std::move(*connection));
 }
 
-}  // namespace cohort::accounting
+}  // namespace cohort::sql

@@ -1,5 +1,5 @@
-// The little of SQL the accounting store needs, over SQLite and PostgreSQL alike: statements
-// with numbered parameters ($1, $2, ...; both databases read them), rows read by column
+// The little of SQL accounting and the controller's state need, over SQLite and PostgreSQL alike:
+// statements with numbered parameters ($1, $2, ...; both databases read them), rows read by column
 // index, transactions. One connection is used from one thread.
 #pragma once
 
@@ -12,9 +12,14 @@
 
 #include "common/status.h"
 
-namespace cohort::accounting {
+namespace cohort::sql {
 
-using SqlValue = std::variant<int64_t, double, std::string>;
+// Bytes stored as they are (BLOB, BYTEA), e.g. a serialized record.
+struct SqlBlob {
+    std::string bytes;
+};
+
+using SqlValue = std::variant<int64_t, double, std::string, SqlBlob>;
 
 // One row of a result, valid only inside the callback that receives it.
 class SqlRow {
@@ -23,6 +28,7 @@ public:
     virtual int64_t integer(int column) const = 0;
     virtual double real(int column) const = 0;
     virtual std::string text(int column) const = 0;
+    virtual std::string blob(int column) const = 0;
 };
 
 class SqlConnection {
@@ -48,4 +54,4 @@ public:
 // (optionally sqlite://PATH).
 Result<std::unique_ptr<SqlConnection>> connect_sql(const std::string& location);
 
-}  // namespace cohort::accounting
+}  // namespace cohort::sql

@@ -1,8 +1,8 @@
-#include "accounting/sqlite_connection.h"
+#include "common/sql/sqlite_connection.h"
 
 #include <cstdlib>
 
-namespace cohort::accounting {
+namespace cohort::sql {
 namespace {
 
 class SqliteRow final : public SqlRow {
@@ -16,6 +16,13 @@ public:
     std::string text(int column) const override {
         const auto* bytes = sqlite3_column_text(stmt_, column);
         return bytes ? std::string(reinterpret_cast<const char*>(bytes),
+                                   sqlite3_column_bytes(stmt_, column))
+                     : std::string();
+    }
+
+    std::string blob(int column) const override {
+        const void* bytes = sqlite3_column_blob(stmt_, column);
+        return bytes ? std::string(static_cast<const char*>(bytes),
                                    sqlite3_column_bytes(stmt_, column))
                      : std::string();
     }
@@ -41,6 +48,10 @@ int bind(sqlite3_stmt* stmt, int parameter, const SqlValue& value) {
     }
     if (const auto* real = std::get_if<double>(&value)) {
         return sqlite3_bind_double(stmt, parameter, *real);
+    }
+    if (const auto* blob = std::get_if<SqlBlob>(&value)) {
+        return sqlite3_bind_blob(stmt, parameter, blob->bytes.data(),
+                                 static_cast<int>(blob->bytes.size()), SQLITE_TRANSIENT);
     }
     const auto& text = std::get<std::string>(value);
     return sqlite3_bind_text(stmt, parameter, text.data(), static_cast<int>(text.size()),
@@ -139,4 +150,4 @@ Status SqliteConnection::run(const std::string& sql,
     return Status::ok();
 }
 
-}  // namespace cohort::accounting
+}  // namespace cohort::sql
