@@ -227,6 +227,14 @@ Result<int64_t> parse_begin_time(std::string_view text, int64_t now) {
 }
 
 Result<int64_t> parse_report_time(std::string_view text, int64_t now) {
+    // sacct and sreport also look back: now-7days.
+    if (text.size() > 4 && (text.substr(0, 4) == "now-" || text.substr(0, 4) == "NOW-")) {
+        auto ahead = parse_begin_time("now+" + std::string(text.substr(4)), now);
+        if (!ahead) {
+            return bad(text);
+        }
+        return now - (*ahead - now);
+    }
     auto time = parse_begin_time(text, now);
     if (!time || *time <= now) {
         return time;

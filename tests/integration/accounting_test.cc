@@ -17,22 +17,17 @@ namespace {
 
 using std::chrono::seconds;
 
-PrivatePostgres& postgres() {
-    static PrivatePostgres server;
-    return server;
-}
-
 class AccountingTest : public ::testing::TestWithParam<std::string> {
 protected:
     void SetUp() override {
         nlohmann::json settings = nlohmann::json::object();
         if (GetParam() == "postgresql") {
-            if (!postgres().ready()) {
-                GTEST_SKIP() << "no PostgreSQL server: " << postgres().why_not();
+            if (!shared_postgres().ready()) {
+                GTEST_SKIP() << "no PostgreSQL server: " << shared_postgres().why_not();
             }
             static int databases = 0;
-            location_ = postgres().create_database("cluster_" + std::to_string(getpid()) + "_"
-                                                   + std::to_string(++databases));
+            location_ = shared_postgres().create_database("cluster_" + std::to_string(getpid())
+                                                          + "_" + std::to_string(++databases));
             ASSERT_FALSE(location_.empty());
             settings["accounting"] = location_;
         }

@@ -15,11 +15,6 @@ namespace {
 using protocol::JobRecord;
 using protocol::StepRecord;
 
-testing::PrivatePostgres& postgres() {
-    static testing::PrivatePostgres server;
-    return server;
-}
-
 class AccountingStoreTest : public ::testing::TestWithParam<std::string> {
 protected:
     void SetUp() override {
@@ -27,10 +22,10 @@ protected:
         const std::string name =
                 "acct_" + std::to_string(getpid()) + "_" + std::to_string(++databases);
         if (GetParam() == "postgresql") {
-            if (!postgres().ready()) {
-                GTEST_SKIP() << "no PostgreSQL server: " << postgres().why_not();
+            if (!testing::shared_postgres().ready()) {
+                GTEST_SKIP() << "no PostgreSQL server: " << testing::shared_postgres().why_not();
             }
-            location_ = postgres().create_database(name);
+            location_ = testing::shared_postgres().create_database(name);
             ASSERT_FALSE(location_.empty()) << "CREATE DATABASE " << name << " failed";
         } else {
             location_ = (std::filesystem::temp_directory_path() / (name + ".db")).string();

@@ -69,5 +69,12 @@ TEST_F(BeginTime, RejectsWithTheValueAndTheAcceptedForms) {
     }
 }
 
+TEST_F(BeginTime, ReportTimesLookBackFromNow) {
+    EXPECT_EQ(*parse_report_time("now-7days", kNow), kNow - 7 * 86400);
+    EXPECT_EQ(*parse_report_time("now-90minutes", kNow), kNow - 90 * 60);
+    EXPECT_FALSE(parse_report_time("now-5fortnights", kNow));
+    EXPECT_FALSE(parse_begin_time("now-1days", kNow)) << "--begin never looks back";
+}
+
 }  // namespace
 }  // namespace cohort

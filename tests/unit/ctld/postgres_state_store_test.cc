@@ -14,20 +14,15 @@
 namespace cohort::ctld {
 namespace {
 
-testing::PrivatePostgres& postgres() {
-    static testing::PrivatePostgres server;
-    return server;
-}
-
 class PostgresStateStoreTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        if (!postgres().ready()) {
-            GTEST_SKIP() << "no PostgreSQL server: " << postgres().why_not();
+        if (!testing::shared_postgres().ready()) {
+            GTEST_SKIP() << "no PostgreSQL server: " << testing::shared_postgres().why_not();
         }
         static int databases = 0;
-        uri_ = postgres().create_database("state_" + std::to_string(getpid()) + "_"
-                                          + std::to_string(++databases));
+        uri_ = testing::shared_postgres().create_database("state_" + std::to_string(getpid()) + "_"
+                                                          + std::to_string(++databases));
         ASSERT_FALSE(uri_.empty());
     }
 
