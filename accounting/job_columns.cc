@@ -37,6 +37,36 @@ std::vector<uint32_t> split_counts(const std::string& text) {
     return counts;
 }
 
+// Each node's GPU indexes, nodes separated by ';': "0,1;2,3"; "" without GPUs.
+std::string gpu_indexes_text(const std::vector<protocol::NodeGpuAlloc>& allocs) {
+    std::string out;
+    for (size_t i = 0; i < allocs.size(); ++i) {
+        out += i == 0 ? "" : ";";
+        for (size_t g = 0; g < allocs[i].gpus.size(); ++g) {
+            out += (g == 0 ? "" : ",") + std::to_string(allocs[i].gpus[g]);
+        }
+    }
+    return out;
+}
+
+std::vector<protocol::NodeGpuAlloc> gpu_allocs_from_text(const std::string& text) {
+    std::vector<protocol::NodeGpuAlloc> allocs;
+    if (text.empty()) {
+        return allocs;
+    }
+    size_t start = 0;
+    while (start <= text.size()) {
+        const size_t end = std::min(text.find(';', start), text.size());
+        protocol::NodeGpuAlloc node;
+        for (const std::string& index : split_comma_list(text.substr(start, end - start))) {
+            node.gpus.push_back(static_cast<int32_t>(std::stol(index)));
+        }
+        allocs.push_back(std::move(node));
+        start = end + 1;
+    }
+    return allocs;
+}
+
 int64_t sum(const std::vector<uint32_t>& counts) {
     return std::accumulate(counts.begin(), counts.end(), int64_t{0});
 }
@@ -147,6 +177,13 @@ const std::vector<Column<JobRecord>>& job_columns() {
              },
              [](JobRecord& j, const SqlRow& r, int c) {
                  j.tasks_per_node = split_counts(r.text(c));
+             }},
+            {"gpu_indexes", "TEXT NOT NULL DEFAULT ''",
+             [](const JobRecord& j, const BillingWeights&) -> SqlValue {
+                 return gpu_indexes_text(j.gpu_alloc);
+             },
+             [](JobRecord& j, const SqlRow& r, int c) {
+                 j.gpu_alloc = gpu_allocs_from_text(r.text(c));
              }},
             integer<JobRecord>(
                     "mem_per_node_mib", [](auto& j) -> auto& { return j.mem_per_node_mib; }),

@@ -27,7 +27,8 @@ constexpr FieldInfo kFields[] = {
         {"Start", 19},      {"End", 19},         {"Restarts", 8},    {"WorkDir", 20},
         {"Comment", 15},    {"Reason", 20},      {"ReqMem", 10},     {"Priority", 10},
         {"ArrayJobID", 15}, {"ArrayTaskID", 15}, {"TotalCPU", 10},   {"UserCPU", 10},
-        {"SystemCPU", 10},  {"MaxRSS", 10},      {"MaxRSSNode", 10},
+        {"SystemCPU", 10},  {"MaxRSS", 10},      {"MaxRSSNode", 10}, {"AllocTRES", 10},
+        {"ReqTRES", 10},
 };
 
 // sacct's elapsed form: [D-]HH:MM:SS.
@@ -62,10 +63,16 @@ int64_t total(const std::vector<uint32_t>& counts) {
     return sum;
 }
 
+// Memory as Slurm's TRES strings write it: whole GiB as G, else MiB.
+std::string tres_memory(int64_t mib) {
+    return mib % 1024 == 0 && mib != 0 ? fmt::format("{}G", mib / 1024) : fmt::format("{}M", mib);
+}
+
 std::string job_value(const std::string& name,
                       const protocol::JobRecord& job,
                       const protocol::StepRecord* step,
-                      int64_t now) {
+                      int64_t now,
+                      const BillingWeights& weights) {
     const std::string id = job.display_id() + (step ? "." + std::to_string(step->step_id) : "");
     const std::vector<std::string>& nodes = step ? step->nodes : job.nodes;
     const int64_t start = step ? step->start_time : job.start_time;
@@ -104,6 +111,12 @@ std::string job_value(const std::string& name,
     }
     if (name == "Start") {
         return format_time(start);
+    }
+    if (name == "AllocTRES") {
+        if (step != nullptr) {
+            return tres_text({0, cpus, 0, 0, static_cast<int64_t>(nodes.size())});
+        }
+        return nodes.empty() ? "" : tres_text(allocated_tres(job, weights));
     }
     if (name == "End") {
         return format_time(end);
@@ -153,6 +166,9 @@ std::string job_value(const std::string& name,
     }
     if (name == "Priority") {
         return std::to_string(job.priority);
+    }
+    if (name == "ReqTRES") {
+        return tres_text(requested_tres(job, weights));
     }
     // Usage is measured per job (its cgroups), so a step's row leaves it to the job's.
     const protocol::JobUsage* used = step ? nullptr : &job.usage;
@@ -210,6 +226,49 @@ std::string joined(const std::vector<AcctField>& fields,
 }
 
 }  // namespace
+
+TresCounts allocated_tres(const protocol::JobRecord& job, const BillingWeights& weights) {
+    TresCounts tres;
+    tres.node = static_cast<int64_t>(job.nodes.size());
+    tres.cpu = total(job.cpus_per_node);
+    tres.mem_mib = job.mem_per_node_mib * tres.node;
+    for (const auto& node : job.gpu_alloc) {
+        tres.gpu += static_cast<int64_t>(node.gpus.size());
+    }
+    tres.billing = weights.billing(tres.cpu, tres.mem_mib, tres.gpu);
+    return tres;
+}
+
+TresCounts requested_tres(const protocol::JobRecord& job, const BillingWeights& weights) {
+    TresCounts tres;
+    tres.node = std::max<int64_t>(job.spec.nodes_min, 1);
+    tres.cpu = std::max<int64_t>(job.spec.ntasks, tres.node)
+               * std::max<int64_t>(job.spec.cpus_per_task, 1);
+    tres.mem_mib = job.spec.mem_per_cpu_mib > 0 ? job.spec.mem_per_cpu_mib * tres.cpu
+                                                : job.spec.mem_mib * tres.node;
+    tres.billing = weights.billing(tres.cpu, tres.mem_mib, 0);
+    return tres;
+}
+
+std::string tres_text(const TresCounts& tres) {
+    std::vector<std::string> items;
+    if (tres.billing > 0) {
+        items.push_back(fmt::format("billing={}", static_cast<int64_t>(tres.billing + 0.5)));
+    }
+    items.push_back(fmt::format("cpu={}", tres.cpu));
+    if (tres.gpu > 0) {
+        items.push_back(fmt::format("gres/gpu={}", tres.gpu));
+    }
+    if (tres.mem_mib > 0) {
+        items.push_back("mem=" + tres_memory(tres.mem_mib));
+    }
+    items.push_back(fmt::format("node={}", tres.node));
+    std::string out;
+    for (const std::string& item : items) {
+        out += (out.empty() ? "" : ",") + item;
+    }
+    return out;
+}
 
 std::vector<AcctField> default_acct_format() {
     return *parse_acct_format("JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode");
@@ -273,10 +332,11 @@ std::string acct_line(const std::vector<AcctField>& fields,
                       AcctStyle style,
                       const protocol::JobRecord& job,
                       const protocol::StepRecord* step,
-                      int64_t now) {
+                      int64_t now,
+                      const BillingWeights& weights) {
     std::vector<std::string> values;
     for (const AcctField& field : fields) {
-        values.push_back(job_value(field.name, job, step, now));
+        values.push_back(job_value(field.name, job, step, now, weights));
     }
     return joined(fields, style, values);
 }

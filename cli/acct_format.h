@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/billing_weights.h"
 #include "common/protocol/job_types.h"
 #include "common/status.h"
 
@@ -22,6 +23,22 @@ enum class AcctStyle : uint8_t {
     kParsable2,  // -P: fields separated by '|'
 };
 
+// A job's trackable resources (sacct's AllocTRES and ReqTRES, and --json's tres).
+struct TresCounts {
+    double billing = 0;
+    int64_t cpu = 0;
+    int64_t gpu = 0;
+    int64_t mem_mib = 0;
+    int64_t node = 0;
+};
+
+TresCounts allocated_tres(const protocol::JobRecord& job, const BillingWeights& weights);
+// From the job's request: nodes, tasks times CPUs per task, memory per node or per CPU.
+TresCounts requested_tres(const protocol::JobRecord& job, const BillingWeights& weights);
+// "billing=8,cpu=8,gres/gpu=2,mem=16G,node=2", in name order as sacct prints them; memory in
+// whole GiB as G, else MiB; zero billing, GPUs and memory left out.
+std::string tres_text(const TresCounts& tres);
+
 // sacct's default: JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode.
 std::vector<AcctField> default_acct_format();
 // Names in any case, each optionally %WIDTH; unknown names are refused with the list.
@@ -29,11 +46,13 @@ Result<std::vector<AcctField>> parse_acct_format(std::string_view list);
 
 // The header lines (a table's has two: names and the dashed rule).
 std::vector<std::string> acct_header(const std::vector<AcctField>& fields, AcctStyle style);
-// One line for a job, or (with `step`) for one of its steps.
+// One line for a job, or (with `step`) for one of its steps. `weights` price the billing
+// TRES of AllocTRES and ReqTRES (the cluster's tres_billing_weights).
 std::string acct_line(const std::vector<AcctField>& fields,
                       AcctStyle style,
                       const protocol::JobRecord& job,
                       const protocol::StepRecord* step,
-                      int64_t now);
+                      int64_t now,
+                      const BillingWeights& weights = {});
 
 }  // namespace cohort::cli

@@ -432,6 +432,25 @@ int cmd_show(const Args& args) {
 
 namespace {
 
+// sacct --json's TRES list: {"type", "name", "id", "count"}, ids as slurmdbd numbers them
+// (gres/gpu as the first GRES a database registers).
+nlohmann::json tres_json(const TresCounts& tres) {
+    auto item = [](const char* type, const char* name, int id, int64_t count) {
+        return nlohmann::json{{"type", type}, {"name", name}, {"id", id}, {"count", count}};
+    };
+    nlohmann::json items = nlohmann::json::array();
+    items.push_back(item("cpu", "", 1, tres.cpu));
+    if (tres.mem_mib > 0) {
+        items.push_back(item("mem", "", 2, tres.mem_mib));
+    }
+    items.push_back(item("node", "", 4, tres.node));
+    items.push_back(item("billing", "", 5, static_cast<int64_t>(tres.billing + 0.5)));
+    if (tres.gpu > 0) {
+        items.push_back(item("gres", "gpu", 1001, tres.gpu));
+    }
+    return items;
+}
+
 // `cohort acct` prints a table of its own by default; as `sacct`, or with -o, -p, -P, -n or
 // -X, sacct's columns.
 int list_accounting(const Args& args, bool as_sacct) {
@@ -506,6 +525,9 @@ int list_accounting(const Args& args, bool as_sacct) {
         }
         fields = std::move(*parsed);
     }
+    // The cluster's billing weights, for AllocTRES and ReqTRES.
+    auto context = load_client_context();
+    const BillingWeights weights = context ? context->config.billing_weights : BillingWeights{};
     const AcctStyle style = parsable2  ? AcctStyle::kParsable2
                             : parsable ? AcctStyle::kParsable
                                        : AcctStyle::kTable;
@@ -542,6 +564,8 @@ int list_accounting(const Args& args, bool as_sacct) {
                     job.is_array_remainder() || earlier_attempt ? kNoSteps : steps_of[job.job_id];
             if (json) {
                 nlohmann::json entry = job_to_json(job);
+                entry["tres"] = {{"allocated", tres_json(allocated_tres(job, weights))},
+                                 {"requested", tres_json(requested_tres(job, weights))}};
                 entry["steps"] = nlohmann::json::array();
                 for (const protocol::StepRecord* step : steps) {
                     entry["steps"].push_back(step_to_json(*step));
@@ -550,9 +574,9 @@ int list_accounting(const Args& args, bool as_sacct) {
                 continue;
             }
             if (sacct_form) {
-                std::cout << acct_line(fields, style, job, nullptr, now) << "\n";
+                std::cout << acct_line(fields, style, job, nullptr, now, weights) << "\n";
                 for (const protocol::StepRecord* step : allocations ? kNoSteps : steps) {
-                    std::cout << acct_line(fields, style, job, step, now) << "\n";
+                    std::cout << acct_line(fields, style, job, step, now, weights) << "\n";
                 }
                 continue;
             }

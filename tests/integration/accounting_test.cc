@@ -102,8 +102,9 @@ TEST_P(AccountingTest, AJobsUsageIsRecordedListedAndReported) {
     EXPECT_EQ(row[1], "COMPLETED");
     EXPECT_EQ(row[2], "2");
 
-    CommandResult acct = cluster_->cohort({"acct", "-X", "-P", "-n", "-j", std::to_string(id), "-o",
-                                           "JobID,JobName,State,TotalCPU,MaxRSS,AllocCPUS"});
+    CommandResult acct =
+            cluster_->cohort({"acct", "-X", "-P", "-n", "-j", std::to_string(id), "-o",
+                              "JobID,JobName,State,TotalCPU,MaxRSS,AllocCPUS,AllocTRES"});
     ASSERT_EQ(acct.exit_code, 0) << acct.err;
     std::vector<std::string> fields;
     std::string field;
@@ -111,11 +112,12 @@ TEST_P(AccountingTest, AJobsUsageIsRecordedListedAndReported) {
     while (std::getline(line, field, '|')) {
         fields.push_back(field);
     }
-    ASSERT_EQ(fields.size(), 6u) << acct.out;
+    ASSERT_EQ(fields.size(), 7u) << acct.out;
     EXPECT_EQ(fields[0], std::to_string(id));
     EXPECT_EQ(fields[1], "burn");
     EXPECT_EQ(fields[2], "COMPLETED");
     EXPECT_EQ(fields[5], "2");
+    EXPECT_EQ(fields[6].rfind("billing=2,cpu=2,", 0), 0u) << fields[6];
     const std::string agent_log = read_text(cluster_->state_dir() + "/cohortd-node1.log")
                                   + read_text(cluster_->state_dir() + "/cohortd-node2.log");
     if (agent_log.find("jobs run in cgroups") != std::string::npos) {

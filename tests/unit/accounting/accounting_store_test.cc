@@ -89,6 +89,7 @@ TEST_P(AccountingStoreTest, RecordsJobsAndStepsAndListsThemBack) {
     job.usage.cpu_system_usec = 250000;
     job.usage.max_rss_kib = 204800;
     job.usage.max_rss_node = "node2";
+    job.gpu_alloc = {{{0, 1}, {}, {}, "nvidia"}, {{2}, {}, {}, "nvidia"}};
     StepRecord step;
     step.job_id = 7;
     step.step_id = 0;
@@ -121,6 +122,9 @@ TEST_P(AccountingStoreTest, RecordsJobsAndStepsAndListsThemBack) {
     EXPECT_EQ(back.usage.max_rss_kib, 204800u);
     EXPECT_EQ(back.usage.max_rss_node, "node2");
     EXPECT_EQ(back.spec.cwd, "/home/alice");
+    ASSERT_EQ(back.gpu_alloc.size(), 2u);
+    EXPECT_EQ(back.gpu_alloc[0].gpus, (std::vector<int32_t>{0, 1}));
+    EXPECT_EQ(back.gpu_alloc[1].gpus, (std::vector<int32_t>{2}));
 
     auto steps = store_->steps({7});
     ASSERT_TRUE(steps) << steps.status().message();

@@ -38,6 +38,23 @@ TEST(AcctFormat, ParsableFormsSeparateWithBars) {
               "42.0|COMPLETED|0:0|00:00:10|node1|");
 }
 
+TEST(AcctFormat, TresAsSacctWritesThem) {
+    auto fields = parse_acct_format("AllocTRES,ReqTRES");
+    ASSERT_TRUE(fields) << fields.status().message();
+    protocol::JobRecord job = finished_job();  // 2 nodes of 4 CPUs
+    job.mem_per_node_mib = 8192;
+    job.gpu_alloc = {{{0, 1}, {}, {}, "nvidia"}, {{0, 1}, {}, {}, "nvidia"}};
+    job.spec.nodes_min = 2;
+    job.spec.ntasks = 8;
+    job.spec.mem_mib = 8192;
+    EXPECT_EQ(acct_line(*fields, AcctStyle::kParsable2, job, nullptr, 0),
+              "billing=8,cpu=8,gres/gpu=4,mem=16G,node=2|billing=8,cpu=8,mem=16G,node=2");
+    auto weights = parse_billing_weights("CPU=0.5,GRES/gpu=4");
+    ASSERT_TRUE(weights);
+    EXPECT_EQ(acct_line(*fields, AcctStyle::kParsable2, job, nullptr, 0, *weights),
+              "billing=20,cpu=8,gres/gpu=4,mem=16G,node=2|billing=4,cpu=8,mem=16G,node=2");
+}
+
 TEST(AcctFormat, TheDefaultTableCutsWideValuesWithAPlus) {
     const std::vector<AcctField> fields = default_acct_format();
     const std::vector<std::string> header = acct_header(fields, AcctStyle::kTable);

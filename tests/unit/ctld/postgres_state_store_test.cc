@@ -41,7 +41,8 @@ protocol::JobRecord job(uint64_t id, JobState state) {
     record.state = state;
     record.user_name = "alice";
     record.spec.name = "job-" + std::to_string(id);
-    record.spec.comment = std::string("bytes \0\x01\xff and quotes '\"", 26);
+    static const char kHostile[] = "bytes \0\x01\xff and quotes '\"";  // NUL and 0xff too
+    record.spec.comment = std::string(kHostile, sizeof(kHostile) - 1);
     record.end_time = state == JobState::kCompleted ? 500 : 0;
     return record;
 }
