@@ -314,7 +314,10 @@ std::string render_report(const ReportRequest& request,
             }
             for (ReportTres tres : request.tres) {
                 const double capacity = capacity_seconds(totals, tres);
-                for (const auto& [account, users] : by_account) {
+                // Named, not a structured binding: row_of captures it (clang 14 cannot).
+                for (const auto& account_users : by_account) {
+                    const std::string& account = account_users.first;
+                    const auto& users = account_users.second;
                     double account_used = 0;
                     for (const auto* entry : users) {
                         account_used += used_seconds(*entry, tres);
