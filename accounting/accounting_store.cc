@@ -350,7 +350,7 @@ Result<std::vector<StepRecord>> AccountingStore::steps(const std::vector<uint64_
     return out;
 }
 
-Result<std::vector<UsageTotal>> AccountingStore::usage(int64_t start, int64_t end) {
+Result<std::vector<protocol::UsageTotalEntry>> AccountingStore::usage(int64_t start, int64_t end) {
     // Each run's seconds inside [$1, $2), weighted by what it held; earlier attempts count.
     static const std::string kRan =
             "SELECT account, user_name, alloc_cpus, alloc_gpus, billing, "
@@ -363,7 +363,7 @@ Result<std::vector<UsageTotal>> AccountingStore::usage(int64_t start, int64_t en
             "GROUP BY account, user_name ORDER BY account, user_name",
             fmt::format(fmt::runtime(kRan), "jobs"),
             fmt::format(fmt::runtime(kRan), "job_attempts"));
-    std::vector<UsageTotal> totals;
+    std::vector<protocol::UsageTotalEntry> totals;
     Status s = sql_->run(sql, {start, end}, [&totals](const SqlRow& row) {
         totals.push_back(
                 {row.text(0), row.text(1), row.real(2), row.real(3), row.real(4), row.integer(5)});

@@ -10,6 +10,7 @@
 
 #include "common/billing_weights.h"
 #include "common/protocol/job_types.h"
+#include "common/protocol/messages.h"
 #include "common/sql/sql_connection.h"
 
 namespace cohort::accounting {
@@ -43,16 +44,6 @@ struct AcctFilter {
     bool attempts = false;  // each job's ended attempts too, just before it
 };
 
-// Resources allocated in a window, per account and user (`cohort report`).
-struct UsageTotal {
-    std::string account;
-    std::string user;
-    double cpu_seconds = 0;
-    double gpu_seconds = 0;
-    double billing_seconds = 0;
-    int64_t jobs = 0;  // jobs and attempts that ran in the window
-};
-
 class AccountingStore {
 public:
     // The schema this code writes; the `schema_version` table holds a database's.
@@ -67,7 +58,8 @@ public:
     Result<std::vector<protocol::StepRecord>> steps(const std::vector<uint64_t>& job_ids);
     // Allocation overlapping [start, end), counting only the part inside it. Running jobs
     // count up to `end`, so callers pass an end no later than now.
-    Result<std::vector<UsageTotal>> usage(int64_t start, int64_t end);
+    // Per account and user (`cohort report`), as the controller replies with them.
+    Result<std::vector<protocol::UsageTotalEntry>> usage(int64_t start, int64_t end);
     // Deletes at most `limit` jobs that ended before `ended_before`, with their steps and
     // attempts; returns how many jobs went.
     Result<size_t> purge(int64_t ended_before, size_t limit);

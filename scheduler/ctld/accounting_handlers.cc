@@ -140,21 +140,20 @@ void Controller::handle_usage_report(const ConnectionPtr& conn,
         reply.cluster_gpus += nodes_[i].info.resources.gpus;
     }
     const std::string own = roles_.sees_only_own_jobs(cred.uid) ? user_name(cred.uid) : "";
-    accounting_.read([conn, reply = std::move(reply),
-                      own](accounting::AccountingStore& store) mutable {
-        auto totals = store.usage(reply.start, reply.end);
-        if (!totals) {
-            conn->send_error(totals.status());
-            return;
-        }
-        for (const accounting::UsageTotal& total : *totals) {
-            if (own.empty() || total.user == own) {
-                reply.totals.push_back({total.account, total.user, total.cpu_seconds,
-                                        total.gpu_seconds, total.billing_seconds, total.jobs});
-            }
-        }
-        conn->send(reply);
-    });
+    accounting_.read(
+            [conn, reply = std::move(reply), own](accounting::AccountingStore& store) mutable {
+                auto totals = store.usage(reply.start, reply.end);
+                if (!totals) {
+                    conn->send_error(totals.status());
+                    return;
+                }
+                for (protocol::UsageTotalEntry& total : *totals) {
+                    if (own.empty() || total.user == own) {
+                        reply.totals.push_back(std::move(total));
+                    }
+                }
+                conn->send(reply);
+            });
 }
 
 void Controller::purge_accounting(int64_t ended_before) {

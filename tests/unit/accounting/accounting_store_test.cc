@@ -243,11 +243,11 @@ TEST_P(AccountingStoreTest, UsageCountsWhatRanInsideTheWindowIncludingEarlierAtt
     auto totals = store_->usage(1500, 3000);
     ASSERT_TRUE(totals) << totals.status().message();
     ASSERT_EQ(totals->size(), 2u);
-    const UsageTotal& alice = (*totals)[0];
+    const protocol::UsageTotalEntry& alice = (*totals)[0];
     EXPECT_EQ(alice.user, "alice");
     EXPECT_DOUBLE_EQ(alice.cpu_seconds, 8 * 500);
     EXPECT_EQ(alice.jobs, 1);
-    const UsageTotal& bob = (*totals)[1];
+    const protocol::UsageTotalEntry& bob = (*totals)[1];
     EXPECT_EQ(bob.user, "bob");
     EXPECT_DOUBLE_EQ(bob.cpu_seconds, 8 * 100 + 8 * 500);
     EXPECT_DOUBLE_EQ(bob.gpu_seconds, 3 * 500);
