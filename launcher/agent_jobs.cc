@@ -400,12 +400,16 @@ void Agent::terminate_job(uint64_t job_id,
     }
     job.terminating = true;
     // SIGCONT first so stopped tasks can act on SIGTERM; SIGKILL after the grace period.
-    // The cgroup also holds what left the process groups (setsid, daemons).
+    // The cgroup also holds what left the process groups (setsid, daemons). Each process gets
+    // one SIGTERM: a second one would end a subshell that a shell's TERM trap just forked.
     for (pid_t pid : job.pids) {
         killpg(pid, SIGCONT);
         killpg(pid, SIGTERM);
     }
     for (pid_t pid : cgroups_.processes(job_id)) {
+        if (job.pids.contains(getpgid(pid))) {
+            continue;  // signalled with its process group
+        }
         kill(pid, SIGCONT);
         kill(pid, SIGTERM);
     }
