@@ -1,6 +1,7 @@
 #include "accounting/accounting_store.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -372,6 +373,40 @@ Result<std::vector<protocol::UsageTotalEntry>> AccountingStore::usage(int64_t st
         return s;
     }
     return totals;
+}
+
+Result<std::vector<DecayedUsage>> AccountingStore::decayed_usage(int64_t now, int64_t half_life_s) {
+    // A second t weighs exp(-k (now - t)) with k = ln 2 / half-life; over a run [s, e] that
+    // integrates to (exp(-k (now - e)) - exp(-k (now - s))) / k.
+    static const std::string kEnd =
+            "(CASE WHEN end_time = 0 OR end_time > $1 THEN $1 ELSE end_time END)";
+    static const std::string kRan = "SELECT user_name, account, billing, start_time, " + kEnd
+                                    + " AS end_at FROM {} WHERE start_time > 0 AND start_time < $1 "
+                                      "AND (end_time = 0 OR end_time > $2)";
+    const bool decays = half_life_s > 0;
+    const double k = decays ? std::log(2.0) / static_cast<double>(half_life_s) : 0.0;
+    const std::string charge =
+            decays ? "billing * (exp(CAST($3 AS DOUBLE PRECISION) * (end_at - $1)) - "
+                     "exp(CAST($3 AS DOUBLE PRECISION) * (start_time - $1))) / "
+                     "CAST($3 AS DOUBLE PRECISION)"
+                   : "billing * (end_at - start_time)";
+    const std::string sql = fmt::format(
+            "SELECT user_name, account, SUM({}) FROM ({} UNION ALL {}) AS ran "
+            "GROUP BY user_name, account ORDER BY user_name, account",
+            charge, fmt::format(fmt::runtime(kRan), "jobs"),
+            fmt::format(fmt::runtime(kRan), "job_attempts"));
+    std::vector<SqlValue> params = {now, int64_t{0}};
+    if (decays) {
+        params = {now, now - 32 * half_life_s, k};
+    }
+    std::vector<DecayedUsage> usage;
+    Status s = sql_->run(sql, params, [&usage](const SqlRow& row) {
+        usage.push_back({row.text(0), row.text(1), row.real(2)});
+    });
+    if (!s) {
+        return s;
+    }
+    return usage;
 }
 
 Result<size_t> AccountingStore::purge(int64_t ended_before, size_t limit) {

@@ -44,6 +44,14 @@ struct AcctFilter {
     bool attempts = false;  // each job's ended attempts too, just before it
 };
 
+// One user's fair-share usage under one account: billing-seconds, each second weighed by
+// how far it has decayed.
+struct DecayedUsage {
+    std::string user;
+    std::string account;  // as the job gave it ("" when none)
+    double billing_seconds = 0;
+};
+
 class AccountingStore {
 public:
     // The schema this code writes; the `schema_version` table holds a database's.
@@ -60,6 +68,10 @@ public:
     // count up to `end`, so callers pass an end no later than now.
     // Per account and user (`cohort report`), as the controller replies with them.
     Result<std::vector<protocol::UsageTotalEntry>> usage(int64_t start, int64_t end);
+    // Fair-share usage as of `now`: every run (earlier attempts too; running ones up to `now`)
+    // charged its billing per second, a second `t` weighing 2^-((now - t) / half_life_s), or
+    // 1 when half_life_s is 0 (no decay). Seconds decayed below 2^-32 are left out.
+    Result<std::vector<DecayedUsage>> decayed_usage(int64_t now, int64_t half_life_s);
     // Deletes at most `limit` jobs that ended before `ended_before`, with their steps and
     // attempts; returns how many jobs went.
     Result<size_t> purge(int64_t ended_before, size_t limit);

@@ -284,29 +284,6 @@ struct ReservationRecord {
     }
 };
 
-// One user's decayed usage under one account, for fair-share.
-struct UsageEntry {
-    std::string user;
-    std::string account;
-    double cpu_seconds = 0;
-
-    template <class Archive>
-    void serialize(Archive& ar, unsigned /*version*/) {
-        serialize_fields(ar, user, account, cpu_seconds);
-    }
-};
-
-// Every user's decayed usage as of one instant.
-struct UsageLedgerRecord {
-    int64_t as_of = 0;
-    std::vector<UsageEntry> entries;
-
-    template <class Archive>
-    void serialize(Archive& ar, unsigned /*version*/) {
-        serialize_fields(ar, as_of, entries);
-    }
-};
-
 // What a node agent registers: its resources as discovered (or loaded from XML).
 struct NodeResources {
     int32_t cpus = 0;

@@ -1,6 +1,7 @@
 // Accounting: what the state store commits is recorded in the accounting store
-// (accounting/), which answers `cohort acct` and `cohort report`; a restart records again what
-// the accounting store may have missed; purges follow purge_jobs_after_days.
+// (accounting/), which answers `cohort acct` and `cohort report` and gives fair-share its
+// usage at start; a restart records again what the accounting store may have missed; purges
+// follow purge_jobs_after_days.
 #include <spdlog/spdlog.h>
 
 #include "scheduler/ctld/controller.h"
@@ -32,23 +33,25 @@ accounting::RecordBatch accounting_records(const std::vector<StateChange>& chang
     return batch;
 }
 
-void Controller::replay_accounting() {
-    accounting_.read([this](accounting::AccountingStore& accounted) {
+void Controller::replay_accounting(int64_t usage_as_of) {
+    accounting_.read([this, usage_as_of](accounting::AccountingStore& accounted) {
         auto latest = accounted.latest_end_time();
         if (!latest) {
             spdlog::error("accounting: {}; records are kept and retried",
                           latest.status().message());
+            load_usage_from_accounting(usage_as_of);
             return;
         }
         // An empty accounting store takes the whole history once (since = 0: any).
         const int64_t since = *latest == 0 ? 0 : std::max<int64_t>(*latest - kReplayOverlap_s, 1);
-        writer_.read([this, since](StateStore& store) {
+        writer_.read([this, since, usage_as_of](StateStore& store) {
             JobFilter filter;
             filter.since = since;
             filter.attempts = true;
             auto jobs = store.query_jobs(filter);
             if (!jobs) {
                 spdlog::error("accounting replay: {}", jobs.status().message());
+                load_usage_from_accounting(usage_as_of);
                 return;
             }
             accounting::RecordBatch batch;
@@ -74,8 +77,45 @@ void Controller::replay_accounting() {
             spdlog::info("accounting: recording {} jobs from the state store (ended since {})",
                          batch.jobs.size(), since);
             accounting_.record(std::move(batch));
+            load_usage_from_accounting(usage_as_of);  // read after those records
         });
     });
+}
+
+void Controller::load_usage_from_accounting(int64_t as_of) {
+    const int64_t half_life_s = config_.policy.priority.decay_half_life_s;
+    accounting_.read([this, as_of, half_life_s](accounting::AccountingStore& store) {
+        auto usage = store.decayed_usage(as_of, half_life_s);
+        on_strand([this, as_of, usage = std::move(usage)] { apply_accounted_usage(as_of, usage); });
+    });
+}
+
+void Controller::apply_accounted_usage(int64_t as_of,
+                                       const Result<std::vector<accounting::DecayedUsage>>& usage) {
+    const bool first = usage_loading_;
+    usage_loading_ = false;
+    if (!usage) {
+        spdlog::error("fair-share usage not read from accounting: {}; retrying in {} s",
+                      usage.status().message(), kUsageRetry_s);
+        usage_retry_at_ = clock_.unix_seconds() + kUsageRetry_s;
+        request_schedule();
+        return;
+    }
+    std::map<sched::UsageLedger::Key, double> ledger;
+    for (const auto& entry : *usage) {
+        ledger[{entry.user, priority_.charged_account(entry.account)}] += entry.billing_seconds;
+    }
+    // Accounting charged what ran up to as_of; live charging goes on from there.
+    std::vector<uint64_t> charged;
+    for (const auto& [id, job] : jobs_) {
+        if (job.start_time > 0 && job.start_time <= as_of) {
+            charged.push_back(id);
+        }
+    }
+    spdlog::info("fair-share usage of {} users read from accounting{}", ledger.size(),
+                 first ? "" : " (after retrying)");
+    usage_.restore(as_of, std::move(ledger), charged);
+    request_schedule();
 }
 
 void Controller::handle_acct(const ConnectionPtr& conn, const protocol::AcctQueryRequest& request) {

@@ -99,11 +99,6 @@ Status Controller::start() {
     for (auto& reservation : loaded->reservations) {
         reservations_.put(std::move(reservation));
     }
-    std::map<sched::UsageLedger::Key, double> usage;
-    for (const auto& entry : loaded->usage.entries) {
-        usage[{entry.user, entry.account}] = entry.cpu_seconds;
-    }
-    usage_.restore(loaded->usage.as_of, std::move(usage));
     restore_node_admin(loaded->node_admin);
     for (const auto& job : loaded->jobs) {
         if (!job.is_array_remainder()) {
@@ -140,7 +135,8 @@ Status Controller::start() {
     }
     spdlog::info("loaded {} unfinished jobs, {} array remainders, {} reservations, next job id {}",
                  jobs_.size(), jobs_.remainders().size(), reservations_.size(), next_job_id_);
-    replay_accounting();
+    usage_wait_until_ = clock_.unix_seconds() + kUsageWait_s;
+    replay_accounting(clock_.unix_seconds());
 
     Status listening =
             transport::listen_on(acceptor_, config_.controller_host, config_.controller_port);
@@ -352,8 +348,20 @@ void Controller::on_tick() {
         mark_node_down(*node, fmt::format("Not responding: no heartbeat for {} ms",
                                           config_.node_timeout_ms));
     }
+    const int64_t now = clock_.unix_seconds();
+    if (usage_loading_ && now >= usage_wait_until_) {
+        usage_loading_ = false;
+        spdlog::warn(
+                "fair-share usage not read from accounting within {} s; scheduling "
+                "with what running jobs charge until it is",
+                kUsageWait_s);
+    }
+    if (usage_retry_at_ != 0 && now >= usage_retry_at_) {
+        usage_retry_at_ = 0;
+        load_usage_from_accounting(now);
+    }
     schedule_if_due(now_ms);
-    purge_history(clock_.unix_seconds());
+    purge_history(now);
     tick_.expires_after(std::chrono::milliseconds(config_.heartbeat_interval_ms));
     tick_.async_wait([this](boost::system::error_code ec) {
         if (!ec) {

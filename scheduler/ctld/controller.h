@@ -104,8 +104,14 @@ private:
     void handle_usage_report(const ConnectionPtr& conn,
                              const protocol::Credential& cred,
                              const protocol::UsageReportRequest& request);
-    // Records again what the accounting store may lack after a crash (called by start()).
-    void replay_accounting();
+    // Records again what the accounting store may lack after a crash, then reads fair-share
+    // usage as of `usage_as_of` from it (called by start()).
+    void replay_accounting(int64_t usage_as_of);
+    // Fair-share usage comes from accounting, the one record of what ran: read once at start
+    // (and again until a read succeeds); running jobs are charged live from then on.
+    void load_usage_from_accounting(int64_t as_of);
+    void apply_accounted_usage(int64_t as_of,
+                               const Result<std::vector<accounting::DecayedUsage>>& usage);
     void purge_accounting(int64_t ended_before);
     // scontrol update job (job_update.cc).
     void handle_update(const ConnectionPtr& conn,
@@ -123,7 +129,7 @@ private:
 
     // --- priority and fair-share (priority_handlers.cc)
     void handle_priority(const ConnectionPtr& conn, const protocol::PriorityQueryRequest& r);
-    // Charges running jobs' CPU time up to `now` and decays all usage to `now`.
+    // Charges running jobs' billing up to `now` and decays all usage to `now`.
     void charge_usage(int64_t now);
     // Charges `job` up to `until` (its end, or now) and no further.
     void charge_job(const Job& job, int64_t until);
@@ -315,7 +321,13 @@ private:
     const sched::NetworkTopology network_;  // over nodes_, in config order
     const sched::BackfillOptions backfill_;
     sched::FairShareUsage usage_;
-    int64_t usage_stored_at_ = 0;
+    // Passes wait for usage from accounting at start, for at most kUsageWait_s: a pass with
+    // none would rank every user as if they had never run.
+    bool usage_loading_ = true;
+    int64_t usage_wait_until_ = 0;  // unix seconds
+    int64_t usage_retry_at_ = 0;    // unix seconds; 0: no read to retry
+    static constexpr int64_t kUsageWait_s = 10;
+    static constexpr int64_t kUsageRetry_s = 30;
     sched::PriorityModel priority_;
     // The pass in progress, stepped across strand turns so requests are served between steps.
     std::unique_ptr<sched::PlanPass> pass_;

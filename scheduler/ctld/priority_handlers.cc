@@ -10,18 +10,23 @@
 namespace cohort::ctld {
 namespace {
 
-// Usage is stored this often; a controller restart loses at most this much charging.
-constexpr int64_t kUsageStoreInterval_s = 30;
-
-int64_t allocated_cpus(const Job& job) {
-    return std::accumulate(job.cpus_per_node.begin(), job.cpus_per_node.end(), int64_t{0});
+// What the job costs per second, as accounting's billing column counts it.
+double billing_of(const Job& job, const BillingWeights& weights) {
+    const int64_t cpus =
+            std::accumulate(job.cpus_per_node.begin(), job.cpus_per_node.end(), int64_t{0});
+    int64_t gpus = 0;
+    for (const auto& node : job.gpu_alloc) {
+        gpus += static_cast<int64_t>(node.gpus.size());
+    }
+    return weights.billing(cpus, job.mem_per_node_mib * static_cast<int64_t>(job.nodes.size()),
+                           gpus);
 }
 
 }  // namespace
 
 void Controller::charge_job(const Job& job, int64_t until) {
     usage_.charge(job.job_id, {job.user_name, priority_.charged_account(job.spec.account)},
-                  allocated_cpus(job), job.start_time, until);
+                  billing_of(job, config_.billing_weights), job.start_time, until);
 }
 
 void Controller::charge_usage(int64_t now) {
@@ -31,20 +36,6 @@ void Controller::charge_usage(int64_t now) {
             charge_job(job, job.state == JobState::kCompleting ? job.end_time : now);
         }
     }
-    if (now - usage_stored_at_ < kUsageStoreInterval_s) {
-        return;
-    }
-    usage_stored_at_ = now;
-    protocol::UsageLedgerRecord record;
-    record.as_of = usage_.ledger().as_of();
-    for (const auto& [key, cpu_seconds] : usage_.ledger().entries()) {
-        record.entries.push_back({key.first, key.second, cpu_seconds});
-    }
-    writer_.write({StateChange{std::move(record)}}, [](const Status& status) {
-        if (!status) {
-            spdlog::error("fair-share usage not stored: {}", status.message());
-        }
-    });
 }
 
 void Controller::refresh_priorities(int64_t now) {

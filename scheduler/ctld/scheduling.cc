@@ -193,6 +193,10 @@ void Controller::request_schedule() {
 
 void Controller::schedule() {
     schedule_posted_ = false;
+    if (usage_loading_) {
+        changed_since_pass_ = true;  // the next tick asks again
+        return;
+    }
     if (pass_) {
         pass_again_ = true;  // the pass in progress plans from older state; plan anew after it
         return;

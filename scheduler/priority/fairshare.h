@@ -15,7 +15,7 @@ struct Association {
     std::string name;
     int parent = -1;  // index of the parent account; -1 for the root
     int64_t shares = 1;
-    // Decayed usage (CPU-seconds) of a user; accounts sum their children. The root's own value,
+    // Decayed usage (billing-seconds) of a user; accounts sum their children. The root's own value,
     // when larger than its children's, is the cluster's total (usage of removed users too).
     double usage = 0;
     bool is_user = false;

@@ -6,11 +6,11 @@
 namespace cohort::sched {
 
 void FairShareUsage::charge(
-        uint64_t id, const UsageLedger::Key& owner, int64_t cpus, int64_t start, int64_t until) {
+        uint64_t id, const UsageLedger::Key& owner, double billing, int64_t start, int64_t until) {
     int64_t& from = charged_until_[id];
     from = std::max(from, start);
     if (until > from) {
-        ledger_.charge(owner.first, owner.second, static_cast<double>(cpus * (until - from)));
+        ledger_.charge(owner.first, owner.second, billing * static_cast<double>(until - from));
         from = until;
     }
 }

@@ -1,12 +1,14 @@
 // Fair-share usage as time passes: all usage decays with the half-life, and each running
-// job is charged its CPUs for the time since it was last charged, so a job is charged every
-// CPU-second once whether the controller charges it every pass or only at its end. Pure:
+// job is charged its billing (CPUs by default) for the time since it was last charged, so a
+// job is charged every second once whether the controller charges it every pass or only at
+// its end. Pure:
 // the caller says what time it is. The controller and the golden scenarios both drive it.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "scheduler/priority/usage_ledger.h"
 
@@ -19,18 +21,29 @@ public:
     // Decays all usage to `now`; the first call only sets the time.
     void decay_to(int64_t now) { ledger_.decay_to(now, half_life_s_); }
 
-    // Charges job `id` (started at `start`) `cpus` per second from where it was last charged
-    // up to `until`, and never twice for the same second.
-    void charge(
-            uint64_t id, const UsageLedger::Key& owner, int64_t cpus, int64_t start, int64_t until);
+    // Charges job `id` (started at `start`) `billing` per second from where it was last
+    // charged up to `until`, and never twice for the same second.
+    void charge(uint64_t id,
+                const UsageLedger::Key& owner,
+                double billing,
+                int64_t start,
+                int64_t until);
 
     // The job has ended and was charged in full.
     void forget(uint64_t id) { charged_until_.erase(id); }
 
     const UsageLedger& ledger() const { return ledger_; }
 
-    void restore(int64_t as_of, std::map<UsageLedger::Key, double> usage) {
+    // Replaces all usage with `usage` as of `as_of`, which charged the running jobs
+    // `charged` up to then.
+    void restore(int64_t as_of,
+                 std::map<UsageLedger::Key, double> usage,
+                 const std::vector<uint64_t>& charged = {}) {
         ledger_.restore(as_of, std::move(usage));
+        charged_until_.clear();
+        for (uint64_t id : charged) {
+            charged_until_[id] = as_of;
+        }
     }
 
 private:

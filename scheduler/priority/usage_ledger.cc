@@ -23,9 +23,11 @@ void UsageLedger::decay_to(int64_t now, int64_t half_life_s) {
     }
 }
 
-void UsageLedger::charge(const std::string& user, const std::string& account, double cpu_seconds) {
-    if (cpu_seconds > 0) {
-        usage_[{user, account}] += cpu_seconds;
+void UsageLedger::charge(const std::string& user,
+                         const std::string& account,
+                         double billing_seconds) {
+    if (billing_seconds > 0) {
+        usage_[{user, account}] += billing_seconds;
     }
 }
 

@@ -1,5 +1,5 @@
 // Decayed usage per user and account, the input of fair-share: running jobs are charged
-// CPU-seconds as time passes, and all usage halves every half-life (Slurm's
+// billing-seconds as time passes, and all usage halves every half-life (Slurm's
 // PriorityDecayHalfLife). Pure: the caller says what time it is.
 #pragma once
 
@@ -16,7 +16,7 @@ public:
 
     // Decays every entry from the last call's time to `now`; the first call only sets it.
     void decay_to(int64_t now, int64_t half_life_s);
-    void charge(const std::string& user, const std::string& account, double cpu_seconds);
+    void charge(const std::string& user, const std::string& account, double billing_seconds);
     double usage(const std::string& user, const std::string& account) const;
 
     int64_t as_of() const { return as_of_; }

@@ -237,10 +237,6 @@ Status PostgresStateStore::put_blob(const std::string& key, std::string bytes) {
             {key, SqlBlob{std::move(bytes)}});
 }
 
-Status PostgresStateStore::put_usage(const protocol::UsageLedgerRecord& usage) {
-    return put_blob("usage", protocol::encode_body(usage));
-}
-
 Status PostgresStateStore::put_node_admin(const protocol::NodeAdminRecord& node) {
     return put_blob("node/" + node.name, protocol::encode_body(node));
 }
@@ -266,15 +262,6 @@ Result<StoredState> PostgresStateStore::load_active() {
     if (s) {
         s = run("SELECT record FROM reservations ORDER BY name", {}, [&](const SqlRow& row) {
             keep(collect(row, 0, "stored reservation", state.reservations));
-        });
-    }
-    if (s) {
-        s = run("SELECT record FROM blobs WHERE key = 'usage'", {}, [&](const SqlRow& row) {
-            std::vector<protocol::UsageLedgerRecord> usage;
-            keep(collect(row, 0, "stored usage", usage));
-            if (!usage.empty()) {
-                state.usage = std::move(usage.front());
-            }
         });
     }
     if (s) {

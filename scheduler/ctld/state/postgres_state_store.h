@@ -33,7 +33,6 @@ public:
     Status put_next_job_id(uint64_t next) override;
     Status put_reservation(const protocol::ReservationRecord& reservation) override;
     Status delete_reservation(const std::string& name) override;
-    Status put_usage(const protocol::UsageLedgerRecord& usage) override;
     Status put_node_admin(const protocol::NodeAdminRecord& node) override;
     Result<StoredState> load_active() override;
     Result<std::vector<protocol::JobRecord>> query_jobs(const JobFilter& filter) override;

@@ -392,14 +392,6 @@ Status SqliteStateStore::delete_reservation(const std::string& name) {
                                                             : error("delete reservation");
 }
 
-Status SqliteStateStore::put_usage(const protocol::UsageLedgerRecord& usage) {
-    Reset reset{put_blob_};
-    std::string blob = protocol::encode_body(usage);
-    sqlite3_bind_text(put_blob_, 1, "usage", -1, SQLITE_STATIC);
-    sqlite3_bind_blob(put_blob_, 2, blob.data(), static_cast<int>(blob.size()), SQLITE_TRANSIENT);
-    return sqlite3_step(put_blob_) == SQLITE_DONE ? Status::ok() : error("put usage");
-}
-
 // Nodes' records share the blobs table, keyed "node/NAME": no schema change for a few rows.
 Status SqliteStateStore::put_node_admin(const protocol::NodeAdminRecord& node) {
     Reset reset{put_blob_};
@@ -425,15 +417,6 @@ Status SqliteStateStore::load_extras(StoredState& state) {
     }
     if (rc != SQLITE_DONE) {
         return error("load reservations");
-    }
-    Statement usage;
-    sqlite3_prepare_v2(db_, "SELECT record FROM blobs WHERE key='usage'", -1, &usage.stmt, nullptr);
-    if (sqlite3_step(usage.stmt) == SQLITE_ROW) {
-        auto ledger = column_record<protocol::UsageLedgerRecord>(usage.stmt, 0, "stored usage");
-        if (!ledger) {
-            return ledger.status();
-        }
-        state.usage = std::move(*ledger);
     }
     Statement nodes;
     sqlite3_prepare_v2(db_, "SELECT record FROM blobs WHERE key LIKE 'node/%' ORDER BY key", -1,

@@ -1,5 +1,5 @@
 // The controller's durable state: every job and step, each submission's payload (script and
-// environment), the id counter, reservations and fair-share usage. Behind an interface so
+// environment), the id counter, reservations and nodes' drains. Behind an interface so
 // that a second backend (PostgreSQL, for failover) can follow; the layout of the SQLite one
 // is docs/dev/state-schema.md.
 #pragma once
@@ -28,7 +28,6 @@ struct StoredState {
     std::vector<protocol::JobRecord> jobs;
     uint64_t next_job_id = 1;
     std::vector<protocol::ReservationRecord> reservations;
-    protocol::UsageLedgerRecord usage;
     std::vector<protocol::NodeAdminRecord> node_admin;
 };
 
@@ -52,11 +51,10 @@ public:
     virtual Status put_next_job_id(uint64_t next) = 0;
     virtual Status put_reservation(const protocol::ReservationRecord& reservation) = 0;
     virtual Status delete_reservation(const std::string& name) = 0;
-    virtual Status put_usage(const protocol::UsageLedgerRecord& usage) = 0;
     // A node's drain, held DOWN and reason; replaces the node's earlier record.
     virtual Status put_node_admin(const protocol::NodeAdminRecord& node) = 0;
     // Everything the controller needs after a restart: unfinished jobs and array remainders,
-    // the id counter, reservations, fair-share usage and nodes' drains and holds.
+    // the id counter, reservations and nodes' drains and holds.
     virtual Result<StoredState> load_active() = 0;
     // Jobs and ended array remainders that match, by id.
     virtual Result<std::vector<protocol::JobRecord>> query_jobs(const JobFilter& filter) = 0;

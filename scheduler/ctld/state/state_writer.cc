@@ -72,8 +72,6 @@ Status StateWriter::apply(const std::vector<StateChange>& changes) {
                         return store_->delete_array_remainder(value.array_id);
                     } else if constexpr (std::is_same_v<T, JobAttempt>) {
                         return store_->put_attempt(value.record);
-                    } else if constexpr (std::is_same_v<T, protocol::UsageLedgerRecord>) {
-                        return store_->put_usage(value);
                     } else {
                         return store_->put_node_admin(value);
                     }

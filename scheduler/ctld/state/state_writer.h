@@ -39,7 +39,6 @@ using StateChange = std::variant<protocol::JobRecord,
                                  ReservationDeleted,
                                  ArrayRemainderEmptied,
                                  JobAttempt,
-                                 protocol::UsageLedgerRecord,
                                  protocol::NodeAdminRecord>;
 
 class StateWriter {

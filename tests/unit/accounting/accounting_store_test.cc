@@ -2,6 +2,7 @@
 // PostgreSQL server started for the test program (tests/fixtures/private_postgres.h).
 #include "accounting/accounting_store.h"
 
+#include <cmath>
 #include <filesystem>
 #include <memory>
 
@@ -267,6 +268,44 @@ TEST_P(AccountingStoreTest, BillingFollowsTheConfiguredWeights) {
     ASSERT_TRUE(totals) << totals.status().message();
     ASSERT_EQ(totals->size(), 1u);
     EXPECT_DOUBLE_EQ((*totals)[0].billing_seconds, (8 * 0.5 + 2 * 1.0 + 10) * 100);
+}
+
+TEST_P(AccountingStoreTest, DecayedUsageWeighsEachSecondByItsAge) {
+    constexpr int64_t kHalfLife = 3600;
+    constexpr int64_t kNow = 100000;
+    // Alice: 8 CPUs over the hour that ended one half-life ago, and an earlier attempt
+    // (8 CPUs, one second long) 10 half-lives ago. Bob: 8 CPUs for the last 100 s, running.
+    JobRecord a = finished(1, "alice", kNow - 2 * kHalfLife, kNow - kHalfLife);
+    JobRecord attempt = finished(1, "alice", kNow - 10 * kHalfLife, kNow - 10 * kHalfLife + 1);
+    attempt.state = JobState::kNodeFail;
+    JobRecord b = finished(2, "bob", kNow - 100, 0);
+    b.state = JobState::kRunning;
+    JobRecord pending = finished(3, "carol", 0, 0);
+    pending.state = JobState::kPending;
+    // Started after `now`: nothing yet.
+    JobRecord later = finished(4, "dave", kNow + 10, 0);
+    later.state = JobState::kRunning;
+    ASSERT_TRUE(store_->record({{a, b, pending, later}, {attempt}, {}, {}, {}}));
+
+    auto usage = store_->decayed_usage(kNow, kHalfLife);
+    ASSERT_TRUE(usage) << usage.status().message();
+    ASSERT_EQ(usage->size(), 2u);
+    // Over [s, e]: billing * half_life / ln 2 * (2^-((now-e)/h) - 2^-((now-s)/h)).
+    const double per_unit = kHalfLife / std::log(2.0);
+    EXPECT_EQ((*usage)[0].user, "alice");
+    EXPECT_EQ((*usage)[0].account, "physics");
+    EXPECT_NEAR((*usage)[0].billing_seconds, 8 * per_unit * (0.5 - 0.25) + 8 * std::pow(2.0, -10),
+                0.01);
+    EXPECT_EQ((*usage)[1].user, "bob");
+    EXPECT_NEAR((*usage)[1].billing_seconds, 8 * per_unit * (1 - std::pow(2.0, -100.0 / kHalfLife)),
+                0.01);
+
+    // No half-life: plain billing-seconds.
+    auto undecayed = store_->decayed_usage(kNow, 0);
+    ASSERT_TRUE(undecayed) << undecayed.status().message();
+    ASSERT_EQ(undecayed->size(), 2u);
+    EXPECT_DOUBLE_EQ((*undecayed)[0].billing_seconds, 8 * 3600 + 8 * 1);
+    EXPECT_DOUBLE_EQ((*undecayed)[1].billing_seconds, 8 * 100);
 }
 
 TEST_P(AccountingStoreTest, RecordsLargeBatchesInOneTransaction) {

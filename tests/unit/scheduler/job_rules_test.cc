@@ -92,5 +92,16 @@ TEST(FairShareUsage, ChargesEachSecondOnceAndDecaysAsTheClockAdvances) {
     EXPECT_DOUBLE_EQ(usage.ledger().usage("alice", "root"), 3610);
 }
 
+TEST(FairShareUsage, RestoredUsageAlreadyChargedTheRunningJobsItNames) {
+    FairShareUsage usage(0);
+    const UsageLedger::Key alice{"alice", "root"};
+    // Accounting charged job 1 (2 CPUs since 1000) up to 2000; job 2 started at 1500 but is
+    // not named, so nothing of it was in the usage read.
+    usage.restore(2000, {{alice, 2000.0}}, {1});
+    usage.charge(1, alice, 2, 1000, 2010);
+    usage.charge(2, alice, 1, 1500, 2010);
+    EXPECT_DOUBLE_EQ(usage.ledger().usage("alice", "root"), 2000 + 2 * 10 + 1 * 510);
+}
+
 }  // namespace
 }  // namespace cohort::sched
