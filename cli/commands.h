@@ -31,6 +31,7 @@ int cmd_start(const Args& args);
 int cmd_stop(const Args& args);
 int cmd_sim(const Args& args);
 int cmd_priority(const Args& args);
+int cmd_share(const Args& args);
 int cmd_reservation(const Args& args);
 
 // Parses `args` with `app`, printing CLI11's help or a one-line error. Returns -1 when

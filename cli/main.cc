@@ -1,5 +1,6 @@
 // cohort: the user CLI. A multi-call binary: `cohort batch ...`, or invoked as sbatch, srun,
-// salloc, squeue, scancel, sinfo, sacct or sreport, the matching subcommand.
+// salloc, squeue, scancel, sinfo, sacct, sreport, scontrol, sprio or sshare, the matching
+// subcommand.
 #include <iostream>
 #include <map>
 #include <string>
@@ -26,6 +27,7 @@ const char* kUsage = R"(usage: cohort COMMAND [options]
   scontrol update nodename=/state=/reason=, show job|hostnames|hostlist, requeue, requeuehold,
            hold, release
   priority why pending jobs wait: priority factors (sprio)
+  share    fair-share standing: shares, decayed usage, factor per account and user (sshare)
   reservation create|list|delete advance reservations
   sim      replay an SWF trace through the scheduler on a virtual clock
 )";
@@ -58,6 +60,8 @@ int dispatch(const std::string& command, const Args& args) {
             {"sim", cmd_sim},
             {"priority", cmd_priority},
             {"sprio", cmd_priority},
+            {"share", cmd_share},
+            {"sshare", cmd_share},
             {"reservation", cmd_reservation},
             {"hold",
              [](const Args& a) {

@@ -59,6 +59,10 @@ const char* message_type_name(uint16_t type) {
             return "UsageReport";
         case MessageType::kUsageTotals:
             return "UsageTotals";
+        case MessageType::kShareQuery:
+            return "ShareQuery";
+        case MessageType::kShareList:
+            return "ShareList";
         case MessageType::kRegisterNode:
             return "RegisterNode";
         case MessageType::kRegisterReply:

@@ -42,6 +42,8 @@ enum class MessageType : uint16_t {
     kJobUpdate = 32,
     kUsageReport = 33,
     kUsageTotals = 34,
+    kShareQuery = 35,
+    kShareList = 36,
     // Agent <-> controller.
     kRegisterNode = 40,
     kRegisterReply = 41,
@@ -678,6 +680,45 @@ struct PriorityListReply {
     template <class A>
     void serialize(A& ar, unsigned) {
         serialize_fields(ar, jobs);
+    }
+};
+
+// cohort share (sshare): the fair-share tree as the controller ranks by it now.
+struct ShareQueryRequest {
+    static constexpr MessageType kType = MessageType::kShareQuery;
+
+    template <class A>
+    void serialize(A& /*ar*/, unsigned) {}
+};
+
+// One association: an account's row (user "") or a user's under its account. Usage is
+// decayed billing-seconds; the normalized values are fractions of the cluster's.
+struct ShareEntry {
+    std::string account;
+    std::string user;
+    int32_t depth = 0;  // the root account is 0
+    int64_t raw_shares = 0;
+    double norm_shares = 0;
+    double raw_usage = 0;
+    double norm_usage = 0;
+    double effective_usage = 0;
+    double fairshare = 0;  // users only
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        serialize_fields(ar, account, user, depth, raw_shares, norm_shares, raw_usage, norm_usage,
+                         effective_usage, fairshare);
+    }
+};
+
+// Depth first: each account, its users, then its sub-accounts.
+struct ShareListReply {
+    static constexpr MessageType kType = MessageType::kShareList;
+    std::vector<ShareEntry> associations;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        serialize_fields(ar, associations);
     }
 };
 

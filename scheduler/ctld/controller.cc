@@ -262,6 +262,10 @@ void Controller::register_handlers() {
             [this](const ConnectionPtr& conn, const Credential& cred, const UsageReportRequest& m) {
                 handle_usage_report(conn, cred, m);
             });
+    dispatcher_.on<ShareQueryRequest>(
+            [this](const ConnectionPtr& conn, const Credential& cred, const ShareQueryRequest&) {
+                handle_share(conn, cred);
+            });
     dispatcher_.on<PriorityQueryRequest>(
             [this](const ConnectionPtr& conn, const PriorityQueryRequest& m) {
                 handle_priority(conn, m);

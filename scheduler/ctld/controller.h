@@ -129,11 +129,15 @@ private:
 
     // --- priority and fair-share (priority_handlers.cc)
     void handle_priority(const ConnectionPtr& conn, const protocol::PriorityQueryRequest& r);
+    // cohort share (sshare): the tree with usage charged up to now.
+    void handle_share(const ConnectionPtr& conn, const protocol::Credential& cred);
     // Charges running jobs' billing up to `now` and decays all usage to `now`.
     void charge_usage(int64_t now);
     // Charges `job` up to `until` (its end, or now) and no further.
     void charge_job(const Job& job, int64_t until);
     void refresh_priorities(int64_t now);
+    // Every user's fair-share factor from the usage ledger; users with jobs get a leaf.
+    void refresh_fairshare();
 
     // --- advance reservations (reservations.cc)
     void handle_reservation_create(const ConnectionPtr& conn,

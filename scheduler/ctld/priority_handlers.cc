@@ -38,7 +38,7 @@ void Controller::charge_usage(int64_t now) {
     }
 }
 
-void Controller::refresh_priorities(int64_t now) {
+void Controller::refresh_fairshare() {
     std::set<sched::UsageLedger::Key> users;
     for (const auto& [id, job] : jobs_) {
         users.emplace(job.user_name, priority_.charged_account(job.spec.account));
@@ -48,6 +48,10 @@ void Controller::refresh_priorities(int64_t now) {
                       priority_.charged_account(remainder.job.spec.account));
     }
     priority_.refresh(usage_.ledger(), users, nodes_.total_cpus());
+}
+
+void Controller::refresh_priorities(int64_t now) {
+    refresh_fairshare();
     for (auto& [id, job] : jobs_) {
         if (job.state == JobState::kPending) {
             job.priority = priority_.factors(priority_job_of(job), now).priority;
@@ -106,6 +110,23 @@ void Controller::handle_priority(const ConnectionPtr& conn,
         entry.weight_qos = w.qos;
         entry.nice = job.spec.nice;
         reply.jobs.push_back(std::move(entry));
+    }
+    conn->send(reply);
+}
+
+void Controller::handle_share(const ConnectionPtr& conn, const protocol::Credential& cred) {
+    charge_usage(clock_.unix_seconds());
+    refresh_fairshare();
+    // Under private_data, a user sees the accounts and their own rows only.
+    const std::string own = roles_.sees_only_own_jobs(cred.uid) ? user_name(cred.uid) : "";
+    protocol::ShareListReply reply;
+    for (const sched::AssociationShare& a : priority_.shares()) {
+        if (!a.user.empty() && !own.empty() && a.user != own) {
+            continue;
+        }
+        reply.associations.push_back(
+                {a.account, a.user, a.depth, a.raw_shares, a.standing.norm_shares, a.standing.usage,
+                 a.standing.norm_usage, a.standing.effective_usage, a.fairshare});
     }
     conn->send(reply);
 }

@@ -67,21 +67,34 @@ Status check_tree(const std::vector<Association>& associations) {
     return Status::ok();
 }
 
-std::vector<UserFactor> classic_fairshare(const std::vector<Association>& a) {
+std::vector<Standing> standings(const std::vector<Association>& a) {
     Tree tree = build(a);
     const double total_usage = std::max(tree.usage[0], a[0].usage);
-    std::vector<double> shares(a.size(), 1.0);
-    std::vector<double> effective(a.size(), 0.0);
-    std::vector<UserFactor> out;
+    std::vector<Standing> out(a.size());
+    out[0] = {1.0, total_usage, total_usage > 0 ? 1.0 : 0.0, 1.0};
     for (size_t i = 1; i < a.size(); ++i) {
         const size_t parent = static_cast<size_t>(a[i].parent);
         const double fraction = static_cast<double>(a[i].shares)
                                 / static_cast<double>(sibling_shares(a, tree, static_cast<int>(i)));
-        shares[i] = shares[parent] * fraction;
-        const double usage = total_usage > 0 ? tree.usage[i] / total_usage : 0.0;
-        effective[i] = parent == 0 ? usage : usage + (effective[parent] - usage) * fraction;
+        Standing& s = out[i];
+        s.norm_shares = out[parent].norm_shares * fraction;
+        s.usage = tree.usage[i];
+        s.norm_usage = total_usage > 0 ? tree.usage[i] / total_usage : 0.0;
+        s.effective_usage =
+                parent == 0
+                        ? s.norm_usage
+                        : s.norm_usage + (out[parent].effective_usage - s.norm_usage) * fraction;
+    }
+    return out;
+}
+
+std::vector<UserFactor> classic_fairshare(const std::vector<Association>& a) {
+    const std::vector<Standing> standing = standings(a);
+    std::vector<UserFactor> out;
+    for (size_t i = 1; i < a.size(); ++i) {
         if (a[i].is_user) {
-            out.push_back({static_cast<int>(i), std::pow(2.0, -effective[i] / shares[i])});
+            out.push_back({static_cast<int>(i),
+                           std::pow(2.0, -standing[i].effective_usage / standing[i].norm_shares)});
         }
     }
     return out;

@@ -30,8 +30,21 @@ struct UserFactor {
 // bad parent index or non-positive shares.
 Status check_tree(const std::vector<Association>& associations);
 
-// Classic fair-share: normalized shares S along the path, normalized usage U, effective
-// usage U_E = U + (U_E(parent) - U) * S_self / S_self_and_siblings, factor 2^(-U_E / S).
+// Where one association stands, as sshare lists it: its shares normalized along the path
+// (S), its usage (an account's sums its children's), that usage over the cluster's (U), and
+// its effective usage U_E = U + (U_E(parent) - U) * S_self / S_self_and_siblings. The root's
+// S and U_E are 1.
+struct Standing {
+    double norm_shares = 1;
+    double usage = 0;
+    double norm_usage = 0;
+    double effective_usage = 0;
+};
+
+// One per association, in the same order.
+std::vector<Standing> standings(const std::vector<Association>& associations);
+
+// Classic fair-share: each user's factor is 2^(-U_E / S).
 std::vector<UserFactor> classic_fairshare(const std::vector<Association>& associations);
 
 // Fair Tree: siblings sorted by level fair-share S/U (infinite without usage), users ranked

@@ -2,6 +2,7 @@
 #include "scheduler/priority/priority_model.h"
 
 #include <algorithm>
+#include <functional>
 #include <vector>
 
 #include "scheduler/priority/fairshare.h"
@@ -68,6 +69,42 @@ void PriorityModel::refresh(const UsageLedger& ledger,
     for (const auto& factor : factors) {
         fairshare_[leaf_of.at(factor.association)] = factor.factor;
     }
+    tree_ = std::move(tree);
+}
+
+std::vector<AssociationShare> PriorityModel::shares() const {
+    if (tree_.empty()) {
+        return {};
+    }
+    const std::vector<Standing> standing = standings(tree_);
+    std::vector<std::vector<int>> users(tree_.size()), accounts(tree_.size());
+    for (size_t i = 1; i < tree_.size(); ++i) {
+        (tree_[i].is_user ? users : accounts)[static_cast<size_t>(tree_[i].parent)].push_back(
+                static_cast<int>(i));
+    }
+    auto by_name = [this](int x, int y) {
+        return tree_[static_cast<size_t>(x)].name < tree_[static_cast<size_t>(y)].name;
+    };
+    std::vector<AssociationShare> out;
+    std::function<void(int, int)> walk = [&](int account, int depth) {
+        const Association& node = tree_[static_cast<size_t>(account)];
+        out.push_back({node.name, "", depth, account == 0 ? 0 : node.shares,
+                       standing[static_cast<size_t>(account)], 0});
+        std::vector<int> kids = users[static_cast<size_t>(account)];
+        std::sort(kids.begin(), kids.end(), by_name);
+        for (int user : kids) {
+            const Association& leaf = tree_[static_cast<size_t>(user)];
+            out.push_back({node.name, leaf.name, depth + 1, leaf.shares,
+                           standing[static_cast<size_t>(user)], fairshare(leaf.name, node.name)});
+        }
+        kids = accounts[static_cast<size_t>(account)];
+        std::sort(kids.begin(), kids.end(), by_name);
+        for (int sub : kids) {
+            walk(sub, depth + 1);
+        }
+    };
+    walk(0, 0);
+    return out;
 }
 
 std::string PriorityModel::charged_account(std::string_view account) const {

@@ -8,8 +8,10 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/config.h"
+#include "scheduler/priority/fairshare.h"
 #include "scheduler/priority/multifactor.h"
 #include "scheduler/priority/usage_ledger.h"
 
@@ -29,6 +31,16 @@ struct PriorityJob {
     int32_t nice = 0;
 };
 
+// One association as `cohort share` (sshare) lists it.
+struct AssociationShare {
+    std::string account;
+    std::string user;  // "" for an account's own row
+    int depth = 0;     // the root is 0
+    int64_t raw_shares = 0;
+    Standing standing;
+    double fairshare = 0;  // users only
+};
+
 class PriorityModel {
 public:
     explicit PriorityModel(const ClusterConfig& config);
@@ -46,6 +58,10 @@ public:
 
     const PriorityWeights& weights() const { return weights_; }
 
+    // The tree of the last refresh, depth first: each account, then its users, then its
+    // sub-accounts, names in order.
+    std::vector<AssociationShare> shares() const;
+
 private:
     const ClusterConfig& config_;
     PriorityWeights weights_;
@@ -53,6 +69,7 @@ private:
     int64_t max_qos_priority_ = 0;
     int64_t cluster_cpus_ = 1;
     std::map<UsageLedger::Key, double> fairshare_;
+    std::vector<Association> tree_;  // of the last refresh
 };
 
 }  // namespace cohort::sched

@@ -2,8 +2,11 @@
 // its usage in the accounting database (read back with SQL, not only through the CLI),
 // `cohort acct` lists it, and `cohort report` sums it into the cluster's utilization.
 #include <chrono>
+#include <csignal>
 #include <ctime>
+#include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -157,6 +160,52 @@ TEST_P(AccountingTest, EveryStateChangeOfAJobIsRecordedAsItHappens) {
     EXPECT_EQ(row[0], "COMPLETED");
     EXPECT_NE(row[1], "0");
     EXPECT_NE(row[2], "0");
+}
+
+// The user's RawUsage as `cohort share` prints it; -1 when it does not answer.
+double raw_usage(const LocalCluster& cluster, const std::string& user) {
+    CommandResult share = cluster.cohort({"share", "-P", "-n", "-U", "-u", user});
+    std::vector<std::string> fields;
+    std::string field;
+    std::istringstream line(share.out.substr(0, share.out.find('\n')));
+    while (std::getline(line, field, '|')) {
+        fields.push_back(field);
+    }
+    return share.exit_code == 0 && fields.size() == 7 ? std::stod(fields[4]) : -1;
+}
+
+TEST_P(AccountingTest, FairShareUsageIsReadFromAccountingAfterAKillWithoutChargingTwice) {
+    // 2 CPUs for ~2 s, ended; then 1 CPU running across the controller's death.
+    const uint64_t ended = submit_batch(*cluster_, {"-n2", "--wrap", "sleep 2"});
+    ASSERT_EQ(cluster_->wait_final_state(ended, seconds(60)), "COMPLETED");
+    const uint64_t running = submit_batch(*cluster_, {"-n1", "--wrap", "sleep 300"});
+    ASSERT_TRUE(eventually(
+            [&] { return stored(running, "state") == std::vector<std::string>{"RUNNING"}; },
+            seconds(30)));
+    const std::vector<std::string> ran = stored(ended, "start_time, end_time, user_name");
+    ASSERT_EQ(ran.size(), 3u);
+    const int64_t started = std::stol(stored(running, "start_time").at(0));
+    // Billing-seconds (CPUs, no weights) as accounting has them; a 7-day half-life decays
+    // them by under 0.01% in a test's time.
+    auto expected = [&] {
+        return 2.0 * static_cast<double>(std::stol(ran[1]) - std::stol(ran[0]))
+               + static_cast<double>(std::time(nullptr) - started);
+    };
+    std::this_thread::sleep_for(seconds(4));  // a double charge would add these seconds
+    EXPECT_NEAR(raw_usage(*cluster_, ran[2]), expected(), 2.0);
+
+    pid_t ctld = 0;
+    std::ifstream(cluster_->state_dir() + "/cohortctld.pid") >> ctld;
+    ASSERT_GT(ctld, 0);
+    ASSERT_EQ(kill(ctld, SIGKILL), 0);
+    ASSERT_TRUE(eventually([ctld] { return kill(ctld, 0) != 0; }, seconds(10)));
+    ASSERT_TRUE(cluster_->start_controller("cohortctld", {}));
+    ASSERT_TRUE(eventually([&] { return raw_usage(*cluster_, ran[2]) >= 0; }, seconds(30)));
+    EXPECT_NEAR(raw_usage(*cluster_, ran[2]), expected(), 2.0);
+    EXPECT_NE(read_text(cluster_->state_dir() + "/cohortctld.log")
+                      .find("fair-share usage of 1 users read from accounting"),
+              std::string::npos);
+    EXPECT_EQ(cluster_->cohort({"cancel", std::to_string(running)}).exit_code, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends,
