@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "accounting/job_columns.h"
 #include "common/job_state.h"
@@ -20,25 +21,41 @@ struct Migration {
     std::vector<std::string> statements;
 };
 
+std::string joined(const std::vector<std::string>& items) {
+    return fmt::format("{}", fmt::join(items, ", "));
+}
+
+// Columns version `version` added to `table`, as ALTER TABLE statements.
+std::vector<std::string> added_columns(const char* table,
+                                       const std::vector<std::string>& definitions) {
+    std::vector<std::string> statements;
+    for (const std::string& definition : definitions) {
+        statements.push_back(fmt::format("ALTER TABLE {} ADD COLUMN {}", table, definition));
+    }
+    return statements;
+}
+
 const std::vector<Migration>& migrations() {
     static const std::vector<Migration> steps = {
             {1,
              {
                      fmt::format("CREATE TABLE jobs ({}, PRIMARY KEY (job_id))",
-                                 job_column_definitions()),
+                                 joined(job_column_definitions(1, 1))),
                      fmt::format("CREATE TABLE job_attempts ({}, PRIMARY KEY (job_id, "
                                  "restart_count))",
-                                 job_column_definitions()),
+                                 joined(job_column_definitions(1, 1))),
                      fmt::format("CREATE TABLE array_remainders ({}, PRIMARY KEY (job_id))",
-                                 job_column_definitions()),
+                                 joined(job_column_definitions(1, 1))),
                      fmt::format("CREATE TABLE steps ({}, PRIMARY KEY (job_id, step_id))",
-                                 step_column_definitions()),
+                                 joined(step_column_definitions(1, 1))),
                      "CREATE INDEX jobs_user_end ON jobs (user_name, end_time)",
                      "CREATE INDEX jobs_account_end ON jobs (account, end_time)",
                      "CREATE INDEX jobs_end ON jobs (end_time)",
                      "CREATE INDEX jobs_start ON jobs (start_time)",
                      "CREATE INDEX job_attempts_end ON job_attempts (end_time)",
              }},
+            // Each step's usage from its own cgroups.
+            {2, added_columns("steps", step_column_definitions(2, 2))},
     };
     return steps;
 }

@@ -19,7 +19,14 @@ struct Column {
     const char* type;
     std::function<SqlValue(const Record&, const BillingWeights&)> value;
     std::function<void(Record&, const SqlRow&, int)> read;  // null: derived, not read back
+    int since = 1;                                          // the schema version that added it
 };
+
+template <class Record>
+Column<Record> added_in(int version, Column<Record> column) {
+    column.since = version;
+    return column;
+}
 
 std::string join_counts(const std::vector<uint32_t>& counts) {
     std::string out;
@@ -291,6 +298,20 @@ const std::vector<Column<StepRecord>>& step_columns() {
              }},
             integer<StepRecord>(
                     "overlap", [](auto& s) -> auto& { return s.overlap; }),
+            added_in(2, integer<StepRecord>(
+                                "cpu_user_usec",
+                                [](auto& s) -> auto& { return s.usage.cpu_user_usec; })),
+            added_in(2, integer<StepRecord>(
+                                "cpu_system_usec",
+                                [](auto& s) -> auto& { return s.usage.cpu_system_usec; })),
+            added_in(2,
+                     integer<StepRecord>(
+                             "max_rss_kib", [](auto& s) -> auto& { return s.usage.max_rss_kib; })),
+            added_in(2, text<StepRecord>(
+                                "max_rss_node",
+                                [](auto& s) -> auto& { return s.usage.max_rss_node; })),
+            added_in(2, integer<StepRecord>(
+                                "oom_kills", [](auto& s) -> auto& { return s.usage.oom_kills; })),
     };
     return columns;
 }
@@ -304,11 +325,16 @@ std::string names_of(const std::vector<Column<Record>>& columns) {
     return out;
 }
 
+// "name TYPE" of each column that schema versions [from, to] added.
 template <class Record>
-std::string definitions_of(const std::vector<Column<Record>>& columns) {
-    std::string out;
+std::vector<std::string> definitions_of(const std::vector<Column<Record>>& columns,
+                                        int from,
+                                        int to) {
+    std::vector<std::string> out;
     for (const auto& column : columns) {
-        out += (out.empty() ? "" : ", ") + std::string(column.name) + " " + column.type;
+        if (column.since >= from && column.since <= to) {
+            out.push_back(std::string(column.name) + " " + column.type);
+        }
     }
     return out;
 }
@@ -339,9 +365,8 @@ const std::string& job_column_list() {
     return list;
 }
 
-const std::string& job_column_definitions() {
-    static const std::string list = definitions_of(job_columns());
-    return list;
+std::vector<std::string> job_column_definitions(int from, int to) {
+    return definitions_of(job_columns(), from, to);
 }
 
 size_t job_column_count() {
@@ -365,9 +390,8 @@ const std::string& step_column_list() {
     return list;
 }
 
-const std::string& step_column_definitions() {
-    static const std::string list = definitions_of(step_columns());
-    return list;
+std::vector<std::string> step_column_definitions(int from, int to) {
+    return definitions_of(step_columns(), from, to);
 }
 
 size_t step_column_count() {

@@ -19,7 +19,8 @@ using sql::SqlValue;
 
 // "job_id, array_job_id, ..." in table order.
 const std::string& job_column_list();
-const std::string& job_column_definitions();  // "job_id BIGINT NOT NULL, ..."
+// "job_id BIGINT NOT NULL DEFAULT 0", ... of the columns schema versions [from, to] added.
+std::vector<std::string> job_column_definitions(int from, int to);
 size_t job_column_count();
 // The values of job_column_list() for one record.
 void append_job_values(const protocol::JobRecord& job,
@@ -29,7 +30,7 @@ void append_job_values(const protocol::JobRecord& job,
 protocol::JobRecord job_from_row(const SqlRow& row);
 
 const std::string& step_column_list();
-const std::string& step_column_definitions();
+std::vector<std::string> step_column_definitions(int from, int to);
 size_t step_column_count();
 void append_step_values(const protocol::StepRecord& step, std::vector<SqlValue>& out);
 protocol::StepRecord step_from_row(const SqlRow& row);

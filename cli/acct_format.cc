@@ -121,6 +121,23 @@ std::string job_value(const std::string& name,
     if (name == "End") {
         return format_time(end);
     }
+    // A job's usage is its cgroups' on every node; a step's, its own cgroups'.
+    const protocol::JobUsage& used = step ? step->usage : job.usage;
+    if (name == "TotalCPU") {
+        return cpu_time_text(used.cpu_user_usec + used.cpu_system_usec);
+    }
+    if (name == "UserCPU") {
+        return cpu_time_text(used.cpu_user_usec);
+    }
+    if (name == "SystemCPU") {
+        return cpu_time_text(used.cpu_system_usec);
+    }
+    if (name == "MaxRSS") {
+        return used.max_rss_kib > 0 ? std::to_string(used.max_rss_kib) + "K" : "";
+    }
+    if (name == "MaxRSSNode") {
+        return used.max_rss_node;
+    }
     if (step != nullptr) {
         return "";  // the rest describe the job, as sacct leaves them blank on steps
     }
@@ -169,23 +186,6 @@ std::string job_value(const std::string& name,
     }
     if (name == "ReqTRES") {
         return tres_text(requested_tres(job, weights));
-    }
-    // Usage is measured per job (its cgroups), so a step's row leaves it to the job's.
-    const protocol::JobUsage* used = step ? nullptr : &job.usage;
-    if (name == "TotalCPU") {
-        return used ? cpu_time_text(used->cpu_user_usec + used->cpu_system_usec) : "";
-    }
-    if (name == "UserCPU") {
-        return used ? cpu_time_text(used->cpu_user_usec) : "";
-    }
-    if (name == "SystemCPU") {
-        return used ? cpu_time_text(used->cpu_system_usec) : "";
-    }
-    if (name == "MaxRSS") {
-        return used && used->max_rss_kib > 0 ? std::to_string(used->max_rss_kib) + "K" : "";
-    }
-    if (name == "MaxRSSNode") {
-        return used ? used->max_rss_node : "";
     }
     if (name == "ArrayJobID") {
         return job.is_array_task() ? std::to_string(job.array_job_id) : "";

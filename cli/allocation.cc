@@ -32,7 +32,7 @@ void record_step(const ClientContext& context,
     if (client) {
         client->call<protocol::AckReply>(protocol::StepCompleteRequest{
                 layout.job_id, layout.step_id, result.exit_signal != 0 ? 0 : result.exit_code,
-                result.exit_signal});
+                result.exit_signal, result.usage});
     }
 }
 

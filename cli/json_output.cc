@@ -81,6 +81,16 @@ json cpu_time_json(uint64_t usec) {
     return {{"seconds", usec / 1000000}, {"microseconds", usec % 1000000}};
 }
 
+// A job's or step's CPU time into `time` (beside what is there), its memory as `usage`.
+void add_usage_json(const protocol::JobUsage& used, json& time, json& out) {
+    time["user"] = cpu_time_json(used.cpu_user_usec);
+    time["system"] = cpu_time_json(used.cpu_system_usec);
+    time["total"] = cpu_time_json(used.cpu_user_usec + used.cpu_system_usec);
+    out["usage"] = {{"max_rss_kib", used.max_rss_kib},
+                    {"max_rss_node", used.max_rss_node},
+                    {"oom_kills", used.oom_kills}};
+}
+
 }  // namespace
 
 // As sinfo prints a node's GRES: "gpu:h100:8", or "gpu:8" when the GPUs' type is unknown.
@@ -122,7 +132,8 @@ json job_to_json(const protocol::JobRecord& job) {
             gpu_shape(spec.gpu, {spec.nodes_min, spec.nodes_max, spec.ntasks, spec.ntasks_per_node,
                                  spec.cpus_per_task, spec.cpus_per_task_set, spec.mem_mib})
                     .geometry;
-    return {{"job_id", job.job_id},
+    json out = {
+            {"job_id", job.job_id},
             {"name", job.spec.name},
             {"array_job_id", number(static_cast<int64_t>(job.array_job_id), job.is_array_task())},
             {"array_task_id",
@@ -154,14 +165,6 @@ json job_to_json(const protocol::JobRecord& job) {
             {"end_time", number(job.end_time, job.end_time != 0)},
             {"priority", number(job.priority)},
             {"restart_cnt", job.restart_count},
-            {"time",
-             {{"user", cpu_time_json(job.usage.cpu_user_usec)},
-              {"system", cpu_time_json(job.usage.cpu_system_usec)},
-              {"total", cpu_time_json(job.usage.cpu_user_usec + job.usage.cpu_system_usec)}}},
-            {"usage",
-             {{"max_rss_kib", job.usage.max_rss_kib},
-              {"max_rss_node", job.usage.max_rss_node},
-              {"oom_kills", job.usage.oom_kills}}},
             {"requeue", job.spec.requeue > 0},
             {"exit_code", exit_code(job.exit_code, job.exit_signal, finished)},
             {"standard_output", job.spec.output},
@@ -188,6 +191,9 @@ json job_to_json(const protocol::JobRecord& job) {
             {"wait_all_nodes", job.spec.wait_all_nodes},
             {"hint", job.spec.hint},
             {"kept_options", kept_options_json(job.spec.kept_options)}};
+    out["time"] = json::object();
+    add_usage_json(job.usage, out["time"], out);
+    return out;
 }
 
 json node_to_json(const protocol::NodeInfo& node) {
@@ -212,14 +218,16 @@ json node_to_json(const protocol::NodeInfo& node) {
 }
 
 json step_to_json(const protocol::StepRecord& step) {
-    return {{"step",
-             {{"id", std::to_string(step.job_id) + "." + std::to_string(step.step_id)},
-              {"name", step.name}}},
-            {"state", json::array({std::string(job_state_name(step.state))})},
-            {"nodes", {{"count", step.nodes.size()}, {"range", compress_hostlist(step.nodes)}}},
-            {"tasks", {{"count", step.ntasks}}},
-            {"time", {{"start", number(step.start_time)}, {"end", number(step.end_time)}}},
-            {"exit_code", exit_code(step.exit_code, step.exit_signal, step.end_time != 0)}};
+    json out = {{"step",
+                 {{"id", std::to_string(step.job_id) + "." + std::to_string(step.step_id)},
+                  {"name", step.name}}},
+                {"state", json::array({std::string(job_state_name(step.state))})},
+                {"nodes", {{"count", step.nodes.size()}, {"range", compress_hostlist(step.nodes)}}},
+                {"tasks", {{"count", step.ntasks}}},
+                {"time", {{"start", number(step.start_time)}, {"end", number(step.end_time)}}},
+                {"exit_code", exit_code(step.exit_code, step.exit_signal, step.end_time != 0)}};
+    add_usage_json(step.usage, out["time"], out);
+    return out;
 }
 
 json wrap_payload(const char* key, json items) {

@@ -1,6 +1,7 @@
 // Starting and stopping a local instance.
 #include "cli/local_instance.h"
 
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +21,7 @@
 #include "common/hostlist.h"
 #include "common/transport/blocking_client.h"
 #include "launcher/batch_record.h"
+#include "launcher/job_cgroup.h"
 
 namespace cohort::cli {
 namespace {
@@ -239,6 +241,44 @@ void end_batch_jobs_left(const std::string& state_dir) {
             auto record = agent::read_batch_record(path);
             if (record && agent::shepherd_running(*record)) {
                 killpg(record->shepherd, SIGKILL);
+            }
+        }
+    }
+}
+
+// Kills what is left in the cgroups of `dir` and below (daemons that left their batch
+// script's process group), then removes them, deepest first.
+void remove_cgroup_tree(const fs::path& dir) {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+        if (entry.is_directory(ec)) {
+            remove_cgroup_tree(entry.path());
+        }
+    }
+    auto members = [&dir] {
+        std::vector<pid_t> pids;
+        std::ifstream procs(dir / "cgroup.procs");
+        for (pid_t pid = 0; procs >> pid;) {
+            pids.push_back(pid);
+        }
+        return pids;
+    };
+    for (int tries = 0; tries < 100 && rmdir(dir.c_str()) != 0 && errno == EBUSY; ++tries) {
+        for (pid_t pid : members()) {
+            kill(pid, SIGKILL);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+}
+
+// Each agent listed its cgroup directories in its spool; with the jobs ended, they go.
+void remove_cgroups_left(const std::string& state_dir) {
+    std::error_code ec;
+    for (const auto& node : fs::directory_iterator(state_dir + "/nodes", ec)) {
+        std::ifstream dirs(node.path() / agent::kCgroupDirsFile);
+        for (std::string dir; std::getline(dirs, dir);) {
+            if (dir.rfind("/sys/fs/cgroup/", 0) == 0) {
+                remove_cgroup_tree(dir);
             }
         }
     }
@@ -468,6 +508,7 @@ Status stop_instance(const std::string& state_dir) {
         }
     }
     end_batch_jobs_left(state_dir);
+    remove_cgroups_left(state_dir);
     return Status::ok();
 }
 

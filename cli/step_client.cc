@@ -36,18 +36,18 @@ StepResult StepClient::run(const protocol::StepLayout& layout, const StepRequest
     peer_addresses_.assign(layout.nodes.size(), "");
     agents_.assign(layout.nodes.size(), nullptr);
     if (layout.nodes.empty()) {
-        return {1, 0, "the step has no nodes"};
+        return {1, 0, "the step has no nodes", {}};
     }
     // The launch goes to node 0 only; every agent calls back on the address that reaches it.
     auto socket = transport::connect_to(io_, layout.addresses[0], layout.ports[0],
                                         transport::kCliConnectTimeout);
     if (!socket) {
-        return {1, 0, "node " + layout.nodes[0] + ": " + socket.status().message()};
+        return {1, 0, "node " + layout.nodes[0] + ": " + socket.status().message(), {}};
     }
     boost::system::error_code ec;
     const std::string host = socket->local_endpoint(ec).address().to_string();
     if (Status listening = transport::listen_on(callbacks_, host, 0); !listening) {
-        return {1, 0, listening.message()};
+        return {1, 0, listening.message(), {}};
     }
     accept_agents();
     auto launcher = transport::Connection::create(std::move(*socket), auth_, cred_);
@@ -233,7 +233,8 @@ void StepClient::register_handlers() {
             [this](size_t, const TaskOutputMessage& output) { write_output(output); });
     dispatcher_.on<TaskExitMessage>(
             [this](size_t, const TaskExitMessage& exit) { on_task_exit(exit); });
-    dispatcher_.on<StepDoneMessage>([this](size_t node, const StepDoneMessage&) {
+    dispatcher_.on<StepDoneMessage>([this](size_t node, const StepDoneMessage& done) {
+        result_.usage.add(done.usage);
         node_done_[node] = true;
         finish_if_done();
     });

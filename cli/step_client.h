@@ -32,7 +32,8 @@ struct StepRequest {
 struct StepResult {
     int exit_code = 0;  // the highest task exit code; 128+N for a task killed by signal N
     int exit_signal = 0;
-    std::string error;  // set when the step could not run as asked
+    std::string error;         // set when the step could not run as asked
+    protocol::JobUsage usage;  // summed over the nodes that reported it
 };
 
 class StepClient {

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <fstream>
 
 #include <spdlog/spdlog.h>
 #include <sys/wait.h>
@@ -79,6 +80,12 @@ Status Agent::start() {
     if (cgroups_.enabled()) {
         spdlog::info("jobs run in cgroups ({})",
                      cgroups_.version() == CgroupVersion::kV1 ? "v1" : "v2");
+        // For whoever ends this node's jobs after the agent: `cohort stop` of a local
+        // instance kills what is left in them and removes them.
+        std::ofstream dirs(options_.spool_dir + "/" + kCgroupDirsFile);
+        for (const std::string& dir : cgroups_.bases()) {
+            dirs << dir << "\n";
+        }
     } else {
         spdlog::warn("jobs run without cgroups: {}", cgroups_.why_disabled());
     }

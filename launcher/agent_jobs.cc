@@ -183,10 +183,14 @@ void Agent::start_batch(const protocol::LaunchBatchRequest& request) {
     spec.cpus = job.gpu_alloc.empty() ? cpu_ledger_.take(
                         job.job_id, job.cpus_per_node.empty() ? 0 : job.cpus_per_node.front())
                                       : batch_cpus(job);
-    if (Status confined = cgroups_.create(job.job_id, spec.cpus, job.mem_per_node_mib); !confined) {
+    Status confined = cgroups_.create(job.job_id, spec.cpus, job.mem_per_node_mib);
+    if (confined) {
+        confined = cgroups_.create_step(job.job_id, "batch");
+    }
+    if (!confined) {
         spdlog::warn("job {}: runs without its cgroup: {}", job.job_id, confined.message());
     } else {
-        spec.cgroup_procs = cgroups_.procs_files(job.job_id);
+        spec.cgroup_procs = cgroups_.procs_files(job.job_id, "batch");
     }
     spec.stdout_path =
             path_from(expand_filename_pattern(

@@ -543,12 +543,18 @@ void Agent::start_step_tasks(
         arm_warning(layout.job_id, layout.job_signal, layout.job_end_time);
     }
     std::vector<protocol::TaskExitMessage> failures;
-    std::vector<std::string> cgroup_procs;  // the job's, made here when no batch script made it
-    if (Status confined = cgroups_.create(layout.job_id, {}, 0); !confined) {
+    // The step's cgroup, in the job's (made here when no batch script made it).
+    std::vector<std::string> cgroup_procs;
+    const std::string step_name = std::to_string(layout.step_id);
+    Status confined = cgroups_.create(layout.job_id, {}, 0);
+    if (confined) {
+        confined = cgroups_.create_step(layout.job_id, step_name);
+    }
+    if (!confined) {
         spdlog::warn("step {}.{}: runs without its job's cgroup: {}", layout.job_id, layout.step_id,
                      confined.message());
     } else {
-        cgroup_procs = cgroups_.procs_files(layout.job_id);
+        cgroup_procs = cgroups_.procs_files(layout.job_id, step_name);
     }
     for (uint32_t local = 0; local < ranks_here.size(); ++local) {
         const uint32_t rank = ranks_here[local];
@@ -628,7 +634,12 @@ void Agent::start_step_tasks(
 }
 
 void Agent::end_step_session(StepSession& session) {
-    session.client->send(protocol::StepDoneMessage{session.job_id, session.step_id});
+    // Its tasks are reaped, so their CPU time and peak memory are in the step's cgroup.
+    const std::string step_name = std::to_string(session.step_id);
+    protocol::JobUsage used = cgroups_.step_usage(session.job_id, step_name);
+    used.max_rss_node = options_.name;
+    cgroups_.remove_step(session.job_id, step_name);
+    session.client->send(protocol::StepDoneMessage{session.job_id, session.step_id, used});
     auto managed = managed_steps_.find({session.job_id, session.step_id});
     if (managed != managed_steps_.end()) {
         // The step manager finalizes its PMIx server and exits when its link closes.

@@ -237,6 +237,24 @@ std::string JobCgroups::job_dir(const std::string& base, uint64_t job_id) const 
     return base + "/job_" + std::to_string(job_id);
 }
 
+std::string JobCgroups::step_dir(const std::string& base,
+                                 uint64_t job_id,
+                                 const std::string& step) const {
+    return job_dir(base, job_id) + "/step_" + step;
+}
+
+std::vector<std::string> JobCgroups::tracking_dirs(uint64_t job_id) const {
+    const std::string job = job_dir(version_ == CgroupVersion::kV1 ? freezer_ : unified_, job_id);
+    std::vector<std::string> dirs = {job};
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(job, ec)) {
+        if (entry.is_directory(ec) && entry.path().filename().string().rfind("step_", 0) == 0) {
+            dirs.push_back(entry.path().string());
+        }
+    }
+    return dirs;
+}
+
 std::vector<std::string> JobCgroups::bases() const {
     std::vector<std::string> out;
     for (const std::string* base : {&freezer_, &memory_, &cpuset_, &cpuacct_, &pids_, &unified_}) {
@@ -260,6 +278,11 @@ Status JobCgroups::create(uint64_t job_id, const std::vector<int>& cpus, int64_t
         if (Status made = make_dir(job_dir(base, job_id)); !made) {
             return made;
         }
+    }
+    if (version_ == CgroupVersion::kV2) {
+        // Its processes live in its steps' cgroups, so the job's may hand its controllers
+        // down (v2 allows that only to a cgroup with no processes of its own).
+        write_text(job_dir(unified_, job_id) + "/cgroup.subtree_control", "+memory +pids");
     }
     const std::string memory_dir =
             job_dir(version_ == CgroupVersion::kV1 ? memory_ : unified_, job_id);
@@ -312,20 +335,76 @@ Status JobCgroups::create(uint64_t job_id, const std::vector<int>& cpus, int64_t
     return Status::ok();
 }
 
-std::vector<std::string> JobCgroups::procs_files(uint64_t job_id) const {
+Status JobCgroups::create_step(uint64_t job_id, const std::string& step) const {
+    if (!enabled()) {
+        return Status::ok();
+    }
+    for (const std::string& base : bases()) {
+        if (Status made = make_dir(step_dir(base, job_id, step)); !made) {
+            return made;
+        }
+    }
+    if (!cpuset_.empty()) {
+        if (Status inherited = inherit_cpuset(step_dir(cpuset_, job_id, step)); !inherited) {
+            return inherited;
+        }
+    }
+    const bool v1 = version_ == CgroupVersion::kV1;
+    const std::string memory_base = v1 ? memory_ : unified_;
+    for (const char* file :
+         v1 ? std::vector<const char*>{"memory.limit_in_bytes", "memory.memsw.limit_in_bytes"}
+            : std::vector<const char*>{"memory.max", "memory.swap.max"}) {
+        const std::string limit = read_text(job_dir(memory_base, job_id) + "/" + file);
+        const std::string target = step_dir(memory_base, job_id, step) + "/" + file;
+        if (!memory_base.empty() && !limit.empty() && fs::exists(target)) {
+            write_text(target, limit);  // best effort: the job's own limit holds regardless
+        }
+    }
+    return Status::ok();
+}
+
+std::vector<std::string> JobCgroups::procs_files(uint64_t job_id, const std::string& step) const {
     std::vector<std::string> files;
     for (const std::string& base : bases()) {
-        files.push_back(job_dir(base, job_id) + "/cgroup.procs");
+        files.push_back(step_dir(base, job_id, step) + "/cgroup.procs");
     }
     return files;
+}
+
+protocol::JobUsage JobCgroups::step_usage(uint64_t job_id, const std::string& step) const {
+    if (version_ == CgroupVersion::kV1) {
+        return usage_in(cpuacct_.empty() ? "" : step_dir(cpuacct_, job_id, step),
+                        memory_.empty() ? "" : step_dir(memory_, job_id, step));
+    }
+    if (version_ == CgroupVersion::kV2) {
+        const std::string dir = step_dir(unified_, job_id, step);
+        return usage_in(dir, dir);
+    }
+    return {};
+}
+
+void JobCgroups::remove_step(uint64_t job_id, const std::string& step) const {
+    const uint32_t oom_kills =
+            version_ == CgroupVersion::kV1 ? step_usage(job_id, step).oom_kills : 0;
+    const bool removed = !memory_.empty() && rmdir(step_dir(memory_, job_id, step).c_str()) == 0;
+    if (removed && oom_kills > 0) {
+        removed_steps_oom_kills_[job_id] += oom_kills;
+    }
+    for (const std::string& base : bases()) {
+        rmdir(step_dir(base, job_id, step).c_str());
+    }
 }
 
 std::vector<pid_t> JobCgroups::processes(uint64_t job_id) const {
     if (!enabled()) {
         return {};
     }
-    return read_pids(job_dir(version_ == CgroupVersion::kV1 ? freezer_ : unified_, job_id)
-                     + "/cgroup.procs");
+    std::vector<pid_t> pids;
+    for (const std::string& dir : tracking_dirs(job_id)) {
+        std::vector<pid_t> here = read_pids(dir + "/cgroup.procs");
+        pids.insert(pids.end(), here.begin(), here.end());
+    }
+    return pids;
 }
 
 int JobCgroups::kill_all(uint64_t job_id) const {
@@ -336,10 +415,11 @@ int JobCgroups::kill_all(uint64_t job_id) const {
     if (!fs::exists(dir)) {
         return 0;
     }
-    std::vector<pid_t> pids = read_pids(dir + "/cgroup.procs");
+    std::vector<pid_t> pids = processes(job_id);
     if (pids.empty()) {
         return 0;
     }
+    // Both kill and freeze act on the whole subtree, the steps' cgroups included.
     if (version_ == CgroupVersion::kV2 && fs::exists(dir + "/cgroup.kill")) {
         write_text(dir + "/cgroup.kill", "1");
         return static_cast<int>(pids.size());
@@ -351,7 +431,7 @@ int JobCgroups::kill_all(uint64_t job_id) const {
         return v1 ? read_text(dir + "/freezer.state") == "FROZEN"
                   : read_text(dir + "/cgroup.events").find("frozen 1") != std::string::npos;
     });
-    pids = read_pids(dir + "/cgroup.procs");
+    pids = processes(job_id);
     for (pid_t pid : pids) {
         kill(pid, SIGKILL);
     }
@@ -360,34 +440,67 @@ int JobCgroups::kill_all(uint64_t job_id) const {
 }
 
 protocol::JobUsage JobCgroups::usage(uint64_t job_id) const {
+    if (version_ == CgroupVersion::kV1) {
+        protocol::JobUsage used = usage_in(cpuacct_.empty() ? "" : job_dir(cpuacct_, job_id),
+                                           memory_.empty() ? "" : job_dir(memory_, job_id));
+        // v1 counts an out-of-memory kill only in the cgroup whose limit was hit.
+        auto removed = removed_steps_oom_kills_.find(job_id);
+        if (removed != removed_steps_oom_kills_.end()) {
+            used.oom_kills += removed->second;
+        }
+        std::error_code ec;
+        const std::string memory_job = memory_.empty() ? "" : job_dir(memory_, job_id);
+        for (const auto& entry : fs::directory_iterator(memory_job, ec)) {
+            if (entry.is_directory(ec)) {
+                used.oom_kills += static_cast<uint32_t>(keyed_number(
+                        read_text(entry.path().string() + "/memory.oom_control"), "oom_kill"));
+            }
+        }
+        return used;
+    }
+    if (version_ == CgroupVersion::kV2) {
+        const std::string dir = job_dir(unified_, job_id);
+        return usage_in(dir, dir);  // v2 counts a step's kills in the job's too
+    }
+    return {};
+}
+
+protocol::JobUsage JobCgroups::usage_in(const std::string& cpu_dir,
+                                        const std::string& memory_dir) const {
     protocol::JobUsage used;
     if (version_ == CgroupVersion::kV1) {
-        if (!cpuacct_.empty()) {
-            const std::string dir = job_dir(cpuacct_, job_id);
-            used.cpu_user_usec = number_in(read_text(dir + "/cpuacct.usage_user")) / 1000;
-            used.cpu_system_usec = number_in(read_text(dir + "/cpuacct.usage_sys")) / 1000;
+        if (!cpu_dir.empty()) {
+            used.cpu_user_usec = number_in(read_text(cpu_dir + "/cpuacct.usage_user")) / 1000;
+            used.cpu_system_usec = number_in(read_text(cpu_dir + "/cpuacct.usage_sys")) / 1000;
         }
-        if (!memory_.empty()) {
-            const std::string dir = job_dir(memory_, job_id);
-            used.max_rss_kib = number_in(read_text(dir + "/memory.max_usage_in_bytes")) >> 10;
+        if (!memory_dir.empty()) {
+            used.max_rss_kib =
+                    number_in(read_text(memory_dir + "/memory.max_usage_in_bytes")) >> 10;
             used.oom_kills = static_cast<uint32_t>(
-                    keyed_number(read_text(dir + "/memory.oom_control"), "oom_kill"));
+                    keyed_number(read_text(memory_dir + "/memory.oom_control"), "oom_kill"));
         }
     } else if (version_ == CgroupVersion::kV2) {
-        const std::string dir = job_dir(unified_, job_id);
-        const std::string cpu = read_text(dir + "/cpu.stat");
+        const std::string cpu = read_text(cpu_dir + "/cpu.stat");
         used.cpu_user_usec = keyed_number(cpu, "user_usec");
         used.cpu_system_usec = keyed_number(cpu, "system_usec");
-        used.max_rss_kib = number_in(read_text(dir + "/memory.peak")) >> 10;
-        used.oom_kills =
-                static_cast<uint32_t>(keyed_number(read_text(dir + "/memory.events"), "oom_kill"));
+        used.max_rss_kib = number_in(read_text(memory_dir + "/memory.peak")) >> 10;
+        used.oom_kills = static_cast<uint32_t>(
+                keyed_number(read_text(memory_dir + "/memory.events"), "oom_kill"));
     }
     return used;
 }
 
 void JobCgroups::remove(uint64_t job_id) const {
+    removed_steps_oom_kills_.erase(job_id);
     for (const std::string& base : bases()) {
         const std::string dir = job_dir(base, job_id);
+        std::error_code ec;
+        for (const auto& entry : fs::directory_iterator(dir, ec)) {
+            if (entry.is_directory(ec)) {
+                const std::string step = entry.path().string();
+                polled_for(200, [&] { return rmdir(step.c_str()) == 0 || errno == ENOENT; });
+            }
+        }
         // The killed leave the cgroup once they are reaped: a short, bounded wait.
         polled_for(200, [&] { return rmdir(dir.c_str()) == 0 || errno == ENOENT; });
     }

@@ -6,10 +6,14 @@
 //   cgroup.freeze) to kill, memory.max and cpuset.cpus where the parent enables them.
 // They also count what the job used (CPU time, peak memory, out-of-memory kills).
 // A job's cgroups sit under the agent's own (from /proc/self/cgroup), in <agent_dir>/
-// job_<id>, so a containerised or delegated agent stays inside what it was given.
+// job_<id>, so a containerised or delegated agent stays inside what it was given. Its
+// processes live in one cgroup per step below that, job_<id>/step_<id> (step_batch for the
+// batch script), as in Slurm: each step's usage is its own, and an out-of-memory kill in a
+// step is counted in the step's cgroup.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,6 +23,9 @@
 #include "common/status.h"
 
 namespace cohort::agent {
+
+// In an agent's spool directory: its directory in each cgroup hierarchy, one per line.
+inline constexpr const char* kCgroupDirsFile = "cgroup_dirs";
 
 enum class CgroupVersion {
     kNone,
@@ -50,12 +57,24 @@ public:
 
     const std::string& why_disabled() const { return why_disabled_; }
 
+    // The node's directory in each hierarchy used (none when disabled).
+    std::vector<std::string> bases() const;
+
     // Creates the job's cgroups (idempotent) with its CPUs (empty: the agent's) and memory
     // in MiB (0: no limit).
     Status create(uint64_t job_id, const std::vector<int>& cpus, int64_t memory_mib) const;
-    // The cgroup.procs files a new process of the job writes its pid to before exec.
-    std::vector<std::string> procs_files(uint64_t job_id) const;
-    // Every process in the job's cgroups.
+    // The step's cgroups inside the job's (idempotent; `step` is "batch" or the step id),
+    // with the job's memory limit, so that a step that alone goes past it is the one the
+    // kernel's out-of-memory kill is counted in.
+    Status create_step(uint64_t job_id, const std::string& step) const;
+    // The cgroup.procs files a new process of the step writes its pid to before exec.
+    std::vector<std::string> procs_files(uint64_t job_id, const std::string& step) const;
+    // What the step's processes used, as usage() for the job.
+    protocol::JobUsage step_usage(uint64_t job_id, const std::string& step) const;
+    // Removes the step's cgroups if empty (one try: remove() sweeps what remains); the job's
+    // usage() still counts its out-of-memory kills.
+    void remove_step(uint64_t job_id, const std::string& step) const;
+    // Every process in the job's cgroups, its steps' included.
     std::vector<pid_t> processes(uint64_t job_id) const;
     // SIGKILL to every process, none escaping by forking meanwhile: cgroup.kill where the
     // kernel has it, else frozen, killed, thawed. Returns how many were signalled.
@@ -63,12 +82,16 @@ public:
     // CPU time, peak memory and out-of-memory kills so far, of every process that was in the
     // job's cgroups (max_rss_node left empty). Zero where the controllers are absent.
     protocol::JobUsage usage(uint64_t job_id) const;
-    // Removes the job's cgroups; they must be empty (the kernel refuses otherwise).
+    // Removes the job's cgroups and its steps'; they must be empty (the kernel refuses
+    // otherwise).
     void remove(uint64_t job_id) const;
 
 private:
     std::string job_dir(const std::string& base, uint64_t job_id) const;
-    std::vector<std::string> bases() const;  // the node's directory in each hierarchy used
+    std::string step_dir(const std::string& base, uint64_t job_id, const std::string& step) const;
+    // The job's directory and its steps' in the hierarchy that tracks processes.
+    std::vector<std::string> tracking_dirs(uint64_t job_id) const;
+    protocol::JobUsage usage_in(const std::string& cpu_dir, const std::string& memory_dir) const;
 
     CgroupVersion version_ = CgroupVersion::kNone;
     std::string why_disabled_;
@@ -77,6 +100,9 @@ private:
     std::string freezer_, memory_, cpuset_, cpuacct_, pids_;
     int64_t pids_max_ = 0;
     std::string unified_;
+    // v1 counts an out-of-memory kill only in the cgroup that hit its limit: those of the
+    // steps whose cgroups are gone, per job.
+    mutable std::map<uint64_t, uint32_t> removed_steps_oom_kills_;
 };
 
 }  // namespace cohort::agent

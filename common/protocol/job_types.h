@@ -258,11 +258,16 @@ struct StepRecord {
     int32_t exit_signal = 0;
     std::vector<uint32_t> cpus_per_node;  // per node of `nodes`: CPUs the step holds there
     bool overlap = false;                 // --overlap: shares CPUs, holds none
+    JobUsage usage;                       // from its cgroups, once it ended
 
+    // Version 1 added usage; stored records of version 0 read without it.
     template <class Archive>
-    void serialize(Archive& ar, unsigned /*version*/) {
+    void serialize(Archive& ar, unsigned version) {
         serialize_fields(ar, job_id, step_id, name, nodes, ntasks, start_time, end_time, state,
                          exit_code, exit_signal, cpus_per_node, overlap);
+        if (version >= 1) {
+            ar& usage;
+        }
     }
 };
 
@@ -415,3 +420,4 @@ struct StepLayout {
 
 BOOST_CLASS_VERSION(cohort::protocol::JobSpec, 3)
 BOOST_CLASS_VERSION(cohort::protocol::JobRecord, 3)
+BOOST_CLASS_VERSION(cohort::protocol::StepRecord, 1)

@@ -331,10 +331,11 @@ struct StepCompleteRequest {
     uint32_t step_id = 0;
     int32_t exit_code = 0;
     int32_t exit_signal = 0;
+    JobUsage usage;  // the step's cgroups' on every node, summed (max_rss_kib: the largest)
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        serialize_fields(ar, job_id, step_id, exit_code, exit_signal);
+        serialize_fields(ar, job_id, step_id, exit_code, exit_signal, usage);
     }
 };
 
@@ -634,10 +635,11 @@ struct StepDoneMessage {
     static constexpr MessageType kType = MessageType::kStepDone;
     uint64_t job_id = 0;
     uint32_t step_id = 0;
+    JobUsage usage;  // of the step's cgroup on this node (max_rss_node: this node)
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        serialize_fields(ar, job_id, step_id);
+        serialize_fields(ar, job_id, step_id, usage);
     }
 };
 

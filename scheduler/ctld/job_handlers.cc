@@ -585,10 +585,13 @@ void Controller::handle_step_complete(const ConnectionPtr& conn,
         conn->send_error(owner);
         return;
     }
-    JobState state = request.exit_signal != 0 ? JobState::kCancelled
-                     : request.exit_code != 0 ? JobState::kFailed
-                                              : JobState::kCompleted;
+    // A kill for memory in the step's own cgroup names the step, as Slurm's OUT_OF_MEMORY.
+    JobState state = request.usage.oom_kills > 0 ? JobState::kOutOfMemory
+                     : request.exit_signal != 0  ? JobState::kCancelled
+                     : request.exit_code != 0    ? JobState::kFailed
+                                                 : JobState::kCompleted;
     protocol::StepRecord step = *steps_.close(request.job_id, request.step_id);
+    step.usage = request.usage;
     close_step(step, state, request.exit_code, request.exit_signal);
     after_durable([conn] { conn->send(protocol::AckReply{}); });
 }

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "launcher/job_cgroup.h"
 #include "tests/fixtures/cluster_queries.h"
 #include "tests/fixtures/local_cluster.h"
 #include "tests/fixtures/submit_batch.h"
@@ -83,10 +84,20 @@ TEST(AgentRestart, AnEndWhileNoAgentRanIsReportedByTheNextOne) {
     const nlohmann::json job = accounted_job_json(cluster, id);
     EXPECT_EQ(job["exit_code"]["return_code"]["number"], 4) << job.dump();
     EXPECT_EQ(job["restart_cnt"], 0);
-    // Reported and acknowledged: nothing of the job is left in the node's spool.
-    EXPECT_TRUE(eventually(
-            [&] { return std::filesystem::is_empty(cluster.state_dir() + "/nodes/node1"); },
-            seconds(10)));
+    // Reported and acknowledged: nothing of the job is left in the node's spool (the agent's
+    // list of its cgroup directories stays).
+    auto job_files_left = [&] {
+        std::vector<std::string> names;
+        for (const auto& entry :
+             std::filesystem::directory_iterator(cluster.state_dir() + "/nodes/node1")) {
+            if (entry.path().filename() != agent::kCgroupDirsFile) {
+                names.push_back(entry.path().filename().string());
+            }
+        }
+        return names;
+    };
+    EXPECT_TRUE(eventually([&] { return job_files_left().empty(); }, seconds(10)))
+            << job_files_left().size() << " files of the job left in the spool";
     if (HasFailure()) {
         cluster.dump_logs();
     }

@@ -4,6 +4,7 @@
 // from the cgroup into accounting.
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -112,6 +113,29 @@ TEST_F(CgroupTest, ADaemonLeftBehindDiesWhenItsJobEnds) {
             << log;
 }
 
+// Stopping the instance ends the jobs still running, daemons included, and leaves no cgroup
+// of its agents behind.
+TEST_F(CgroupTest, StoppingTheInstanceLeavesNoProcessAndNoCgroupBehind) {
+    const std::string pid_file = cluster_->work_dir() + "/daemon3.pid";
+    const uint64_t id = submit_batch(*cluster_, {"--wrap", daemonizing(pid_file) + " sleep 300"});
+    const pid_t daemon = daemon_pid(pid_file);
+    ASSERT_GT(daemon, 0);
+    ASSERT_EQ(cluster_->job_state(id), "RUNNING");
+    std::vector<std::string> dirs;
+    std::ifstream listed(cluster_->state_dir() + "/nodes/node1/cgroup_dirs");
+    for (std::string dir; std::getline(listed, dir);) {
+        dirs.push_back(dir);
+    }
+    ASSERT_FALSE(dirs.empty());
+    CommandResult stopped = run_command(
+            {cohort_binary(), "stop", "--state-dir", cluster_->state_dir()}, "", seconds(60));
+    ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+    EXPECT_TRUE(eventually([&] { return !process_running(daemon); }, seconds(10)));
+    for (const std::string& dir : dirs) {
+        EXPECT_FALSE(std::filesystem::exists(dir)) << dir;
+    }
+}
+
 TEST_F(CgroupTest, TheJobsMemoryIsALimitTheKernelEnforces) {
     const std::string out = cluster_->work_dir() + "/memory.out";
     // 256 MiB in a job of 64: the kernel's OOM killer ends the allocating process.
@@ -135,6 +159,49 @@ TEST_F(CgroupTest, TheJobsMemoryIsALimitTheKernelEnforces) {
     EXPECT_GT(kib, 1024) << max_rss;
     EXPECT_LE(kib, 64 * 1024) << max_rss;
     EXPECT_EQ(accounted(id, "MaxRSSNode"), "node1");
+}
+
+// Each step runs in a cgroup of its own inside the job's: sacct lists the step's own CPU
+// time and peak memory, and the step that goes past the job's memory is the one that ends
+// OUT_OF_MEMORY.
+TEST_F(CgroupTest, EachStepHasItsOwnUsageAndTheStepThatRanOutOfMemoryIsNamed) {
+    const std::string run = cohort_binary() + " run -n1 ";
+    const uint64_t id = submit_batch(
+            *cluster_, {"--mem=128M", "--wrap",
+                        run
+                                + "python3 -c 'import time; x = bytearray(48 << 20); "
+                                  "e = time.process_time() + 1; exec(\"while time.process_time() < "
+                                  "e: pass\")'; "
+                                + run + "python3 -c 'x = bytearray(512 << 20)'; " + run + "true"});
+    EXPECT_EQ(cluster_->wait_final_state(id, seconds(90)), "OUT_OF_MEMORY");
+    CommandResult steps = cluster_->cohort({"acct", "-P", "-n", "-j", std::to_string(id), "-o",
+                                            "JobID,State,TotalCPU,MaxRSS,MaxRSSNode"});
+    ASSERT_EQ(steps.exit_code, 0) << steps.err;
+    std::map<std::string, std::vector<std::string>> rows;  // JobID -> the other fields
+    std::istringstream lines(steps.out);
+    for (std::string line; std::getline(lines, line);) {
+        std::vector<std::string> fields;
+        std::istringstream cells(line);
+        for (std::string field; std::getline(cells, field, '|');) {
+            fields.push_back(field);
+        }
+        fields.resize(5);
+        rows[fields[0]] = {fields.begin() + 1, fields.end()};
+    }
+    const std::string job = std::to_string(id);
+    ASSERT_EQ(rows.count(job + ".0"), 1u) << steps.out;
+    ASSERT_EQ(rows.count(job + ".1"), 1u) << steps.out;
+    ASSERT_EQ(rows.count(job + ".2"), 1u) << steps.out;
+    const std::vector<std::string>& busy = rows[job + ".0"];
+    EXPECT_EQ(busy[0], "COMPLETED");
+    EXPECT_GE(cpu_seconds(busy[1]), 0.8) << "step 0 burned 1 s of CPU: " << steps.out;
+    ASSERT_FALSE(busy[2].empty()) << steps.out;
+    EXPECT_GE(std::stol(busy[2]), 40 * 1024) << "a 48 MiB bytearray: " << steps.out;
+    EXPECT_EQ(busy[3], "node1");
+    EXPECT_EQ(rows[job + ".1"][0], "OUT_OF_MEMORY") << steps.out;
+    EXPECT_EQ(rows[job + ".2"][0], "COMPLETED") << steps.out;
+    EXPECT_LT(cpu_seconds(rows[job + ".2"][1]), 0.5)
+            << "`true` used next to nothing: " << steps.out;
 }
 
 TEST_F(CgroupTest, AJobWithinItsMemoryEndsCompleted) {

@@ -100,7 +100,8 @@ TEST_P(AccountingStoreTest, RecordsJobsAndStepsAndListsThemBack) {
     step.ntasks = 4;
     step.start_time = 1001;
     step.end_time = 1999;
-    step.state = JobState::kCompleted;
+    step.state = JobState::kOutOfMemory;
+    step.usage = {900000, 100000, 102400, "node1", 1};
     ASSERT_TRUE(store_->record({{job}, {}, {}, {}, {step}}));
 
     const auto jobs = list({});
@@ -134,6 +135,12 @@ TEST_P(AccountingStoreTest, RecordsJobsAndStepsAndListsThemBack) {
     EXPECT_EQ((*steps)[0].ntasks, 4u);
     EXPECT_EQ((*steps)[0].nodes, step.nodes);
     EXPECT_EQ((*steps)[0].end_time, 1999);
+    EXPECT_EQ((*steps)[0].state, JobState::kOutOfMemory);
+    EXPECT_EQ((*steps)[0].usage.cpu_user_usec, 900000u);
+    EXPECT_EQ((*steps)[0].usage.cpu_system_usec, 100000u);
+    EXPECT_EQ((*steps)[0].usage.max_rss_kib, 102400u);
+    EXPECT_EQ((*steps)[0].usage.max_rss_node, "node1");
+    EXPECT_EQ((*steps)[0].usage.oom_kills, 1u);
 }
 
 TEST_P(AccountingStoreTest, ALaterRecordOfAJobReplacesTheEarlierOne) {
@@ -371,6 +378,37 @@ TEST_P(AccountingStoreTest, RefusesADatabaseOfANewerSchema) {
     ASSERT_FALSE(refused);
     EXPECT_NE(refused.status().message().find("schema version 99 is newer"), std::string::npos)
             << refused.status().message();
+}
+
+TEST_P(AccountingStoreTest, AVersion1DatabaseGainsStepUsageAndKeepsItsSteps) {
+    StepRecord step;
+    step.job_id = 3;
+    step.name = "old";
+    step.state = JobState::kCompleted;
+    ASSERT_TRUE(store_->record({{finished(3, "alice", 1, 2)}, {}, {}, {}, {step}}));
+    store_.reset();
+    {
+        // Back to version 1: the steps table without the columns version 2 added.
+        auto sql = sql::connect_sql(location_);
+        ASSERT_TRUE(sql);
+        for (const char* column :
+             {"cpu_user_usec", "cpu_system_usec", "max_rss_kib", "max_rss_node", "oom_kills"}) {
+            ASSERT_TRUE((*sql)->execute(std::string("ALTER TABLE steps DROP COLUMN ") + column));
+        }
+        ASSERT_TRUE((*sql)->execute("UPDATE schema_version SET version = 1"));
+    }
+    store_ = open();
+    ASSERT_TRUE(store_);
+    auto steps = store_->steps({3});
+    ASSERT_TRUE(steps) << steps.status().message();
+    ASSERT_EQ(steps->size(), 1u);
+    EXPECT_EQ((*steps)[0].name, "old");
+    EXPECT_EQ((*steps)[0].usage.max_rss_kib, 0u);
+    step.usage.max_rss_kib = 2048;
+    ASSERT_TRUE(store_->record({{}, {}, {}, {}, {step}}));
+    steps = store_->steps({3});
+    ASSERT_TRUE(steps && steps->size() == 1u);
+    EXPECT_EQ((*steps)[0].usage.max_rss_kib, 2048u);
 }
 
 TEST_P(AccountingStoreTest, ReopeningKeepsTheRecordsAndTheSchema) {
