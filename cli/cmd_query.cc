@@ -210,6 +210,8 @@ int list_nodes(const Args& args, bool as_sinfo) {
     bool reasons = false;
     bool no_header = false;
     bool node_oriented = false;
+    bool summarize = false;
+    bool long_listing = false;
     std::string topology_of;
     std::string format;
     app.add_flag("--json", json, "print Slurm-shaped JSON");
@@ -221,11 +223,18 @@ int list_nodes(const Args& args, bool as_sinfo) {
                    "columns as printf-like codes, e.g. '%P %.5a %.10l %.6D %.6t %N'");
     app.add_flag("-N,--Node", node_oriented, "one line per node (and partition)");
     app.add_flag("-h,--noheader", no_header, "no header line");
+    app.add_flag("-s,--summarize", summarize, "one line per partition: NODES(A/I/O/T)");
+    app.add_flag("-l,--long", long_listing, "more columns, and the time first");
     if (int rc = parse_args(app, as_sinfo ? "sinfo" : "nodes", args); rc >= 0) {
         return rc;
     }
-    const bool sinfo_form = as_sinfo || !format.empty() || node_oriented || no_header;
-    std::vector<NodeField> fields = default_node_format(node_oriented);
+    const bool sinfo_form =
+            as_sinfo || !format.empty() || node_oriented || no_header || summarize || long_listing;
+    // As sinfo: -s wins over -l, and -o over both.
+    std::vector<NodeField> fields =
+            default_node_format(node_oriented, summarize      ? NodeListing::kSummary
+                                               : long_listing ? NodeListing::kLong
+                                                              : NodeListing::kDefault);
     if (!format.empty()) {
         auto parsed = parse_node_format(format);
         if (!parsed) {
@@ -264,6 +273,14 @@ int list_nodes(const Args& args, bool as_sinfo) {
         auto context = load_client_context();
         if (!context) {
             return report_error("nodes", context.status());
+        }
+        if (long_listing && !no_header) {
+            const std::time_t now = std::time(nullptr);
+            char stamp[64];
+            std::tm local{};
+            localtime_r(&now, &local);
+            std::strftime(stamp, sizeof(stamp), "%a %b %d %H:%M:%S %Y", &local);
+            std::cout << stamp << "\n";
         }
         for (const std::string& line :
              node_lines(fields, reply->nodes, context->config, node_oriented, !no_header)) {

@@ -16,7 +16,7 @@
 namespace cohort::cli {
 namespace {
 
-constexpr std::string_view kCodes = "PRaltTDNcCmGfEno";
+constexpr std::string_view kCodes = "PRaltTDNcCmGfEnoFsrhgzdw";
 
 std::string header_of(char code) {
     switch (code) {
@@ -50,6 +50,22 @@ std::string header_of(char code) {
             return "HOSTNAMES";
         case 'o':
             return "NODE_ADDR";
+        case 'F':
+            return "NODES(A/I/O/T)";
+        case 's':
+            return "JOB_SIZE";
+        case 'r':
+            return "ROOT";
+        case 'h':
+            return "OVERSUBSCRIBE";
+        case 'g':
+            return "GROUPS";
+        case 'z':
+            return "S:C:T";
+        case 'd':
+            return "TMP_DISK";
+        case 'w':
+            return "WEIGHT";
         default:
             return "";
     }
@@ -106,13 +122,33 @@ std::string node_value(char code,
                                    "(null)");
         case 'E':
             return node.reason.empty() ? "none" : node.reason;
+        case 's':
+            return "1-"
+                   + (partition.max_nodes < 0 ? std::string("infinite")
+                                              : std::to_string(partition.max_nodes));
+        case 'r':
+            return "no";  // no partition is kept for root alone
+        case 'h':
+            return "NO";  // jobs share a node's CPUs only as the node's free CPUs allow
+        case 'g':
+            return "all";  // partitions limit accounts, not groups
+        case 'z': {
+            const protocol::NodeResources& r = node.resources;
+            const int sockets = std::max(r.sockets, 1);
+            const int cores = std::max(r.cores, sockets);
+            return fmt::format("{}:{}:{}", sockets, cores / sockets, std::max(r.cpus / cores, 1));
+        }
+        case 'd':
+            return "0";  // temporary disk is not tracked
+        case 'w':
+            return "1";  // nodes have no scheduling weights
         default:
             return "";
     }
 }
 
 bool aggregate(char code) {
-    return code == 'D' || code == 'N' || code == 'C' || code == 'n' || code == 'o';
+    return code == 'D' || code == 'N' || code == 'C' || code == 'n' || code == 'o' || code == 'F';
 }
 
 struct Row {
@@ -125,11 +161,19 @@ std::string aggregate_value(char code, const Row& row) {
     int64_t allocated = 0;
     int64_t idle = 0;
     int64_t other = 0;
+    int64_t nodes_allocated = 0;  // allocated or mixed, as sinfo's %F counts them
+    int64_t nodes_idle = 0;
     for (const protocol::NodeInfo* node : row.nodes) {
         names.push_back(code == 'o' ? node->address : node->name);
         const bool usable = node->state != NodeState::kDown && !node->drain;
         allocated += node->cpus_alloc;
         (usable ? idle : other) += node->resources.cpus - node->cpus_alloc;
+        if (usable && node->state == NodeState::kIdle) {
+            ++nodes_idle;
+        } else if (usable
+                   && (node->state == NodeState::kAllocated || node->state == NodeState::kMixed)) {
+            ++nodes_allocated;
+        }
     }
     switch (code) {
         case 'D':
@@ -146,6 +190,11 @@ std::string aggregate_value(char code, const Row& row) {
         }
         case 'C':
             return fmt::format("{}/{}/{}/{}", allocated, idle, other, allocated + idle + other);
+        case 'F': {
+            const auto total = static_cast<int64_t>(row.nodes.size());
+            return fmt::format("{}/{}/{}/{}", nodes_allocated, nodes_idle,
+                               total - nodes_allocated - nodes_idle, total);
+        }
         default:
             return "";
     }
@@ -161,7 +210,15 @@ std::string padded(const std::string& value, const NodeField& field, size_t widt
 
 }  // namespace
 
-std::vector<NodeField> default_node_format(bool node_oriented) {
+std::vector<NodeField> default_node_format(bool node_oriented, NodeListing listing) {
+    if (listing == NodeListing::kSummary) {
+        return *parse_node_format("%#P %.5a %.10l %.16F  %N");
+    }
+    if (listing == NodeListing::kLong) {
+        return *parse_node_format(node_oriented
+                                          ? "%#N %.6D %#P %.11T %.4c %.8z %.6m %.8d %.6w %.8f %20E"
+                                          : "%#P %.5a %.10l %.10s %.4r %.8h %.10g %.6D %.11T %N");
+    }
     return *parse_node_format(node_oriented ? "%#N %.6D %.#P %6t" : "%#P %.5a %.10l %.6D %.6t %N");
 }
 
@@ -194,7 +251,8 @@ Result<std::vector<NodeField>> parse_node_format(std::string_view format) {
         if (j >= format.size() || kCodes.find(format[j]) == std::string_view::npos) {
             return Status::invalid(fmt::format(
                     "--format: invalid field in '{}' at '{}' (accepted: %P %R %a %l %t %T %D %N "
-                    "%c %C %m %G %f %E %n %o, each as %[.][#][width]X)",
+                    "%c %C %F %m %G %f %E %n %o %s %r %h %g %z %d %w, each as "
+                    "%[.][#][width]X)",
                     format, format.substr(i)));
         }
         field.code = format[j];

@@ -20,8 +20,16 @@ struct NodeField {
     std::string literal;
 };
 
-// sinfo's default, "%#P %.5a %.10l %.6D %.6t %N", and -N's, "%#N %.6D %#P %6t".
-std::vector<NodeField> default_node_format(bool node_oriented);
+enum class NodeListing {
+    kDefault,
+    kSummary,  // -s: "%#P %.5a %.10l %.16F  %N", one line per partition
+    kLong,     // -l: "%#P %.5a %.10l %.10s %.4r %.8h %.10g %.6D %.11T %N" (-N: its own)
+};
+
+// sinfo's formats: the default, "%#P %.5a %.10l %.6D %.6t %N" (-N: "%#N %.6D %#P %6t"),
+// and those of -s and -l.
+std::vector<NodeField> default_node_format(bool node_oriented,
+                                           NodeListing listing = NodeListing::kDefault);
 Result<std::vector<NodeField>> parse_node_format(std::string_view format);
 
 // The lines sinfo prints for `nodes` under `config`'s partitions: with the header unless

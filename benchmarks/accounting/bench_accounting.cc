@@ -145,6 +145,11 @@ int main(int argc, char** argv) {
         auto totals = store.usage(now - 30 * 86400, now);
         return totals ? totals->size() : 0;
     });
+    // What the controller reads at start for fair-share, with the default 7-day half-life.
+    const auto [fairshare_ms, fairshare_users] = best_of_five([&] {
+        auto usage = store.decayed_usage(now, 7 * 86400);
+        return usage ? usage->size() : 0;
+    });
 
     nlohmann::json out = {{"backend", store.backend()},
                           {"jobs", jobs},
@@ -159,7 +164,9 @@ int main(int argc, char** argv) {
                           {"everyone_last_day_ms", day_ms},
                           {"everyone_last_day_rows", day_rows},
                           {"month_utilization_ms", month_ms},
-                          {"month_utilization_groups", month_groups}};
+                          {"month_utilization_groups", month_groups},
+                          {"fairshare_read_ms", fairshare_ms},
+                          {"fairshare_read_users", fairshare_users}};
     std::cout << out.dump() << "\n";
     return 0;
 }

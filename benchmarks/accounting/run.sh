@@ -27,9 +27,9 @@ $AS "$PGBIN/initdb" -D "$DIR/data" -A trust -U cohort >/dev/null
 $AS "$PGBIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w \
     -o "-k $DIR -c listen_addresses=" start >/dev/null
 mkdir -p "$(dirname "$CSV")"
-echo "backend,jobs,users_active_last_week,load_s,ingest_per_s,median_user_week_ms,median_user_week_rows,top_user_week_ms,top_user_week_rows,everyone_last_day_ms,everyone_last_day_rows,month_utilization_ms" > "$CSV"
-printf '%-10s %8s %9s %12s %16s %16s %16s %14s\n' backend jobs "load s" "ingest /s" \
-    "user week ms" "top user wk ms" "all, 1 day ms" "month util ms"
+echo "backend,jobs,users_active_last_week,load_s,ingest_per_s,median_user_week_ms,median_user_week_rows,top_user_week_ms,top_user_week_rows,everyone_last_day_ms,everyone_last_day_rows,month_utilization_ms,fairshare_read_ms" > "$CSV"
+printf '%-10s %8s %9s %12s %16s %16s %16s %14s %14s\n' backend jobs "load s" "ingest /s" \
+    "user week ms" "top user wk ms" "all, 1 day ms" "month util ms" "fairshare ms"
 n=0
 for jobs in 100000 1000000; do
     for backend in sqlite postgresql; do
@@ -45,11 +45,12 @@ import json, sys
 r = json.load(sys.stdin)
 keys = ("backend", "jobs", "users_active_last_week", "load_s", "ingest_per_s", "median_user_week_ms",
         "median_user_week_rows", "top_user_week_ms", "top_user_week_rows",
-        "everyone_last_day_ms", "everyone_last_day_rows", "month_utilization_ms")
+        "everyone_last_day_ms", "everyone_last_day_rows", "month_utilization_ms",
+        "fairshare_read_ms")
 print(",".join(str(r[k]) for k in keys))
-print("%-10s %8d %9.1f %12.0f %16.1f %16.1f %16.1f %14.1f" % tuple(r[k] for k in (
+print("%-10s %8d %9.1f %12.0f %16.1f %16.1f %16.1f %14.1f %14.1f" % tuple(r[k] for k in (
       "backend", "jobs", "load_s", "ingest_per_s", "median_user_week_ms", "top_user_week_ms",
-      "everyone_last_day_ms", "month_utilization_ms")), file=sys.stderr)
+      "everyone_last_day_ms", "month_utilization_ms", "fairshare_read_ms")), file=sys.stderr)
 ' >> "$CSV"
     done
 done
@@ -65,7 +66,7 @@ set style fill solid
 set logscale y
 plot "< grep ',1000000,' $CSV" using 6:xtic(1) title "one user, last week", \
      "" using 8 title "busiest user, last week", "" using 10 title "everyone, last day", \
-     "" using 12 title "month utilization"
+     "" using 12 title "month utilization", "" using 13 title "fair-share read at start"
 PLOT
     echo "plot: ${CSV%.csv}.png"
 fi

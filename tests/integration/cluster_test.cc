@@ -259,6 +259,35 @@ TEST_F(ClusterTest, NodesAndQueueSpeakJson) {
     EXPECT_NE(queue.out.find("\"jobs\""), std::string::npos);
 }
 
+// sinfo -s and -l through the CLI, as scripts call them: a partition per line with its nodes
+// counted by state; the time, then the long header.
+TEST_F(ClusterTest, SinfoSummarizesAndListsLong) {
+    CommandResult count = cluster_->cohort({"sinfo", "-h", "-o", "%D"});
+    ASSERT_EQ(count.exit_code, 0) << count.err;
+    const int nodes = std::stoi(count.out);
+    CommandResult summary = cluster_->cohort({"sinfo", "-s", "-h"});
+    ASSERT_EQ(summary.exit_code, 0) << summary.err;
+    const std::regex line("\\S+\\*? +up +infinite +(\\d+)/(\\d+)/(\\d+)/" + std::to_string(nodes)
+                          + "  node\\[1-" + std::to_string(nodes) + "\\]\n");
+    std::smatch counts;
+    ASSERT_TRUE(std::regex_match(summary.out, counts, line)) << summary.out;
+    EXPECT_EQ(std::stoi(counts[1]) + std::stoi(counts[2]) + std::stoi(counts[3]), nodes);
+
+    CommandResult long_listing = cluster_->cohort({"sinfo", "-l"});
+    ASSERT_EQ(long_listing.exit_code, 0) << long_listing.err;
+    std::istringstream lines(long_listing.out);
+    std::string stamp, header;
+    std::getline(lines, stamp);
+    std::getline(lines, header);
+    std::tm parsed{};
+    EXPECT_NE(strptime(stamp.c_str(), "%a %b %d %H:%M:%S %Y", &parsed), nullptr) << stamp;
+    EXPECT_EQ(header.rfind("PARTITION AVAIL  TIMELIMIT   JOB_SIZE ROOT OVERSUBS     GROUPS  NODES "
+                           "      STATE NODELIST",
+                           0),
+              0u)
+            << long_listing.out;
+}
+
 TEST_F(ClusterTest, RepeatedIdsInOneCancelAreHarmless) {
     CommandResult submitted = cluster_->cohort({"batch", "--parsable", "-H", "--wrap", "true"});
     ASSERT_EQ(submitted.exit_code, 0) << submitted.err;

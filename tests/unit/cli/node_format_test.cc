@@ -74,6 +74,45 @@ TEST(NodeFormat, FieldsWithoutAPartitionCountEachNodeOnce) {
               "debug*|128|gpu:v100:16|gpu,V100,v100|0/128/0/128");
 }
 
+// sinfo -s: one line per partition, its nodes counted as allocated/idle/other/total (drained
+// and not yet registered nodes are "other").
+TEST(NodeFormat, SummaryIsOneLinePerPartitionWithNodeCountsByState) {
+    auto rows = node_lines(default_node_format(false, NodeListing::kSummary), nodes(), cluster(),
+                           false, true);
+    EXPECT_EQ(rows,
+              (std::vector<std::string>{"PARTITION AVAIL  TIMELIMIT   NODES(A/I/O/T)  NODELIST",
+                                        "debug*       up   infinite          0/0/8/8  node[1-8]",
+                                        "gpu          up   infinite          0/0/4/4  node[1-4]"}));
+    std::vector<protocol::NodeInfo> busy = nodes();
+    busy[0].state = NodeState::kMixed;
+    busy[2].state = NodeState::kIdle;
+    busy[3].state = NodeState::kAllocated;
+    EXPECT_EQ(node_lines(*parse_node_format("%R %F"), busy, cluster(), false, false),
+              (std::vector<std::string>{"debug 2/1/5/8", "gpu 2/1/1/4"}));
+}
+
+// sinfo -l's columns, and -N -l's, as sinfo 22.05 heads them (OVERSUBSCRIBE cut to 8).
+TEST(NodeFormat, LongListingsHaveSlurmsColumns) {
+    auto rows = node_lines(default_node_format(false, NodeListing::kLong), nodes(), cluster(),
+                           false, true);
+    ASSERT_EQ(rows.size(), 5u);
+    EXPECT_EQ(rows[0],
+              "PARTITION AVAIL  TIMELIMIT   JOB_SIZE ROOT OVERSUBS     GROUPS  NODES       STATE "
+              "NODELIST");
+    EXPECT_EQ(rows[1],
+              "debug*       up   infinite 1-infinite   no       NO        all      1     DRAINED "
+              "node2");
+    EXPECT_EQ(rows[2],
+              "debug*       up   infinite 1-infinite   no       NO        all      7     UNKNOWN "
+              "node[1,3-8]");
+    rows = node_lines(default_node_format(true, NodeListing::kLong), nodes(), cluster(), true,
+                      true);
+    EXPECT_EQ(
+            rows[0],
+            "NODELIST   NODES PARTITION       STATE CPUS    S:C:T MEMORY TMP_DISK WEIGHT AVAIL_FE "
+            "REASON              ");
+}
+
 TEST(NodeFormat, BadCodesAreRefusedNamingThem) {
     auto parsed = parse_node_format("%P %Q");
     ASSERT_FALSE(parsed);
