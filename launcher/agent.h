@@ -71,6 +71,7 @@ private:
         size_t tasks_left = 0;
         std::vector<pid_t> pids;
         ConnectionPtr step_manager;  // null for --mpi=none
+        std::string shm_dir;         // Open MPI's shared-memory files, where the agent made one
         // Rank 0's stdin on this node, fed with the client's stdin.
         std::shared_ptr<asio::posix::stream_descriptor> input;
         std::deque<std::string> pending_input;

@@ -3,7 +3,9 @@
 // local ranks with the variables it returns; for --mpi=none it forks them at once.
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <utility>
 
 #include <fcntl.h>
@@ -29,6 +31,25 @@ bool is_loopback(const std::string& address) {
 }
 
 constexpr auto kStepManagerStartLimit = std::chrono::seconds(30);
+
+// A directory of the step's own in /dev/shm (or the system's temporary directory), owned by
+// its user.
+Result<std::string> make_shared_memory_dir(const protocol::StepLayout& layout,
+                                           const UserIdentity& user) {
+    const std::string base = std::filesystem::is_directory("/dev/shm")
+                                     ? "/dev/shm"
+                                     : std::filesystem::temp_directory_path();
+    std::string pattern =
+            fmt::format("{}/cohort-{}.{}-XXXXXX", base, layout.job_id, layout.step_id);
+    if (mkdtemp(pattern.data()) == nullptr) {
+        return Status::io_error("cannot create the shared-memory directory " + pattern);
+    }
+    if (chown(pattern.c_str(), user.uid, user.gid) != 0) {
+        std::filesystem::remove(pattern);
+        return Status::io_error(fmt::format("cannot hand {} to uid {}", pattern, user.uid));
+    }
+    return pattern;
+}
 
 }  // namespace
 
@@ -530,6 +551,18 @@ void Agent::start_step_tasks(
         // Nodes that talk over loopback: Open MPI's TCP transport must not try other NICs.
         base["OMPI_MCA_btl_tcp_if_include"] = "lo";
     }
+    if (request.mpi == "none" && is_loopback(options_.address)
+        && base.count("OMPI_MCA_btl_vader_backing_directory") == 0) {
+        // Open MPI's own daemons (mpirun's orted, started through srun --mpi=none) name their
+        // ranks' shared-memory files by host, job and local rank, so two virtual nodes on one
+        // host would map each other's; the MPI steps get theirs from the step manager.
+        if (auto dir = make_shared_memory_dir(layout, user)) {
+            session->shm_dir = *dir;
+            base["OMPI_MCA_btl_vader_backing_directory"] = *dir;
+        } else {
+            spdlog::warn("step {}.{}: {}", layout.job_id, layout.step_id, dir.status().message());
+        }
+    }
     const std::vector<uint32_t> ranks_here = layout.rank_map().ranks_on_node[request.node_index];
     LocalJob& job = jobs_[layout.job_id];
     job.attempt = std::max(job.attempt, layout.restart_count);
@@ -649,6 +682,10 @@ void Agent::end_step_session(StepSession& session) {
         managed_steps_.erase(managed);
     }
     session.step_manager.reset();
+    if (!session.shm_dir.empty()) {
+        std::error_code ignored;  // what is left there belongs to ranks that are gone
+        std::filesystem::remove_all(session.shm_dir, ignored);
+    }
 }
 
 }  // namespace cohort::agent

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "tests/fixtures/shared_cluster.h"
 
@@ -230,6 +231,59 @@ TEST_F(MpiLaunchTest, MpirunCommandLinesRunAsSteps) {
     EXPECT_EQ(result.exit_code, 1);
     EXPECT_NE(result.err.find("mpirun option '--bind-to' is not supported"), std::string::npos)
             << result.err;
+}
+
+// The mpirun-style script, unchanged: Open MPI's mpirun and MPICH's mpiexec find the
+// allocation in the SLURM_* variables and start their daemons (orted, hydra_pmi_proxy) with
+// `srun`, which here is Cohort's. Each rank prints the node its daemon runs on.
+TEST_F(MpiLaunchTest, OpenMpiMpirunAndMpichMpiexecStartTheirDaemonsThroughSrunOnBothNodes) {
+    const std::string compat = std::filesystem::path(bin_dir()).parent_path().string() + "/compat";
+    ASSERT_TRUE(std::filesystem::exists(compat + "/srun")) << compat;
+    // Open MPI puts its own prefix's bin (/usr/bin on Debian) first on srun's PATH, so where
+    // Slurm's srun is installed too (as for the differential tests), mpirun would call it. A
+    // host of this cluster has Cohort's srun there; a mount namespace gives mpirun that view.
+    std::string open_mpi_host;
+    if (std::filesystem::exists("/usr/bin/srun")) {
+        if (geteuid() != 0) {
+            GTEST_SKIP() << "Slurm's /usr/bin/srun would take mpirun's daemons; hiding it "
+                            "needs root";
+        }
+        open_mpi_host = "unshare -m sh -c 'mount --bind " + cohort_binary()
+                        + " /usr/bin/srun && exec \"$0\" \"$@\"' ";
+    }
+    const std::string script = "#!/bin/bash\n"
+                               "export PATH=" + compat + ":$PATH\n"
+                               "export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1\n"
+                               "where='echo $0 ${OMPI_COMM_WORLD_RANK:-$PMI_RANK} "
+                               "$(tr \"\\0\" \"\\n\" < /proc/$PPID/environ "
+                               "| sed -n \"s/^SLURMD_NODENAME=//p\")'\n"
+                               "mpiexec.mpich sh -c \"$where\" mpich\n"
+                               "mpiexec.mpich " + kPrograms + "/allreduce_mpich\n"
+            + open_mpi_host + "mpirun.openmpi sh -c \"$where\" ompi\n"
+            + open_mpi_host + "mpirun.openmpi " + kPrograms + "/allreduce_ompi\n";
+    std::ofstream(cluster_->work_dir() + "/mpi_style.sh") << script;
+    CommandResult batch = run({"batch", "--parsable", "-N2", "--ntasks-per-node=2", "-o",
+                               "mpi_style.out", "mpi_style.sh"});
+    ASSERT_EQ(batch.exit_code, 0) << batch.err;
+    const uint64_t id = std::strtoull(batch.out.c_str(), nullptr, 10);
+    const std::string state = cluster_->wait_final_state(id, std::chrono::seconds(120));
+    std::ifstream out(cluster_->work_dir() + "/mpi_style.out");
+    std::stringstream text;
+    text << out.rdbuf();
+    ASSERT_EQ(state, "COMPLETED") << text.str();
+    std::vector<std::string> expected;
+    for (const std::string mpi : {"mpich", "ompi"}) {
+        for (const std::string rank_node : {"0 node1", "1 node1", "2 node2", "3 node2"}) {
+            expected.push_back(mpi + " " + rank_node);
+        }
+    }
+    for (int twice = 0; twice < 2; ++twice) {
+        for (const std::string rank : {"0", "1", "2", "3"}) {
+            expected.push_back("rank " + rank + " of 4 sum 6");
+        }
+    }
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(sorted_lines(text.str()), expected);
 }
 
 TEST_F(MpiLaunchTest, KillOnBadExitIsTheDefaultForMpiStepsAndEndsTheOthersAtOnce) {
