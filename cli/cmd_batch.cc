@@ -14,6 +14,8 @@
 #include "cli/client_context.h"
 #include "cli/commands.h"
 #include "cli/job_options.h"
+#include "cli/json_output.h"
+#include "common/hostlist.h"
 #include "common/protocol/messages.h"
 
 namespace cohort::cli {
@@ -210,6 +212,21 @@ int cmd_batch(const Args& args) {
     auto client = connect_controller(*context);
     if (!client) {
         return report_error("batch", client.status());
+    }
+    if (merged.test_only) {
+        auto will_run =
+                client->call<protocol::WillRunReply>(protocol::SubmitJobRequest{*spec, true});
+        if (!will_run) {
+            return report_error("batch", will_run.status().with_context("allocation failure"));
+        }
+        print_warnings(merged, warnings);
+        // sbatch's own line, which scripts read the start time from.
+        fmt::print(
+                stderr,
+                "sbatch: Job {} to start at {} using {} processors on nodes {} in partition {}\n",
+                will_run->job_id, format_time(will_run->start_time), will_run->cpus,
+                compress_hostlist(will_run->nodes), will_run->partition);
+        return 0;
     }
     auto reply = client->call<protocol::SubmitJobReply>(protocol::SubmitJobRequest{*spec});
     if (!reply) {

@@ -487,6 +487,8 @@ void add_job_options(CLI::App& app, JobOptions& o, JobCommand command) {
                        "append or truncate the output files (default: truncate, and append "
                        "each requeued attempt after a banner line)");
         app.add_flag("--parsable", o.parsable, "print only the job id");
+        app.add_flag("--test-only", o.test_only,
+                     "check the job and tell when and where it would start; submit nothing");
         app.add_flag("-W,--wait", o.wait,
                      "return once the job has ended, with its exit code (an array's highest)");
         app.add_option("--wrap", o.wrap, "wrap this command in a /bin/sh script");

@@ -70,7 +70,8 @@ struct JobOptions {
     std::map<std::string, std::string> kept;
     bool quiet = false;
     bool parsable = false;
-    bool wait = false;  // -W: return when the job has ended, with its exit code
+    bool wait = false;       // -W: return when the job has ended, with its exit code
+    bool test_only = false;  // report when and where the job would start; submit nothing
     std::string wrap;
 };
 

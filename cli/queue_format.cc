@@ -118,6 +118,18 @@ std::string time_or_na(int64_t unix_seconds) {
     return unix_seconds != 0 ? format_time(unix_seconds) : "N/A";
 }
 
+// As squeue: a job not yet ended shows when its time limit would end it, NONE without one.
+std::string expected_end(const protocol::JobRecord& job) {
+    if (job.end_time != 0) {
+        return format_time(job.end_time);
+    }
+    const int64_t start = job.state == JobState::kPending ? job.expected_start : job.start_time;
+    if (start == 0) {
+        return "N/A";
+    }
+    return job.time_limit_s < 0 ? "NONE" : format_time(start + job.time_limit_s);
+}
+
 std::string value_of(char code, const protocol::JobRecord& job, int64_t now) {
     switch (code) {
         case 'i':
@@ -174,7 +186,7 @@ std::string value_of(char code, const protocol::JobRecord& job, int64_t now) {
             return time_or_na(job.state == JobState::kPending ? job.expected_start
                                                               : job.start_time);
         case 'e':
-            return time_or_na(job.end_time);
+            return expected_end(job);
         case 'Z':
             return job.spec.cwd;
         case 'm':

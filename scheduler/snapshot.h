@@ -150,6 +150,7 @@ struct WaitJob {
 struct ReservedJob {
     uint64_t job_id = 0;
     int64_t start = 0;
+    Placement placement;  // the nodes held for it from `start`
 };
 
 struct Decisions {

@@ -63,6 +63,8 @@ const char* message_type_name(uint16_t type) {
             return "ShareQuery";
         case MessageType::kShareList:
             return "ShareList";
+        case MessageType::kWillRun:
+            return "WillRun";
         case MessageType::kRegisterNode:
             return "RegisterNode";
         case MessageType::kRegisterReply:

@@ -44,6 +44,7 @@ enum class MessageType : uint16_t {
     kUsageTotals = 34,
     kShareQuery = 35,
     kShareList = 36,
+    kWillRun = 37,
     // Agent <-> controller.
     kRegisterNode = 40,
     kRegisterReply = 41,
@@ -95,13 +96,31 @@ struct AckReply {
     }
 };
 
+// With test_only (sbatch --test-only) nothing is submitted: the answer is a WillRunReply.
 struct SubmitJobRequest {
     static constexpr MessageType kType = MessageType::kSubmitJob;
     JobSpec spec;
+    bool test_only = false;
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        serialize_fields(ar, spec);
+        serialize_fields(ar, spec, test_only);
+    }
+};
+
+// Where and when a job would start if it were submitted now and no other job waited: the
+// running jobs and reservations hold what they hold. `job_id` is the id it would get.
+struct WillRunReply {
+    static constexpr MessageType kType = MessageType::kWillRun;
+    uint64_t job_id = 0;
+    int64_t start_time = 0;
+    std::vector<std::string> nodes;
+    int64_t cpus = 0;
+    std::string partition;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        serialize_fields(ar, job_id, start_time, nodes, cpus, partition);
     }
 };
 

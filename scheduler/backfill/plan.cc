@@ -563,7 +563,7 @@ private:
             return false;
         }
         hold(*placement, start, duration);
-        decisions.reservations.push_back({job.id, start});
+        decisions.reservations.push_back({job.id, start, std::move(*placement)});
         return true;
     }
 

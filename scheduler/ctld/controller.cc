@@ -210,7 +210,11 @@ void Controller::register_handlers() {
     // Clients
     dispatcher_.on<SubmitJobRequest>(
             [this](const ConnectionPtr& conn, const Credential& cred, SubmitJobRequest m) {
-                handle_submit(conn, cred, std::move(m.spec), false);
+                if (m.test_only) {
+                    handle_will_run(conn, cred, std::move(m.spec));
+                } else {
+                    handle_submit(conn, cred, std::move(m.spec), false);
+                }
             });
     dispatcher_.on<AllocateRequest>(
             [this](const ConnectionPtr& conn, const Credential& cred, AllocateRequest m) {

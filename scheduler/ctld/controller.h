@@ -28,6 +28,7 @@
 #include "scheduler/ctld/step_table.h"
 #include "scheduler/ctld/submit_validation.h"
 #include "scheduler/dependency.h"
+#include "scheduler/job_array.h"
 #include "scheduler/job_rules.h"
 #include "scheduler/placement/gpu_select.h"
 #include "scheduler/priority/fairshare_usage.h"
@@ -80,10 +81,24 @@ private:
     }
 
     // --- client requests (job_handlers.cc)
+    // A submission that passed every check, as the record it would be stored as (with the
+    // next id); nothing is changed until it is stored.
+    struct Admitted {
+        protocol::JobRecord job;
+        sched::ArraySpec array;  // empty: not an array
+    };
+
+    Result<Admitted> admit(const protocol::Credential& cred,
+                           protocol::JobSpec spec,
+                           bool interactive);
     void handle_submit(const ConnectionPtr& conn,
                        const protocol::Credential& cred,
                        protocol::JobSpec spec,
                        bool interactive);
+    // sbatch --test-only: admits the job, then answers when and where it would start.
+    void handle_will_run(const ConnectionPtr& conn,
+                         const protocol::Credential& cred,
+                         protocol::JobSpec spec);
     void handle_query(const ConnectionPtr& conn, const protocol::QueryJobsRequest& request);
     void handle_nodes(const ConnectionPtr& conn, const protocol::QueryNodesRequest& request);
     void handle_control(const ConnectionPtr& conn,
@@ -246,6 +261,12 @@ private:
     void schedule_if_due(int64_t now_ms);
     void schedule();
     sched::Snapshot build_snapshot(int64_t now);
+    // The nodes, network and partitions (each configured partition's index in
+    // `partition_index`) of a snapshot at `now`.
+    sched::Snapshot cluster_snapshot(int64_t now,
+                                     std::map<std::string, int>& partition_index) const;
+    // When and where `job` would start if it were the only job waiting.
+    Result<protocol::WillRunReply> will_run(const protocol::JobRecord& job);
     // Keeps the earliest time after `now` at which a pass could decide differently.
     void note_timed_change(int64_t at, int64_t now);
     void note_timed_changes(const sched::Snapshot& snapshot);

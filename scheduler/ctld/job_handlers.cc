@@ -184,38 +184,35 @@ const std::string& Controller::user_name(uint32_t uid) {
     return name->second;
 }
 
-void Controller::handle_submit(const ConnectionPtr& conn,
-                               const protocol::Credential& cred,
-                               protocol::JobSpec spec,
-                               bool interactive) {
+Result<Controller::Admitted> Controller::admit(const protocol::Credential& cred,
+                                               protocol::JobSpec spec,
+                                               bool interactive) {
     if (!interactive && spec.script.empty()) {
-        conn->send_error(Status::invalid("script: empty batch script"));
-        return;
+        return Status::invalid("script: empty batch script");
     }
     const std::vector<sched::NodeCapacity> nodes = nodes_.capacities();
     auto validated =
             validate_submission(spec, SubmitContext{config_, nodes, partition_nodes_,
                                                     reservations_.all(), user_name(cred.uid)});
     if (!validated) {
-        conn->send_error(validated.status());
-        return;
+        return validated.status();
     }
     if (Status dependency = check_dependency(spec); !dependency) {
-        conn->send_error(dependency);
-        return;
+        return dependency;
     }
-    sched::ArraySpec array;
+    Admitted admitted;
     if (!spec.array.empty()) {
         auto parsed =
                 sched::parse_array_spec(spec.array, static_cast<uint32_t>(config_.max_array_size));
-        if (!parsed || interactive) {
-            conn->send_error(!parsed ? parsed.status()
-                                     : Status::invalid("--array: only batch jobs can be arrays"));
-            return;
+        if (!parsed) {
+            return parsed.status();
         }
-        array = std::move(*parsed);
+        if (interactive) {
+            return Status::invalid("--array: only batch jobs can be arrays");
+        }
+        admitted.array = std::move(*parsed);
     }
-    protocol::JobRecord job;
+    protocol::JobRecord& job = admitted.job;
     job.uid = cred.uid;
     job.gid = cred.gid;
     job.user_name = user_name(cred.uid);
@@ -235,10 +232,24 @@ void Controller::handle_submit(const ConnectionPtr& conn,
     if (job.spec.name.empty()) {
         job.spec.name = interactive ? "interactive" : "sbatch";
     }
+    job.job_id = next_job_id_;
+    return admitted;
+}
+
+void Controller::handle_submit(const ConnectionPtr& conn,
+                               const protocol::Credential& cred,
+                               protocol::JobSpec spec,
+                               bool interactive) {
+    auto admitted = admit(cred, std::move(spec), interactive);
+    if (!admitted) {
+        conn->send_error(admitted.status());
+        return;
+    }
+    protocol::JobRecord& job = admitted->job;
+    const sched::ArraySpec& array = admitted->array;
     // An array is one record, its remainder, until its tasks are split off to start; it
     // takes the ids of all its tasks now. Its payload is stored once, for every task.
-    const uint64_t id = next_job_id_;
-    job.job_id = id;
+    const uint64_t id = job.job_id;
     std::vector<StateChange> changes;
     changes.emplace_back(StoredPayload{id, take_payload(job.spec)});
     if (array.indexes.empty()) {
@@ -286,6 +297,22 @@ void Controller::handle_submit(const ConnectionPtr& conn,
                           request_schedule();
                       });
                   });
+}
+
+void Controller::handle_will_run(const ConnectionPtr& conn,
+                                 const protocol::Credential& cred,
+                                 protocol::JobSpec spec) {
+    auto admitted = admit(cred, std::move(spec), false);
+    if (!admitted) {
+        conn->send_error(admitted.status());
+        return;
+    }
+    auto reply = will_run(admitted->job);
+    if (!reply) {
+        conn->send_error(reply.status());
+        return;
+    }
+    conn->send(*reply);
 }
 
 void Controller::handle_query(const ConnectionPtr& conn,

@@ -242,16 +242,77 @@ void Controller::note_timed_changes(const sched::Snapshot& snapshot) {
     }
 }
 
-sched::Snapshot Controller::build_snapshot(int64_t now) {
+sched::Snapshot Controller::cluster_snapshot(int64_t now,
+                                             std::map<std::string, int>& partition_index) const {
     sched::Snapshot snapshot;
     snapshot.now = now;
     snapshot.nodes = nodes_.capacities();
     snapshot.network = network_;
-    std::map<std::string, int> partition_index;
     for (const auto& partition : config_.partitions) {
         partition_index[partition.name] = static_cast<int>(snapshot.partitions.size());
         snapshot.partitions.push_back(partition_nodes_.at(partition.name));
     }
+    return snapshot;
+}
+
+Result<protocol::WillRunReply> Controller::will_run(const protocol::JobRecord& record) {
+    const int64_t now = clock_.unix_seconds();
+    std::map<std::string, int> partition_index;
+    sched::Snapshot snapshot = cluster_snapshot(now, partition_index);
+    const auto node_index = [this](const std::string& name) {
+        return nodes_.index_of(name);
+    };
+    for (const auto& [id, job] : jobs_) {
+        if (job.state == JobState::kRunning || job.state == JobState::kCompleting) {
+            snapshot.running.push_back(running_allocation_of(job, node_index, now));
+        }
+    }
+    snapshot.windows = reservations_.windows(node_index);
+    const Job job = job_from_record(record);
+    sched::PendingJob pending;
+    pending.id = record.job_id;
+    pending.submit_time = now;
+    pending.time_limit_s = job.time_limit_s;
+    pending.request = job.resources;
+    ChosenPartitions chosen;
+    pending.partition = partition_for(snapshot, partition_index.at(job.partition), job, nodes_,
+                                      config_, false, chosen);
+    for (const std::string& name : job.spec.nodelist) {
+        pending.required_nodes.push_back(nodes_.index_of(name));
+    }
+    for (size_t i = 0; i < snapshot.windows.size(); ++i) {
+        if (snapshot.windows[i].name == job.spec.reservation) {
+            pending.reservation = static_cast<int>(i);
+        }
+    }
+    snapshot.pending.push_back(std::move(pending));
+    // EASY plans the first waiting job's start whatever the cluster's policy.
+    const sched::Decisions decisions = sched::plan(snapshot, sched::BackfillOptions{});
+    protocol::WillRunReply reply;
+    reply.job_id = record.job_id;
+    reply.partition = job.partition;
+    const sched::Placement* placement = nullptr;
+    if (!decisions.starts.empty()) {
+        reply.start_time = now;
+        placement = &decisions.starts.front().placement;
+    } else if (!decisions.reservations.empty()) {
+        reply.start_time = decisions.reservations.front().start;
+        placement = &decisions.reservations.front().placement;
+    }
+    if (placement == nullptr) {
+        return Status::unavailable("no start found: too few of the nodes it may use are up");
+    }
+    for (size_t i = 0; i < placement->nodes.size(); ++i) {
+        reply.nodes.push_back(nodes_[static_cast<size_t>(placement->nodes[i])].info.name);
+        reply.cpus += placement->cpus_per_node[i];
+    }
+    reply.start_time = std::max(reply.start_time, job.spec.begin_time);
+    return reply;
+}
+
+sched::Snapshot Controller::build_snapshot(int64_t now) {
+    std::map<std::string, int> partition_index;
+    sched::Snapshot snapshot = cluster_snapshot(now, partition_index);
     // Per-user QoS caps: what each (QoS, user) holds now, and the limits that bind it.
     std::map<LimitKey, std::vector<int>> limits_of;
     auto limits_for = [&](const Job& job) -> std::vector<int>& {

@@ -207,6 +207,45 @@ TEST_F(JobOptionsTest, UpdateJobChangesAPendingJobAllOrNothing) {
     cluster_->cohort({"cancel", std::to_string(id)});
 }
 
+// sbatch --test-only: nothing is submitted; sbatch's line says when and where the job would
+// start against the running jobs (checked against Slurm 22.05: a job behind a running one
+// starts at that job's end, on its nodes, counting the CPUs it would hold).
+TEST_F(JobOptionsTest, TestOnlyTellsWhenAndWhereAJobWouldStartAndSubmitsNothing) {
+    const std::string before = cluster_->cohort({"queue", "-h"}).out;
+    const CommandResult idle = cluster_->cohort({"batch", "--test-only", "-N2", "--wrap", "true"});
+    ASSERT_EQ(idle.exit_code, 0) << idle.err;
+    EXPECT_EQ(idle.out, "");
+    std::smatch told;
+    const std::regex line(
+            "sbatch: Job ([0-9]+) to start at (\\S+) using ([0-9]+) processors on "
+            "nodes (\\S+) in partition debug\n");
+    ASSERT_TRUE(std::regex_match(idle.err, told, line)) << idle.err;
+    EXPECT_EQ(told[3], "2");
+    EXPECT_EQ(told[4], "node[1-2]");
+    EXPECT_EQ(cluster_->cohort({"queue", "-h"}).out, before);
+    // The id it named is the one the next job gets: none was used up.
+    const uint64_t busy = submit({"-N2", "--exclusive", "-t", "10", "--wrap", "sleep 300"});
+    EXPECT_EQ(std::to_string(busy), told[1]);
+    ASSERT_TRUE(eventually([&] { return cluster_->job_state(busy) == "RUNNING"; }, seconds(30)));
+    const std::string busy_until =
+            cluster_->cohort({"queue", "-h", "-o", "%e", "-j", std::to_string(busy)}).out;
+    const CommandResult behind = cluster_->cohort(
+            {"batch", "--test-only", "-N1", "--exclusive", "-w", "node2", "--wrap", "true"});
+    ASSERT_EQ(behind.exit_code, 0) << behind.err;
+    ASSERT_TRUE(std::regex_match(behind.err, told, line)) << behind.err;
+    EXPECT_EQ(told[2].str() + "\n", busy_until);
+    EXPECT_EQ(told[3], "2");  // all of node2's CPUs, as --exclusive holds them
+    EXPECT_EQ(told[4], "node2");
+    // What could never run is refused as a submission would be.
+    const CommandResult never = cluster_->cohort({"batch", "--test-only", "-N3", "--wrap", "true"});
+    EXPECT_EQ(never.exit_code, 1);
+    EXPECT_EQ(lines_of(never.err).size(), 1u) << never.err;
+    EXPECT_NE(never.err.find("Requested node configuration is not available"), std::string::npos)
+            << never.err;
+    cluster_->cohort({"cancel", std::to_string(busy)});
+    EXPECT_EQ(cluster_->wait_final_state(busy, seconds(30)), "CANCELLED");
+}
+
 TEST_F(JobOptionsTest, BadValuesAreRefusedWithOneLineAndQueueNothing) {
     const std::string before = cluster_->cohort({"queue", "-h"}).out;
     const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {

@@ -1,6 +1,9 @@
 // squeue's -o/-O formats and --sort keys over job records.
 #include "cli/queue_format.h"
 
+#include <cstdlib>
+#include <ctime>
+
 #include <gtest/gtest.h>
 
 namespace cohort::cli {
@@ -47,6 +50,26 @@ TEST(QueueFormat, ArrayTasksShowTheirIdsAndRunningJobsTheirNodes) {
     auto fields = parse_queue_format("%i %A %F %K %t %M %D %C %R");
     ASSERT_TRUE(fields);
     EXPECT_EQ(queue_line(*fields, job, 1065), "40_1 41 40 1 R 1:05 2 8 n[1-2]");
+}
+
+// As squeue's %e: when the time limit would end a job that has not ended, NONE without one.
+TEST(QueueFormat, EndTimeIsWhenTheLimitWouldEndTheJob) {
+    setenv("TZ", "UTC", 1);
+    tzset();
+    auto fields = parse_queue_format("%S %e");
+    ASSERT_TRUE(fields);
+    protocol::JobRecord job = pending(5, "train", 1);
+    EXPECT_EQ(queue_line(*fields, job, 0), "N/A N/A");  // no start planned yet
+    job.expected_start = 1'800'000'000;
+    EXPECT_EQ(queue_line(*fields, job, 0), "2027-01-15T08:00:00 2027-01-15T09:00:00");
+    job.state = JobState::kRunning;
+    job.start_time = 1'800'000'600;
+    EXPECT_EQ(queue_line(*fields, job, 0), "2027-01-15T08:10:00 2027-01-15T09:10:00");
+    job.time_limit_s = -1;
+    EXPECT_EQ(queue_line(*fields, job, 0), "2027-01-15T08:10:00 NONE");
+    job.state = JobState::kCompleted;
+    job.end_time = 1'800'000'700;
+    EXPECT_EQ(queue_line(*fields, job, 0), "2027-01-15T08:10:00 2027-01-15T08:11:40");
 }
 
 TEST(QueueFormat, NamedFieldsAsSqueueCapitalO) {
