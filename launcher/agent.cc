@@ -239,6 +239,8 @@ void Agent::register_handlers() {
     controller_dispatcher_.on<TerminateJobRequest>([this](const TerminateJobRequest& request) {
         terminate_job(request.job_id, request.signal, request.restart_count, request.target);
     });
+    controller_dispatcher_.on<JobEndTimeMessage>(
+            [this](const JobEndTimeMessage& message) { move_end_time(message); });
     controller_dispatcher_.on<ErrorReply>(
             [](const ErrorReply& error) { spdlog::error("controller: {}", error.message); });
 

@@ -218,6 +218,9 @@ private:
     // Sends `signal` to the job's processes here that `target` names.
     void signal_job(const LocalJob& job, int signal, protocol::SignalTarget target);
     void arm_time_limit(uint64_t job_id, int64_t end_time);
+    // The controller moved the job's end (its time limit changed): the limit, and a --signal
+    // not yet sent, follow it.
+    void move_end_time(const protocol::JobEndTimeMessage& message);
     // Arms the job's --signal (unless already sent here) for `end_time` less its lead.
     void arm_warning(uint64_t job_id, const std::string& signal_spec, int64_t end_time);
     // Points limit_timer_ at the earliest time of time_limits_ and warnings_.

@@ -283,6 +283,37 @@ void Agent::arm_time_limit(uint64_t job_id, int64_t end_time) {
     rearm_limit_timer();
 }
 
+void Agent::move_end_time(const protocol::JobEndTimeMessage& message) {
+    auto it = jobs_.find(message.job_id);
+    if (it == jobs_.end() || it->second.attempt != message.restart_count || it->second.timed_out
+        || it->second.terminating) {
+        return;
+    }
+    LocalJob& job = it->second;
+    if (job.batch) {
+        if (job.batch->end_time == message.end_time) {
+            return;  // what it had (an agent registering hears every job's end again)
+        }
+        job.batch->end_time = message.end_time;
+        save_batch_record(job);  // an agent restarted later arms what is current
+    }
+    spdlog::info(
+            "job {}: its time limit now ends it {}", message.job_id,
+            message.end_time < 0 ? std::string("never") : fmt::format("at {}", message.end_time));
+    if (message.end_time < 0) {
+        time_limits_.erase(message.job_id);
+        warnings_.erase(message.job_id);
+    } else {
+        time_limits_.set(message.job_id, message.end_time);
+        if (warnings_.has(message.job_id)) {
+            warnings_.set(message.job_id, message.end_time - job.warning.seconds_before);
+        } else if (job.batch) {
+            arm_warning(message.job_id, job.batch->signal, message.end_time);  // had no limit
+        }
+    }
+    rearm_limit_timer();
+}
+
 void Agent::arm_warning(uint64_t job_id, const std::string& signal_spec, int64_t end_time) {
     auto warning = parse_warning_signal("--signal", signal_spec);
     auto job = jobs_.find(job_id);

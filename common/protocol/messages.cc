@@ -83,6 +83,8 @@ const char* message_type_name(uint16_t type) {
             return "JobTimedOut";
         case MessageType::kNodeFault:
             return "NodeFault";
+        case MessageType::kJobEndTime:
+            return "JobEndTime";
         case MessageType::kLaunchStep:
             return "LaunchStep";
         case MessageType::kStepLaunched:

@@ -55,6 +55,7 @@ enum class MessageType : uint16_t {
     kJobCleaned = 46,
     kJobTimedOut = 47,
     kNodeFault = 48,
+    kJobEndTime = 49,
     // Client <-> agent.
     kLaunchStep = 60,
     kStepLaunched = 61,
@@ -512,6 +513,20 @@ struct TerminateJobRequest {
     template <class A>
     void serialize(A& ar, unsigned) {
         serialize_fields(ar, job_id, signal, restart_count, target);
+    }
+};
+
+// Controller -> agent: when a running job's time limit now ends it (scontrol update job
+// TimeLimit=), sent to its nodes at the change and again when their agents register.
+struct JobEndTimeMessage {
+    static constexpr MessageType kType = MessageType::kJobEndTime;
+    uint64_t job_id = 0;
+    uint32_t restart_count = 0;  // the attempt it is for
+    int64_t end_time = -1;       // unix seconds; -1: no time limit
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        serialize_fields(ar, job_id, restart_count, end_time);
     }
 };
 

@@ -164,6 +164,11 @@ protocol::JobRecord to_record(const Job& job) {
     return record;
 }
 
+protocol::JobEndTimeMessage end_time_of(const Job& job) {
+    return {job.job_id, job.restart_count,
+            job.time_limit_s < 0 ? -1 : job.start_time + job.time_limit_s};
+}
+
 Job job_from_record(const protocol::JobRecord& record) {
     Job job;
     job.job_id = record.job_id;

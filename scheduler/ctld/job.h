@@ -16,6 +16,7 @@
 #include "common/gpu_options.h"
 #include "common/job_state.h"
 #include "common/protocol/job_types.h"
+#include "common/protocol/messages.h"
 #include "scheduler/ctld/interned_string.h"
 #include "scheduler/job_array.h"
 #include "scheduler/snapshot.h"
@@ -146,6 +147,9 @@ protocol::JobRecord to_record(const Job& job);
 protocol::JobRecord to_record(const ArrayRemainder& remainder);
 // From a submission (its payload already taken) or the store.
 Job job_from_record(const protocol::JobRecord& record);
+
+// When a running job's time limit ends it, as its agents are told.
+protocol::JobEndTimeMessage end_time_of(const Job& job);
 // Fails (naming the array) when its index lists do not parse.
 Result<ArrayRemainder> remainder_from_record(const protocol::JobRecord& record);
 

@@ -16,8 +16,8 @@ constexpr const char* kFields =
 
 // Fields that only a job that has not started may change: they decide where and when it runs.
 bool pending_only(const std::string& key) {
-    return key == "timelimit" || key == "partition" || key == "qos" || key == "dependency"
-           || key == "starttime" || key == "begintime";
+    return key == "partition" || key == "qos" || key == "dependency" || key == "starttime"
+           || key == "begintime";
 }
 
 }  // namespace
@@ -47,7 +47,7 @@ void Controller::handle_update(const ConnectionPtr& conn,
         if (pending_only(key) && job.state != JobState::kPending) {
             return refuse(Status::invalid(fmt::format(
                     "{}: job {} has started (accepted: changes to pending jobs; a running job "
-                    "may change JobName, Nice and Comment)",
+                    "may change TimeLimit, JobName, Nice and Comment)",
                     key, job.job_id)));
         }
         if (key == "timelimit") {
@@ -127,8 +127,19 @@ void Controller::handle_update(const ConnectionPtr& conn,
         }
     }
     spdlog::info("job {}: updated by uid {}", job.job_id, cred.uid);
+    const bool moves_end =
+            job.state == JobState::kRunning && updated.time_limit_s != job.time_limit_s;
     job = job_from_record(updated);
     persist(job, [conn] { conn->send(protocol::AckReply{}); });
+    if (moves_end) {
+        // Its agents enforce the limit: a lower one may end the job at once.
+        for (const std::string& name : job.nodes) {
+            NodeEntry* node = nodes_.find(name);
+            if (node != nullptr && node->connection) {
+                node->connection->send(end_time_of(job));
+            }
+        }
+    }
     request_schedule();
 }
 

@@ -63,6 +63,10 @@ void Controller::handle_register(const ConnectionPtr& conn,
         if (job.state == JobState::kCompleting && !running) {
             mark_cleaned(job, request.name);
         }
+        // Its time limit may have changed while the agent was away.
+        if (job.state == JobState::kRunning && running) {
+            conn->send(end_time_of(job));
+        }
         // Being ended when its agent restarted: the new agent adopted it and must end it.
         const auto& cleaning = job.nodes_cleaning;
         if (job.state == JobState::kCompleting && running

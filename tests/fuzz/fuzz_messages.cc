@@ -45,13 +45,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                   JobCompleteRequest, AcctQueryRequest, UsageReportRequest, UsageTotalsReply,
                   ShareQueryRequest, ShareListReply, WillRunReply, BatchDoneReport,
                   RegisterNodeRequest, RegisterNodeReply, HeartbeatMessage, LaunchBatchRequest,
-                  TerminateJobRequest, JobCleanedReport, JobTimedOutReport, NodeFaultReport,
-                  LaunchStepRequest, StepLaunchedReply, TaskOutputMessage, TaskInputMessage,
-                  TaskExitMessage, SignalStepRequest, StepDoneMessage, PriorityQueryRequest,
-                  PriorityListReply, ReservationCreateRequest, ReservationDeleteRequest,
-                  ReservationQueryRequest, ReservationListReply, StepPeersMessage, StepAbortMessage,
-                  StepAttachMessage, StepdHelloMessage, StepdSetupMessage, StepdReadyMessage,
-                  CollectiveMessage, DirectModexRequestMessage, DirectModexReplyMessage>(data[0],
-                                                                                         body);
+                  TerminateJobRequest, JobEndTimeMessage, JobCleanedReport, JobTimedOutReport,
+                  NodeFaultReport, LaunchStepRequest, StepLaunchedReply, TaskOutputMessage,
+                  TaskInputMessage, TaskExitMessage, SignalStepRequest, StepDoneMessage,
+                  PriorityQueryRequest, PriorityListReply, ReservationCreateRequest,
+                  ReservationDeleteRequest, ReservationQueryRequest, ReservationListReply,
+                  StepPeersMessage, StepAbortMessage, StepAttachMessage, StepdHelloMessage,
+                  StepdSetupMessage, StepdReadyMessage, CollectiveMessage,
+                  DirectModexRequestMessage, DirectModexReplyMessage>(data[0], body);
     return 0;
 }

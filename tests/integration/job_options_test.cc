@@ -5,6 +5,7 @@
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -244,6 +245,26 @@ TEST_F(JobOptionsTest, TestOnlyTellsWhenAndWhereAJobWouldStartAndSubmitsNothing)
             << never.err;
     cluster_->cohort({"cancel", std::to_string(busy)});
     EXPECT_EQ(cluster_->wait_final_state(busy, seconds(30)), "CANCELLED");
+}
+
+// scontrol update job TimeLimit= on a running job: its agent enforces the new limit. Raised
+// (by an operator, as root is here) the job runs past its old limit; lowered below what it
+// has run, it ends at once with TIMEOUT.
+TEST_F(JobOptionsTest, ARunningJobsTimeLimitMovesAndItsAgentEnforcesTheNewOne) {
+    const uint64_t id = submit({"-t", "0:04", "--wrap", "sleep 60"});
+    const std::string job = "JobId=" + std::to_string(id);
+    ASSERT_TRUE(eventually([&] { return cluster_->job_state(id) == "RUNNING"; }, seconds(30)));
+    const CommandResult raised = cluster_->cohort({"scontrol", "update", job, "TimeLimit=5:00"});
+    ASSERT_EQ(raised.exit_code, 0) << raised.err;
+    EXPECT_NE(cluster_->cohort({"show", "job", std::to_string(id)}).out.find(" TimeLimit=5:00\n"),
+              std::string::npos);
+    std::this_thread::sleep_for(seconds(6));  // past the old limit
+    EXPECT_EQ(cluster_->job_state(id), "RUNNING");
+    const auto lowered_at = std::chrono::steady_clock::now();
+    const CommandResult lowered = cluster_->cohort({"scontrol", "update", job, "TimeLimit=0:02"});
+    ASSERT_EQ(lowered.exit_code, 0) << lowered.err;
+    EXPECT_EQ(cluster_->wait_final_state(id, seconds(40)), "TIMEOUT");
+    EXPECT_LT(std::chrono::steady_clock::now() - lowered_at, seconds(35));
 }
 
 TEST_F(JobOptionsTest, BadValuesAreRefusedWithOneLineAndQueueNothing) {
