@@ -100,6 +100,9 @@ int cmd_alloc(const Args& args) {
     if (!spelled) {
         return report_error("alloc", spelled.status());
     }
+    // salloc's SALLOC_* variables, yielding to the command line.
+    const std::vector<std::string> from_environment = environment_options(JobCommand::kAlloc, app);
+    spelled->insert(spelled->begin(), from_environment.begin(), from_environment.end());
     if (int rc = parse_args(app, "alloc", *spelled); rc >= 0) {
         return rc;
     }

@@ -176,7 +176,8 @@ int cmd_batch(const Args& args) {
     CLI::App merged_app;
     add_job_options(merged_app, merged, JobCommand::kBatch);
     merged_app.prefix_command();
-    const std::vector<std::string> from_environment = sbatch_environment_options();
+    const std::vector<std::string> from_environment =
+            environment_options(JobCommand::kBatch, merged_app);
     combined.insert(combined.end(), from_environment.begin(), from_environment.end());
     combined.insert(combined.end(), spelled->begin(), spelled->end());
     std::vector<std::string> reversed(combined.rbegin(), combined.rend());

@@ -143,6 +143,9 @@ int cmd_run(const Args& args) {
     if (!spelled) {
         return report_error("run", spelled.status());
     }
+    // srun's SLURM_* input variables, yielding to the command line.
+    const std::vector<std::string> from_environment = environment_options(JobCommand::kRun, app);
+    spelled->insert(spelled->begin(), from_environment.begin(), from_environment.end());
     if (int rc = parse_args(app, "run", *spelled); rc >= 0) {
         return rc;
     }

@@ -633,73 +633,124 @@ Result<std::vector<std::pair<std::string, std::string>>> exported_environment(
     return std::vector<std::pair<std::string, std::string>>(out.begin(), out.end());
 }
 
-std::vector<std::string> sbatch_environment_options() {
-    // Variable, option; a flag's option takes no value from the variable.
-    struct Input {
-        const char* variable;
-        const char* option;
-        bool flag;
-    };
+namespace {
 
-    static constexpr Input kInputs[] = {
-            {"SBATCH_ACCOUNT", "--account", false},
-            {"SBATCH_ACCTG_FREQ", "--acctg-freq", false},
-            {"SBATCH_ARRAY_INX", "--array", false},
-            {"SBATCH_CLUSTERS", "--clusters", false},
-            {"SBATCH_CONSTRAINT", "--constraint", false},
-            {"SBATCH_CONTAINER", "--container", false},
-            {"SBATCH_CORE_SPEC", "--core-spec", false},
-            {"SBATCH_CPUS_PER_GPU", "--cpus-per-gpu", false},
-            {"SBATCH_DELAY_BOOT", "--delay-boot", false},
-            {"SBATCH_DISTRIBUTION", "--distribution", false},
-            {"SBATCH_EXPORT", "--export", false},
-            {"SBATCH_GPU_BIND", "--gpu-bind", false},
-            {"SBATCH_GPU_FREQ", "--gpu-freq", false},
-            {"SBATCH_GPUS", "--gpus", false},
-            {"SBATCH_GPUS_PER_NODE", "--gpus-per-node", false},
-            {"SBATCH_GPUS_PER_TASK", "--gpus-per-task", false},
-            {"SBATCH_GRES", "--gres", false},
-            {"SBATCH_GRES_FLAGS", "--gres-flags", false},
-            {"SBATCH_HINT", "--hint", false},
-            {"SBATCH_IGNORE_PBS", "--ignore-pbs", true},
-            {"SBATCH_JOB_NAME", "--job-name", false},
-            {"SBATCH_MEM_BIND", "--mem-bind", false},
-            {"SBATCH_MEM_PER_CPU", "--mem-per-cpu", false},
-            {"SBATCH_MEM_PER_GPU", "--mem-per-gpu", false},
-            {"SBATCH_MEM_PER_NODE", "--mem", false},
-            {"SBATCH_NETWORK", "--network", false},
-            {"SBATCH_NO_KILL", "--no-kill", true},
-            {"SBATCH_NO_REQUEUE", "--no-requeue", true},
-            {"SBATCH_OPEN_MODE", "--open-mode", false},
-            {"SBATCH_OVERCOMMIT", "--overcommit", true},
-            {"SBATCH_PARTITION", "--partition", false},
-            {"SBATCH_POWER", "--power", false},
-            {"SBATCH_PROFILE", "--profile", false},
-            {"SBATCH_QOS", "--qos", false},
-            {"SBATCH_REQUEUE", "--requeue", true},
-            {"SBATCH_RESERVATION", "--reservation", false},
-            {"SBATCH_SIGNAL", "--signal", false},
-            {"SBATCH_SPREAD_JOB", "--spread-job", true},
-            {"SBATCH_THREAD_SPEC", "--thread-spec", false},
-            {"SBATCH_THREADS_PER_CORE", "--threads-per-core", false},
-            {"SBATCH_TIMELIMIT", "--time", false},
-            {"SBATCH_USE_MIN_NODES", "--use-min-nodes", true},
-            {"SBATCH_WAIT_ALL_NODES", "--wait-all-nodes", false},
-            {"SBATCH_WCKEY", "--wckey", false},
-    };
-    std::vector<std::string> words;
-    for (const Input& input : kInputs) {
-        if (const char* value = std::getenv(input.variable); value != nullptr) {
-            words.push_back(input.flag ? std::string(input.option)
-                                       : std::string(input.option) + "=" + value);
-        }
+// Variable, option; a flag's option takes no value from the variable.
+struct InputVariable {
+    const char* variable;
+    const char* option;
+    bool flag;
+};
+
+// sbatch's SBATCH_<name> and salloc's SALLOC_<name>, by <name>.
+constexpr InputVariable kSbatchSallocInputs[] = {
+        {"ACCOUNT", "--account", false},
+        {"ACCTG_FREQ", "--acctg-freq", false},
+        {"ARRAY_INX", "--array", false},
+        {"CLUSTERS", "--clusters", false},
+        {"CONSTRAINT", "--constraint", false},
+        {"CONTAINER", "--container", false},
+        {"CORE_SPEC", "--core-spec", false},
+        {"CPUS_PER_GPU", "--cpus-per-gpu", false},
+        {"DELAY_BOOT", "--delay-boot", false},
+        {"DISTRIBUTION", "--distribution", false},
+        {"EXPORT", "--export", false},
+        {"GPU_BIND", "--gpu-bind", false},
+        {"GPU_FREQ", "--gpu-freq", false},
+        {"GPUS", "--gpus", false},
+        {"GPUS_PER_NODE", "--gpus-per-node", false},
+        {"GPUS_PER_TASK", "--gpus-per-task", false},
+        {"GRES", "--gres", false},
+        {"GRES_FLAGS", "--gres-flags", false},
+        {"HINT", "--hint", false},
+        {"IGNORE_PBS", "--ignore-pbs", true},
+        {"JOB_NAME", "--job-name", false},
+        {"MEM_BIND", "--mem-bind", false},
+        {"MEM_PER_CPU", "--mem-per-cpu", false},
+        {"MEM_PER_GPU", "--mem-per-gpu", false},
+        {"MEM_PER_NODE", "--mem", false},
+        {"NETWORK", "--network", false},
+        {"NO_KILL", "--no-kill", true},
+        {"NO_REQUEUE", "--no-requeue", true},
+        {"OPEN_MODE", "--open-mode", false},
+        {"OVERCOMMIT", "--overcommit", true},
+        {"PARTITION", "--partition", false},
+        {"POWER", "--power", false},
+        {"PROFILE", "--profile", false},
+        {"QOS", "--qos", false},
+        {"REQUEUE", "--requeue", true},
+        {"RESERVATION", "--reservation", false},
+        {"SIGNAL", "--signal", false},
+        {"SPREAD_JOB", "--spread-job", true},
+        {"THREAD_SPEC", "--thread-spec", false},
+        {"THREADS_PER_CORE", "--threads-per-core", false},
+        {"TIMELIMIT", "--time", false},
+        {"USE_MIN_NODES", "--use-min-nodes", true},
+        {"WAIT_ALL_NODES", "--wait-all-nodes", false},
+        {"WCKEY", "--wckey", false},
+};
+
+// srun's, less those a batch script receives as the job's own (SLURM_NTASKS, SLURM_NNODES,
+// SLURM_MEM_PER_NODE, ...): inside a job the step takes those from the job already.
+// SLURM_MPI_TYPE, SLURM_KILL_BAD_EXIT and SLURM_DISTRIBUTION are read where their options are.
+constexpr InputVariable kSrunInputs[] = {
+        {"SLURM_ACCOUNT", "--account", false},
+        {"SLURM_CLUSTERS", "--clusters", false},
+        {"SLURM_CONSTRAINT", "--constraint", false},
+        {"SLURM_CPU_FREQ_REQ", "--cpu-freq", false},
+        {"SLURM_DELAY_BOOT", "--delay-boot", false},
+        {"SLURM_EXPORT_ENV", "--export", false},
+        {"SLURM_HINT", "--hint", false},
+        {"SLURM_LABELIO", "--label", true},
+        {"SLURM_MEM_BIND", "--mem-bind", false},
+        {"SLURM_NETWORK", "--network", false},
+        {"SLURM_NO_KILL", "--no-kill", true},
+        {"SLURM_OVERLAP", "--overlap", true},
+        {"SLURM_PARTITION", "--partition", false},
+        {"SLURM_PROFILE", "--profile", false},
+        {"SLURM_QOS", "--qos", false},
+        {"SLURM_RESERVATION", "--reservation", false},
+        {"SLURM_STDERRMODE", "--error", false},
+        {"SLURM_STDINMODE", "--input", false},
+        {"SLURM_STDOUTMODE", "--output", false},
+        {"SLURM_TIMELIMIT", "--time", false},
+        {"SLURM_WCKEY", "--wckey", false},
+        {"SLURM_WORKING_DIR", "--chdir", false},
+        {"SRUN_CPUS_PER_TASK", "--cpus-per-task", false},
+};
+
+void add_input(std::vector<std::string>& words,
+               const CLI::App& app,
+               const std::string& variable,
+               const InputVariable& input) {
+    const char* value = std::getenv(variable.c_str());
+    if (value == nullptr || app.get_option_no_throw(input.option) == nullptr) {
+        return;
     }
-    if (const char* value = std::getenv("SBATCH_EXCLUSIVE"); value != nullptr) {
+    words.push_back(input.flag ? std::string(input.option)
+                               : std::string(input.option) + "=" + value);
+}
+
+}  // namespace
+
+std::vector<std::string> environment_options(JobCommand command, const CLI::App& app) {
+    std::vector<std::string> words;
+    if (command == JobCommand::kRun) {
+        for (const InputVariable& input : kSrunInputs) {
+            add_input(words, app, input.variable, input);
+        }
+        return words;
+    }
+    const std::string prefix = command == JobCommand::kBatch ? "SBATCH_" : "SALLOC_";
+    for (const InputVariable& input : kSbatchSallocInputs) {
+        add_input(words, app, prefix + input.variable, input);
+    }
+    if (const char* value = std::getenv((prefix + "EXCLUSIVE").c_str()); value != nullptr) {
         const std::string mode(value);
         words.push_back(mode == "user" || mode == "mcs" ? "--exclusive=" + mode : "--exclusive");
     }
-    if (const char* count = std::getenv("SBATCH_REQ_SWITCH"); count != nullptr) {
-        const char* wait = std::getenv("SBATCH_WAIT4SWITCH");
+    if (const char* count = std::getenv((prefix + "REQ_SWITCH").c_str()); count != nullptr) {
+        const char* wait = std::getenv((prefix + "WAIT4SWITCH").c_str());
         words.push_back(std::string("--switches=") + count
                         + (wait != nullptr ? std::string("@") + wait : ""));
     }

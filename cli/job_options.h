@@ -92,9 +92,11 @@ void add_job_options(CLI::App& app, JobOptions& options, JobCommand command);
 Result<std::vector<std::string>> spell_out_prefixes(const CLI::App& app,
                                                     std::vector<std::string> words);
 
-// sbatch's input environment variables (SBATCH_ACCOUNT=a gives --account=a, ...) as option
-// words: they take precedence over directives and yield to the command line.
-std::vector<std::string> sbatch_environment_options();
+// A command's input environment variables as option words: sbatch's SBATCH_* (SBATCH_ACCOUNT=a
+// gives --account=a, ...), salloc's SALLOC_* of the same names, and srun's SLURM_* that a
+// batch script does not itself receive (SLURM_LABELIO, SRUN_CPUS_PER_TASK, ...). Only options
+// `app` has are given. They yield to the command line (and sbatch's override directives).
+std::vector<std::string> environment_options(JobCommand command, const CLI::App& app);
 
 // Turns parsed options into a JobSpec (the environment is taken from `environ`). What is
 // kept but means nothing here adds one line each to `warnings`.

@@ -227,5 +227,27 @@ TEST_F(NodeOptionsTest, InputVariablesSitBetweenDirectivesAndTheCommandLine) {
     EXPECT_EQ(name_of({"-J", "from_cli"}), "from_cli 7");
 }
 
+// srun's and salloc's input variables, as a user's shell profile sets them: SLURM_LABELIO
+// labels srun's output, SALLOC_JOB_NAME names salloc's job; the command line still wins.
+TEST_F(NodeOptionsTest, SrunAndSallocReadTheirInputVariables) {
+    const auto with_env = [&](const std::string& variable, std::vector<std::string> args) {
+        std::vector<std::string> argv{"env", variable, cohort_binary()};
+        argv.insert(argv.end(), args.begin(), args.end());
+        return run_command(argv, cluster_->conf(), seconds(60), cluster_->work_dir());
+    };
+    const CommandResult labelled = with_env("SLURM_LABELIO=1", {"run", "-n1", "echo", "hi"});
+    ASSERT_EQ(labelled.exit_code, 0) << labelled.err;
+    EXPECT_EQ(labelled.out, "0: hi\n");
+    const std::string print_name = "echo $SLURM_JOB_NAME";
+    const CommandResult named =
+            with_env("SALLOC_JOB_NAME=from_env", {"alloc", "-N1", "sh", "-c", print_name});
+    ASSERT_EQ(named.exit_code, 0) << named.err;
+    EXPECT_EQ(named.out, "from_env\n");
+    const CommandResult overridden = with_env(
+            "SALLOC_JOB_NAME=from_env", {"alloc", "-N1", "-J", "from_cli", "sh", "-c", print_name});
+    ASSERT_EQ(overridden.exit_code, 0) << overridden.err;
+    EXPECT_EQ(overridden.out, "from_cli\n");
+}
+
 }  // namespace
 }  // namespace cohort::testing

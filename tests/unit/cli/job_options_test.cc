@@ -133,13 +133,56 @@ TEST(JobOptions, SbatchInputVariablesBecomeOptionWords) {
     setenv("SBATCH_REQUEUE", "", 1);
     setenv("SBATCH_REQ_SWITCH", "2", 1);
     setenv("SBATCH_WAIT4SWITCH", "10:00", 1);
-    const std::vector<std::string> words = sbatch_environment_options();
+    JobOptions options;
+    CLI::App app;
+    add_job_options(app, options, JobCommand::kBatch);
+    const std::vector<std::string> words = environment_options(JobCommand::kBatch, app);
     for (const char* name : {"SBATCH_PARTITION", "SBATCH_EXCLUSIVE", "SBATCH_REQUEUE",
                              "SBATCH_REQ_SWITCH", "SBATCH_WAIT4SWITCH"}) {
         unsetenv(name);
     }
     EXPECT_EQ(words, (std::vector<std::string>{"--partition=gpu", "--requeue", "--exclusive=user",
                                                "--switches=2@10:00"}));
+}
+
+// salloc reads SALLOC_* of sbatch's names, less the options it has not (--requeue, --signal).
+TEST(JobOptions, SallocInputVariablesAreSbatchsNamesForItsOwnOptions) {
+    setenv("SALLOC_ACCOUNT", "physics", 1);
+    setenv("SALLOC_TIMELIMIT", "30", 1);
+    setenv("SALLOC_REQUEUE", "", 1);
+    setenv("SALLOC_SIGNAL", "USR1@60", 1);
+    setenv("SBATCH_QOS", "high", 1);  // sbatch's, not salloc's
+    JobOptions options;
+    CLI::App app;
+    add_job_options(app, options, JobCommand::kAlloc);
+    const std::vector<std::string> words = environment_options(JobCommand::kAlloc, app);
+    for (const char* name :
+         {"SALLOC_ACCOUNT", "SALLOC_TIMELIMIT", "SALLOC_REQUEUE", "SALLOC_SIGNAL", "SBATCH_QOS"}) {
+        unsetenv(name);
+    }
+    EXPECT_EQ(words, (std::vector<std::string>{"--account=physics", "--time=30"}));
+}
+
+// srun reads the SLURM_* a batch script does not receive as the job's own (SLURM_NTASKS is
+// the job's and must not become the step's -n).
+TEST(JobOptions, SrunInputVariablesAreTheOnesNoJobSets) {
+    setenv("SLURM_LABELIO", "1", 1);
+    setenv("SRUN_CPUS_PER_TASK", "2", 1);
+    setenv("SLURM_STDOUTMODE", "out-%t", 1);
+    setenv("SLURM_NTASKS", "8", 1);
+    JobOptions options;
+    CLI::App app;
+    add_job_options(app, options, JobCommand::kRun);
+    bool label = false;
+    app.add_flag("-l,--label", label, "");
+    std::string output;
+    app.add_option("-o,--output", output, "");
+    const std::vector<std::string> words = environment_options(JobCommand::kRun, app);
+    for (const char* name :
+         {"SLURM_LABELIO", "SRUN_CPUS_PER_TASK", "SLURM_STDOUTMODE", "SLURM_NTASKS"}) {
+        unsetenv(name);
+    }
+    EXPECT_EQ(words, (std::vector<std::string>{"--label", "--output=out-%t", "--cpus-per-task=2"}));
 }
 
 }  // namespace
