@@ -202,8 +202,9 @@ int cmd_scontrol(const Args& args) {
             "usage: scontrol update NodeName=NODES State=DRAIN|DOWN|RESUME [Reason=TEXT]\n"
             "       scontrol update JobId=ID TimeLimit=|Partition=|QOS=|Nice=|JobName=|\n"
             "                       Dependency=|StartTime=|Comment=VALUE...\n"
-            "       scontrol show job ID | show hostnames [LIST] | show hostlist NAMES |\n"
-            "       requeue ID... | requeuehold ID... | hold ID... | release ID...\n";
+            "       scontrol show job ID | node [NODES] | partition [NAME] | reservation [NAME] |\n"
+            "                     config | hostnames [LIST] | hostlist NAMES\n"
+            "       scontrol requeue ID... | requeuehold ID... | hold ID... | release ID...\n";
     if (args.empty() || args.front() == "-h" || args.front() == "--help") {
         std::cout << kUsage;
         return args.empty() ? 2 : 0;

@@ -9,6 +9,7 @@
 #include "cli/client_context.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
+#include "cli/show_entities.h"
 #include "common/begin_time.h"
 #include "common/comma_list.h"
 #include "common/hostlist.h"
@@ -19,33 +20,6 @@ namespace {
 
 long long weighted(double factor, int64_t weight) {
     return std::llround(factor * static_cast<double>(weight));
-}
-
-nlohmann::json reservation_to_json(const protocol::ReservationRecord& r) {
-    return {{"name", r.name},
-            {"start_time", r.start_time},
-            {"end_time", r.end_time},
-            {"node_list", compress_hostlist(r.nodes)},
-            {"node_count", r.nodes.size()},
-            {"users", r.users},
-            {"accounts", r.accounts},
-            {"maintenance", r.maintenance},
-            {"ignore_jobs", r.ignore_jobs}};
-}
-
-void print_reservation(const protocol::ReservationRecord& r) {
-    std::string flags = r.maintenance ? "MAINT" : "";
-    if (r.ignore_jobs) {
-        flags += std::string(flags.empty() ? "" : ",") + "IGNORE_JOBS";
-    }
-    std::printf(
-            "ReservationName=%s StartTime=%s EndTime=%s Duration=%s\n"
-            "   Nodes=%s NodeCnt=%zu Flags=%s\n   Users=%s Accounts=%s\n",
-            r.name.c_str(), format_time(r.start_time).c_str(), format_time(r.end_time).c_str(),
-            format_duration(r.end_time - r.start_time).c_str(), compress_hostlist(r.nodes).c_str(),
-            r.nodes.size(), flags.empty() ? "(null)" : flags.c_str(),
-            join_comma_list(r.users, "(null)").c_str(),
-            join_comma_list(r.accounts, "(null)").c_str());
 }
 
 struct CreateOptions {
@@ -197,9 +171,9 @@ int cmd_reservation(const Args& args) {
         }
         for (const auto& r : reply->reservations) {
             std::printf("Reservation created: %s\n", r.name.c_str());
-            print_reservation(r);
         }
-        return 0;
+        return show_reservations(
+                reply->reservations.empty() ? "" : reply->reservations.front().name, false);
     }
     if (remove->parsed()) {
         auto reply = ask<protocol::AckReply>(protocol::ReservationDeleteRequest{name});
@@ -209,25 +183,7 @@ int cmd_reservation(const Args& args) {
         std::printf("%s\n", reply->message.c_str());
         return 0;
     }
-    auto reply = ask<protocol::ReservationListReply>(protocol::ReservationQueryRequest{});
-    if (!reply) {
-        return report_error("reservation", reply.status());
-    }
-    if (json) {
-        nlohmann::json items = nlohmann::json::array();
-        for (const auto& r : reply->reservations) {
-            items.push_back(reservation_to_json(r));
-        }
-        std::cout << nlohmann::json{{"reservations", items}}.dump(2) << "\n";
-        return 0;
-    }
-    if (reply->reservations.empty()) {
-        std::printf("No reservations in the system\n");
-    }
-    for (const auto& r : reply->reservations) {
-        print_reservation(r);
-    }
-    return 0;
+    return show_reservations("", json);
 }
 
 }  // namespace cohort::cli

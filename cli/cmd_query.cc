@@ -318,8 +318,8 @@ int cmd_sinfo(const Args& args) {
 
 int cmd_show(const Args& args) {
     CLI::App app{
-            "Show a job, nodes or partitions (scontrol show): cohort show job ID | node [NODES] "
-            "| partition [NAME]"};
+            "Show a job, nodes, partitions or reservations (scontrol show): cohort show job ID | "
+            "node [NODES] | partition [NAME] | reservation [NAME] | config"};
     bool json = false;
     std::string what;
     std::string operand;
@@ -336,9 +336,16 @@ int cmd_show(const Args& args) {
     if (what == "partition" || what == "partitions") {
         return show_partitions(operand, json);
     }
+    if (what == "reservation" || what == "reservations" || what == "res") {
+        return show_reservations(operand, json);
+    }
+    if (what == "config") {
+        return show_config();
+    }
     if (what != "job") {
         return report_error("show", Status::invalid("invalid entity '" + what
-                                                    + "' (accepted: job, node, partition)"));
+                                                    + "' (accepted: job, node, partition, "
+                                                      "reservation, config)"));
     }
     auto ids = parse_job_ids("job", operand);
     if (!ids || ids->size() != 1) {

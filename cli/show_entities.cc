@@ -1,8 +1,10 @@
 #include "cli/show_entities.h"
 
 #include <algorithm>
+#include <ctime>
 #include <iostream>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/client_context.h"
@@ -72,7 +74,186 @@ void print_partition(const ClusterConfig& config,
               << " MaxMemPerCPU=" << count_text(partition.max_mem_per_cpu_mib) << "\n\n";
 }
 
+// A length as scontrol prints reservations' and the config's: [D-]HH:MM:SS.
+std::string clock_duration(int64_t seconds) {
+    const int64_t days = seconds / 86400;
+    const std::string clock = fmt::format("{:02}:{:02}:{:02}", seconds % 86400 / 3600,
+                                          seconds % 3600 / 60, seconds % 60);
+    return days > 0 ? fmt::format("{}-{}", days, clock) : clock;
+}
+
+void print_reservation(const protocol::ReservationRecord& r,
+                       const std::vector<protocol::NodeInfo>& nodes,
+                       int64_t now) {
+    std::vector<std::string> flags;
+    if (r.maintenance) {
+        flags.emplace_back("MAINT");
+    }
+    if (r.ignore_jobs) {
+        flags.emplace_back("IGNORE_JOBS");
+    }
+    int64_t cores = 0;
+    int64_t cpus = 0;
+    for (const protocol::NodeInfo& node : nodes) {
+        if (std::find(r.nodes.begin(), r.nodes.end(), node.name) != r.nodes.end()) {
+            cores += node.resources.cores > 0 ? node.resources.cores : node.resources.cpus;
+            cpus += node.resources.cpus;
+        }
+    }
+    const bool active = r.start_time <= now && now < r.end_time;
+    std::cout << "ReservationName=" << r.name << " StartTime=" << format_time(r.start_time)
+              << " EndTime=" << format_time(r.end_time)
+              << " Duration=" << clock_duration(r.end_time - r.start_time) << "\n"
+              << "   Nodes=" << compress_hostlist(r.nodes) << " NodeCnt=" << r.nodes.size()
+              << " CoreCnt=" << cores
+              << " Features=(null) PartitionName=(null) Flags=" << join_comma_list(flags, "")
+              << "\n"
+              << "   TRES=cpu=" << cpus << "\n"
+              << "   Users=" << join_comma_list(r.users, "(null)")
+              << " Groups=(null) Accounts=" << join_comma_list(r.accounts, "(null)")
+              << " Licenses=(null) State=" << (active ? "ACTIVE" : "INACTIVE")
+              << " BurstBuffer=(null) Watts=n/a\n"
+              << "   MaxStartDelay=(null)\n\n";
+}
+
+nlohmann::json reservation_to_json(const protocol::ReservationRecord& r) {
+    return {{"name", r.name},
+            {"start_time", r.start_time},
+            {"end_time", r.end_time},
+            {"node_list", compress_hostlist(r.nodes)},
+            {"node_count", r.nodes.size()},
+            {"users", r.users},
+            {"accounts", r.accounts},
+            {"maintenance", r.maintenance},
+            {"ignore_jobs", r.ignore_jobs}};
+}
+
+std::string null_if_empty(const std::string& text) {
+    return text.empty() ? "(null)" : text;
+}
+
+std::string joined_codes(const std::vector<int32_t>& codes) {
+    std::vector<std::string> words;
+    for (int32_t code : codes) {
+        words.push_back(std::to_string(code));
+    }
+    return join_comma_list(words, "(null)");
+}
+
+// Where a URI is shown, its password is not.
+std::string without_password(const std::string& uri) {
+    const size_t scheme = uri.find("://");
+    const size_t at = uri.find('@');
+    if (scheme == std::string::npos || at == std::string::npos) {
+        return uri;
+    }
+    const size_t colon = uri.find(':', scheme + 3);
+    return colon != std::string::npos && colon < at
+                   ? uri.substr(0, colon) + ":****" + uri.substr(at)
+                   : uri;
+}
+
 }  // namespace
+
+int show_config() {
+    auto context = load_client_context();
+    if (!context) {
+        return report_error("show", context.status());
+    }
+    const ClusterConfig& c = context->config;
+    const PriorityConfig& priority = c.policy.priority;
+    std::vector<std::string> licenses;
+    for (const auto& [name, count] : c.licenses) {
+        licenses.push_back(name + ":" + std::to_string(count));
+    }
+    const bool postgres_accounting = c.accounting.rfind("postgres", 0) == 0;
+    std::vector<std::pair<std::string, std::string>> entries = {
+            {"AccountingStorageLoc", c.accounting.empty() ? c.state_dir + "/accounting.db"
+                                                          : without_password(c.accounting)},
+            {"AccountingStorageType",
+             postgres_accounting ? "accounting_storage/postgresql" : "accounting_storage/sqlite"},
+            {"AuthType", c.auth == "munge" ? "auth/munge" : "auth/cluster_key"},
+            {"ClusterName", c.cluster_name},
+            {"Epilog", null_if_empty(c.epilog)},
+            {"JobRequeue", c.job_requeue ? "1" : "0"},
+            {"KillWait", fmt::format("{} sec", c.kill_wait_s)},
+            {"Licenses", join_comma_list(licenses, "(null)")},
+            {"MailProg", c.mail_program},
+            {"MaxArraySize", std::to_string(c.max_array_size)},
+            {"PriorityDecayHalfLife", clock_duration(priority.decay_half_life_s)},
+            {"PriorityMaxAge", clock_duration(priority.max_age_s)},
+            {"PriorityType", "priority/multifactor"},
+            {"PriorityWeightAge", std::to_string(priority.weight_age)},
+            {"PriorityWeightFairShare", std::to_string(priority.weight_fairshare)},
+            {"PriorityWeightJobSize", std::to_string(priority.weight_job_size)},
+            {"PriorityWeightPartition", std::to_string(priority.weight_partition)},
+            {"PriorityWeightQOS", std::to_string(priority.weight_qos)},
+            {"PrivateData", join_comma_list(c.private_data, "none")},
+            {"Prolog", null_if_empty(c.prolog)},
+            {"PrologEpilogTimeout", std::to_string(c.prolog_epilog_timeout_s)},
+            {"RequeueExit", joined_codes(c.requeue_exit)},
+            {"RequeueExitHold", joined_codes(c.requeue_exit_hold)},
+            {"ReturnToService", std::to_string(c.return_to_service)},
+            {"SchedulerType",
+             c.backfill == BackfillPolicy::kNone ? "sched/builtin" : "sched/backfill"},
+            {"SlurmctldHost[0]", c.controller_host},
+    };
+    for (size_t i = 0; i < c.controller_backups.size(); ++i) {
+        entries.emplace_back(fmt::format("SlurmctldHost[{}]", i + 1), c.controller_backups[i].host);
+    }
+    entries.insert(
+            entries.end(),
+            {{"SlurmctldPort", std::to_string(c.controller_port)},
+             {"SlurmdTimeout", fmt::format("{} sec", c.node_timeout_ms / 1000)},
+             {"StateSaveLocation", c.state.empty() ? c.state_dir : without_password(c.state)},
+             {"TRESBillingWeights", null_if_empty(c.tres_billing_weights)}});
+    std::cout << "Configuration data as of " << format_time(std::time(nullptr)) << "\n";
+    for (const auto& [key, value] : entries) {
+        std::cout << fmt::format("{:<23} = {}\n", key, value);
+    }
+    const bool up = static_cast<bool>(connect_controller(*context));
+    std::cout << "\nCohortctld(primary) at " << c.controller_host << " is " << (up ? "UP" : "DOWN")
+              << "\n";
+    return 0;
+}
+
+int show_reservations(const std::string& name, bool json) {
+    auto reply = ask<protocol::ReservationListReply>(protocol::ReservationQueryRequest{});
+    if (!reply) {
+        return report_error("show", reply.status());
+    }
+    std::vector<protocol::ReservationRecord> shown;
+    for (const protocol::ReservationRecord& r : reply->reservations) {
+        if (name.empty() || r.name == name) {
+            shown.push_back(r);
+        }
+    }
+    if (json) {
+        nlohmann::json items = nlohmann::json::array();
+        for (const auto& r : shown) {
+            items.push_back(reservation_to_json(r));
+        }
+        std::cout << nlohmann::json{{"reservations", items}}.dump(2) << "\n";
+        return 0;
+    }
+    if (!name.empty() && shown.empty()) {  // scontrol's words
+        std::cout << "Reservation " << name << " not found\n";
+        return 1;
+    }
+    if (shown.empty()) {
+        std::cout << "No reservations in the system\n";
+        return 0;
+    }
+    auto nodes = ask<protocol::NodeListReply>(protocol::QueryNodesRequest{});
+    if (!nodes) {
+        return report_error("show", nodes.status());
+    }
+    const auto now = static_cast<int64_t>(std::time(nullptr));
+    for (const auto& r : shown) {
+        print_reservation(r, nodes->nodes, now);
+    }
+    return 0;
+}
 
 int show_nodes(const std::string& names, bool json) {
     auto context = load_client_context();

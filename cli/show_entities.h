@@ -1,5 +1,5 @@
-// `show node` and `show partition` (scontrol show node|partition) in Slurm's text form, or
-// as JSON.
+// `show node`, `show partition`, `show reservation` and `show config` (scontrol show ...) in
+// Slurm's text form, or as JSON.
 #pragma once
 
 #include <string>
@@ -10,5 +10,9 @@ namespace cohort::cli {
 int show_nodes(const std::string& names, bool json);
 // Every partition, or the one named.
 int show_partitions(const std::string& name, bool json);
+// Every reservation, or the one named.
+int show_reservations(const std::string& name, bool json);
+// The cluster's configuration as `scontrol show config` prints it, under Slurm's names.
+int show_config();
 
 }  // namespace cohort::cli

@@ -201,6 +201,22 @@ TEST_F(NodeOptionsTest, ShowNodeAndPartitionInSlurmsForm) {
     EXPECT_EQ(missing.err, "cohort show: error: node 'node9' not found\n");
 }
 
+// scontrol show config: the cluster's settings under Slurm's names, as scripts grep them.
+TEST_F(NodeOptionsTest, ShowConfigListsTheSettingsUnderSlurmsNames) {
+    const CommandResult shown = cluster_->cohort({"scontrol", "show", "config"});
+    ASSERT_EQ(shown.exit_code, 0) << shown.err;
+    EXPECT_EQ(shown.out.rfind("Configuration data as of ", 0), 0u) << shown.out;
+    for (const std::string line :
+         {"\nClusterName             = cohort\n", "\nJobRequeue              = 1\n",
+          "\nKillWait                = 2 sec\n",
+          "\nPriorityType            = priority/multifactor\n",
+          "\nPriorityDecayHalfLife   = 7-00:00:00\n",
+          "\nSchedulerType           = sched/backfill\n"}) {
+        EXPECT_NE(shown.out.find(line), std::string::npos) << line << shown.out;
+    }
+    EXPECT_NE(shown.out.find(" is UP\n"), std::string::npos) << shown.out;
+}
+
 // sbatch's precedence: the command line over SBATCH_* variables over directives.
 TEST_F(NodeOptionsTest, InputVariablesSitBetweenDirectivesAndTheCommandLine) {
     const std::string script = cluster_->work_dir() + "/named.sh";

@@ -1,4 +1,5 @@
 // Advance reservations, QoS checks and `cohort priority` on a real 2-node local instance.
+#include <regex>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -53,6 +54,20 @@ TEST_F(PolicyTest, ReservationIsListedUsedOnlyInItsWindowAndDeleted) {
     auto listed = nlohmann::json::parse(cluster_->cohort({"reservation", "list", "--json"}).out);
     ASSERT_EQ(listed["reservations"].size(), 1u);
     EXPECT_EQ(listed["reservations"][0]["node_count"], 1);
+    // scontrol show reservation, in Slurm 22.05's text form (as it shows one made by count).
+    const std::string shown = cluster_->cohort({"scontrol", "show", "reservation", "later"}).out;
+    const std::regex slurm_form(
+            "ReservationName=later StartTime=\\S+ EndTime=\\S+ Duration=01:00:00\n"
+            "   Nodes=node[0-9] NodeCnt=1 CoreCnt=[0-9]+ Features=\\(null\\) "
+            "PartitionName=\\(null\\) Flags=\n"
+            "   TRES=cpu=[0-9]+\n"
+            "   Users=" + my_user() + " Groups=\\(null\\) Accounts=\\(null\\) "
+            "Licenses=\\(null\\) State=INACTIVE BurstBuffer=\\(null\\) Watts=n/a\n"
+            "   MaxStartDelay=\\(null\\)\n\n");
+    EXPECT_TRUE(std::regex_match(shown, slurm_form)) << shown;
+    const CommandResult missing = cluster_->cohort({"scontrol", "show", "reservation", "nope"});
+    EXPECT_EQ(missing.exit_code, 1);
+    EXPECT_EQ(missing.out, "Reservation nope not found\n");
 
     CommandResult inside = cluster_->cohort(
             {"batch", "--parsable", "--reservation", "later", "-t", "1:00", "--wrap", "true"});
