@@ -114,7 +114,7 @@ std::string job_value(const std::string& name,
     }
     if (name == "AllocTRES") {
         if (step != nullptr) {
-            return tres_text({0, cpus, 0, 0, static_cast<int64_t>(nodes.size())});
+            return tres_text(step_tres(job, *step));
         }
         return nodes.empty() ? "" : tres_text(allocated_tres(job, weights));
     }
@@ -237,6 +237,27 @@ TresCounts allocated_tres(const protocol::JobRecord& job, const BillingWeights& 
     }
     tres.billing = weights.billing(tres.cpu, tres.mem_mib, tres.gpu);
     return tres;
+}
+
+TresCounts step_tres(const protocol::JobRecord& job, const protocol::StepRecord& step) {
+    TresCounts tres;
+    tres.node = static_cast<int64_t>(step.nodes.size());
+    tres.cpu = total(step.cpus_per_node);
+    tres.mem_mib = job.mem_per_node_mib * tres.node;
+    for (const std::string& node : step.nodes) {
+        const auto at = std::find(job.nodes.begin(), job.nodes.end(), node);
+        const auto index = static_cast<size_t>(at - job.nodes.begin());
+        if (index < job.gpu_alloc.size()) {
+            tres.gpu += static_cast<int64_t>(job.gpu_alloc[index].gpus.size());
+        }
+    }
+    return tres;
+}
+
+int64_t step_gpu_seconds(const protocol::JobRecord& job,
+                         const protocol::StepRecord& step,
+                         int64_t now) {
+    return step_tres(job, step).gpu * elapsed_seconds(step.start_time, step.end_time, now);
 }
 
 TresCounts requested_tres(const protocol::JobRecord& job, const BillingWeights& weights) {

@@ -33,6 +33,13 @@ struct TresCounts {
 };
 
 TresCounts allocated_tres(const protocol::JobRecord& job, const BillingWeights& weights);
+// What a step holds: its CPUs and nodes, and its job's memory and GPUs on those nodes (a
+// step runs in its job's allocation). No billing, as sacct prints steps.
+TresCounts step_tres(const protocol::JobRecord& job, const protocol::StepRecord& step);
+// The step's GPUs times its elapsed seconds (up to `now` while it runs).
+int64_t step_gpu_seconds(const protocol::JobRecord& job,
+                         const protocol::StepRecord& step,
+                         int64_t now);
 // From the job's request: nodes, tasks times CPUs per task, memory per node or per CPU.
 TresCounts requested_tres(const protocol::JobRecord& job, const BillingWeights& weights);
 // "billing=8,cpu=8,gres/gpu=2,mem=16G,node=2", in name order as sacct prints them; memory in

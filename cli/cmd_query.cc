@@ -592,7 +592,10 @@ int list_accounting(const Args& args, bool as_sacct) {
                                  {"requested", tres_json(requested_tres(job, weights))}};
                 entry["steps"] = nlohmann::json::array();
                 for (const protocol::StepRecord* step : steps) {
-                    entry["steps"].push_back(step_to_json(*step));
+                    nlohmann::json step_entry = step_to_json(*step);
+                    step_entry["tres"] = {{"allocated", tres_json(step_tres(job, *step))}};
+                    step_entry["usage"]["gpu_seconds"] = step_gpu_seconds(job, *step, now);
+                    entry["steps"].push_back(std::move(step_entry));
                 }
                 json_out->add(entry);
                 continue;

@@ -201,6 +201,31 @@ TEST_F(GpuTest, TaskIsBoundToCpusLocalToItsGpu) {
     }
 }
 
+// Accounting of a GPU job's step: its AllocTRES names the job's GPUs on its node, and its
+// GPU-seconds are those GPUs times its run time.
+TEST_F(GpuTest, AStepsGpusAndGpuSecondsAreAccounted) {
+    std::ofstream(cluster_->work_dir() + "/gpu_step.sh") << "#!/bin/sh\n"
+                                                         << cohort_binary() << " run -n1 sleep 2\n";
+    const CommandResult batch = cluster_->cohort(
+            {"batch", "--parsable", "-N1", "--gpus-per-node=2", "-o", "/dev/null", "gpu_step.sh"});
+    ASSERT_EQ(batch.exit_code, 0) << batch.err;
+    const std::string id = batch.out.substr(0, batch.out.find('\n'));
+    ASSERT_EQ(cluster_->wait_final_state(std::stoull(id), std::chrono::seconds(60)), "COMPLETED");
+    const std::string steps =
+            cluster_->cohort({"acct", "-P", "-n", "-o", "JobID,AllocTRES", "-j", id}).out;
+    EXPECT_NE(steps.find(id + ".0|cpu=1,gres/gpu=2,"), std::string::npos) << steps;
+    const auto listed = nlohmann::json::parse(cluster_->cohort({"acct", "--json", "-j", id}).out);
+    ASSERT_EQ(listed["jobs"].size(), 1u);
+    int64_t gpu_seconds = -1;
+    for (const auto& step : listed["jobs"][0]["steps"]) {
+        if (step["step"]["id"] == id + ".0") {
+            gpu_seconds = step["usage"]["gpu_seconds"].get<int64_t>();
+        }
+    }
+    EXPECT_GE(gpu_seconds, 2 * 2);
+    EXPECT_LE(gpu_seconds, 2 * 10);
+}
+
 TEST_F(GpuTest, GpuTypeMustExistOnSomeNode) {
     CommandResult bad = cluster_->cohort({"run", "-N1", "--gpus-per-node=h100:1", "true"});
     EXPECT_NE(bad.exit_code, 0);

@@ -55,6 +55,28 @@ TEST(AcctFormat, TresAsSacctWritesThem) {
               "billing=20,cpu=8,gres/gpu=4,mem=16G,node=2|billing=4,cpu=8,mem=16G,node=2");
 }
 
+// A step holds its CPUs and nodes, and its job's memory and GPUs on those nodes.
+TEST(AcctFormat, AStepsTresAreItsJobsOnItsNodes) {
+    auto fields = parse_acct_format("JobID,AllocTRES");
+    ASSERT_TRUE(fields);
+    protocol::JobRecord job = finished_job();
+    job.mem_per_node_mib = 8192;
+    job.gpu_alloc = {{{0, 1}, {}, {}, "nvidia"}, {{2}, {}, {}, "nvidia"}};
+    protocol::StepRecord step;
+    step.step_id = 1;
+    step.start_time = 1000;
+    step.end_time = 1100;
+    step.nodes = {"node2"};
+    step.cpus_per_node = {3};
+    EXPECT_EQ(acct_line(*fields, AcctStyle::kParsable2, job, &step, 0),
+              "42.1|cpu=3,gres/gpu=1,mem=8G,node=1");
+    EXPECT_EQ(step_gpu_seconds(job, step, 0), 100);
+    step.nodes = {"node1", "node2"};
+    step.cpus_per_node = {1, 1};
+    step.end_time = 0;  // running: up to now
+    EXPECT_EQ(step_gpu_seconds(job, step, 1010), 3 * 10);
+}
+
 TEST(AcctFormat, TheDefaultTableCutsWideValuesWithAPlus) {
     const std::vector<AcctField> fields = default_acct_format();
     const std::vector<std::string> header = acct_header(fields, AcctStyle::kTable);
