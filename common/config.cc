@@ -173,6 +173,17 @@ Result<ClusterConfig> parse_config(const json& doc) {
                 fmt::format("job_pids_max: invalid value '{}' (accepted: 0 for no cap, or a count)",
                             config.job_pids_max));
     }
+    config.gpu_device_files = doc.value("gpu_device_files", config.gpu_device_files);
+    if (!config.gpu_device_files.empty()) {
+        auto files = expand_hostlist(config.gpu_device_files);
+        if (!files || std::any_of(files->begin(), files->end(), [](const std::string& file) {
+                return file.front() != '/';
+            })) {
+            return Status::invalid("gpu_device_files: invalid value '" + config.gpu_device_files
+                                   + "' (accepted: absolute paths in hostlist form, e.g. "
+                                     "/dev/nvidia[0-7])");
+        }
+    }
     for (auto [key, program] : {std::pair{"prolog", &config.prolog}, {"epilog", &config.epilog}}) {
         *program = doc.value(key, *program);
         if (!program->empty() && program->front() != '/') {
@@ -434,6 +445,7 @@ Status save_config(const ClusterConfig& config, const std::string& path) {
                 {"private_data", config.private_data},
                 {"cgroup", config.cgroup},
                 {"job_pids_max", config.job_pids_max},
+                {"gpu_device_files", config.gpu_device_files},
                 {"prolog", config.prolog},
                 {"epilog", config.epilog},
                 {"prolog_epilog_timeout_s", config.prolog_epilog_timeout_s},

@@ -65,6 +65,10 @@ struct ClusterConfig {
     // The most processes and threads one job may have on a node (the pids cgroup; a fork
     // bomb stops there). 0: no cap.
     int64_t job_pids_max = 0;
+    // Each node's GPU device files by GPU index, as Slurm's gres.conf File= ("/dev/nvidia[0-7]"
+    // expands); a job's devices cgroup denies it the GPUs it was not given. Empty: the NVIDIA
+    // driver's (/dev/nvidiaN for each GPU's minor number), where it is loaded.
+    std::string gpu_device_files;
     // Programs each agent runs as root, with a clean environment, before a job's first process
     // on the node (prolog) and after its last (epilog), as Slurm's Prolog and Epilog. A
     // failure (non-zero exit, or running past prolog_epilog_timeout_s) drains the node; a

@@ -11,6 +11,7 @@
 
 #include "common/transport/connect.h"
 #include "common/transport/connect_timeouts.h"
+#include "launcher/gpu_devices.h"
 
 namespace cohort::agent {
 
@@ -35,6 +36,14 @@ std::string cgroup_dir_name(const AgentOptions& options) {
     return fmt::format("cohort_{}_{:08x}", options.name, hash);
 }
 
+std::vector<std::string> gpu_bus_ids(const protocol::NodeResources& resources) {
+    std::vector<std::string> ids;
+    for (const auto& gpu : resources.topology.gpus) {
+        ids.push_back(gpu.pci_bus_id);
+    }
+    return ids;
+}
+
 }  // namespace
 
 Agent::Agent(asio::io_context& io,
@@ -53,6 +62,7 @@ Agent::Agent(asio::io_context& io,
       hooks_(io, config_.prolog, config_.epilog, config_.prolog_epilog_timeout_s),
       cpu_ledger_(CpuLedger::own_cpus()),
       resources_(resources),
+      gpu_files_(gpu_device_files(config_.gpu_device_files, gpu_bus_ids(resources_))),
       self_{static_cast<uint32_t>(getuid()), static_cast<uint32_t>(getgid())},
       boot_time_(std::chrono::duration_cast<std::chrono::microseconds>(
                          std::chrono::system_clock::now().time_since_epoch())

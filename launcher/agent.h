@@ -266,6 +266,8 @@ private:
     JobHooks hooks_;        // the site's prolog and epilog
     CpuLedger cpu_ledger_;  // which of the host's CPUs each job here holds
     protocol::NodeResources resources_;
+    // Each of this node's GPUs' device file, by index (empty: unknown, so none is denied).
+    std::vector<std::string> gpu_files_;
     protocol::Credential self_;
     int64_t boot_time_ = 0;
     asio::ip::tcp::acceptor acceptor_;

@@ -17,6 +17,7 @@
 #include "common/hostlist.h"
 #include "common/write_all.h"
 #include "launcher/agent.h"
+#include "launcher/gpu_devices.h"
 #include "launcher/task_env.h"
 
 namespace cohort::agent {
@@ -183,7 +184,10 @@ void Agent::start_batch(const protocol::LaunchBatchRequest& request) {
     spec.cpus = job.gpu_alloc.empty() ? cpu_ledger_.take(
                         job.job_id, job.cpus_per_node.empty() ? 0 : job.cpus_per_node.front())
                                       : batch_cpus(job);
-    Status confined = cgroups_.create(job.job_id, spec.cpus, job.mem_per_node_mib);
+    const std::vector<int32_t> gpus_here =
+            job.gpu_alloc.empty() ? std::vector<int32_t>{} : job.gpu_alloc.front().gpus;
+    Status confined = cgroups_.create(job.job_id, spec.cpus, job.mem_per_node_mib,
+                                      denied_gpu_rules(gpu_files_, gpus_here));
     if (confined) {
         confined = cgroups_.create_step(job.job_id, "batch");
     }

@@ -19,6 +19,7 @@
 #include "common/transport/connect.h"
 #include "common/transport/connect_timeouts.h"
 #include "launcher/agent.h"
+#include "launcher/gpu_devices.h"
 #include "launcher/task_env.h"
 
 namespace cohort::agent {
@@ -579,7 +580,11 @@ void Agent::start_step_tasks(
     // The step's cgroup, in the job's (made here when no batch script made it).
     std::vector<std::string> cgroup_procs;
     const std::string step_name = std::to_string(layout.step_id);
-    Status confined = cgroups_.create(layout.job_id, {}, 0);
+    const std::vector<int32_t> gpus_here = request.node_index < layout.gpu_nodes.size()
+                                                   ? layout.gpu_nodes[request.node_index].alloc.gpus
+                                                   : std::vector<int32_t>{};
+    Status confined =
+            cgroups_.create(layout.job_id, {}, 0, denied_gpu_rules(gpu_files_, gpus_here));
     if (confined) {
         confined = cgroups_.create_step(layout.job_id, step_name);
     }

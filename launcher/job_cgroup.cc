@@ -193,6 +193,12 @@ JobCgroups::JobCgroups(const std::string& mode,
                 pids_.clear();
             }
         }
+        if (mounted_as(mount + "/devices", kCgroupMagic)) {
+            devices_ = mount + "/devices" + own_cgroup("devices") + leaf;
+            if (!make_dir(devices_)) {
+                devices_.clear();
+            }
+        }
         if (mounted_as(mount + "/cpuacct", kCgroupMagic)) {
             cpuacct_ = mount + "/cpuacct" + own_cgroup("cpuacct") + leaf;
             if (!make_dir(cpuacct_)) {
@@ -257,7 +263,8 @@ std::vector<std::string> JobCgroups::tracking_dirs(uint64_t job_id) const {
 
 std::vector<std::string> JobCgroups::bases() const {
     std::vector<std::string> out;
-    for (const std::string* base : {&freezer_, &memory_, &cpuset_, &cpuacct_, &pids_, &unified_}) {
+    for (const std::string* base :
+         {&freezer_, &memory_, &cpuset_, &cpuacct_, &pids_, &devices_, &unified_}) {
         if (!base->empty()) {
             out.push_back(*base);
         }
@@ -265,7 +272,10 @@ std::vector<std::string> JobCgroups::bases() const {
     return out;
 }
 
-Status JobCgroups::create(uint64_t job_id, const std::vector<int>& cpus, int64_t memory_mib) const {
+Status JobCgroups::create(uint64_t job_id,
+                          const std::vector<int>& cpus,
+                          int64_t memory_mib,
+                          const std::vector<std::string>& denied_devices) const {
     if (!enabled()) {
         return Status::ok();
     }
@@ -298,6 +308,16 @@ Status JobCgroups::create(uint64_t job_id, const std::vector<int>& cpus, int64_t
                 version_ == CgroupVersion::kV1 ? "memory.memsw.limit_in_bytes" : "memory.swap.max";
         if (fs::exists(memory_dir + "/" + swap_file)) {
             write_text(memory_dir + "/" + swap_file, version_ == CgroupVersion::kV1 ? bytes : "0");
+        }
+    }
+    // Denied before any process enters; its steps' cgroups inherit the list when made.
+    for (const std::string& rule : denied_devices) {
+        if (devices_.empty()) {
+            break;
+        }
+        if (Status denied = write_text(job_dir(devices_, job_id) + "/devices.deny", rule);
+            !denied) {
+            return denied;
         }
     }
     const std::string pids_dir = job_dir(version_ == CgroupVersion::kV1 ? pids_ : unified_, job_id);

@@ -1,7 +1,8 @@
 // Per-job cgroups on a node: every process of a job, including those that leave its process
 // group (setsid, double fork, daemons), is counted, confined and killed through them.
 //   v1 (one hierarchy per controller under the mount, the layout of this project's CI
-//   machine): freezer to track and kill, memory for the job's memory, cpuset for its CPUs;
+//   machine): freezer to track and kill, memory for the job's memory, cpuset for its CPUs,
+//   devices for the GPUs it was not given;
 //   v2 (one unified hierarchy, most new clusters): cgroup.procs to track, cgroup.kill (or
 //   cgroup.freeze) to kill, memory.max and cpuset.cpus where the parent enables them.
 // They also count what the job used (CPU time, peak memory, out-of-memory kills).
@@ -60,9 +61,13 @@ public:
     // The node's directory in each hierarchy used (none when disabled).
     std::vector<std::string> bases() const;
 
-    // Creates the job's cgroups (idempotent) with its CPUs (empty: the agent's) and memory
-    // in MiB (0: no limit).
-    Status create(uint64_t job_id, const std::vector<int>& cpus, int64_t memory_mib) const;
+    // Creates the job's cgroups (idempotent) with its CPUs (empty: the agent's), memory in
+    // MiB (0: no limit) and the devices it may not open ("c MAJOR:MINOR rwm" rules, for
+    // the v1 devices controller; v2 would need a BPF program and has none here).
+    Status create(uint64_t job_id,
+                  const std::vector<int>& cpus,
+                  int64_t memory_mib,
+                  const std::vector<std::string>& denied_devices = {}) const;
     // The step's cgroups inside the job's (idempotent; `step` is "batch" or the step id),
     // with the job's memory limit, so that a step that alone goes past it is the one the
     // kernel's out-of-memory kill is counted in.
@@ -95,9 +100,9 @@ private:
 
     CgroupVersion version_ = CgroupVersion::kNone;
     std::string why_disabled_;
-    // v1: the node's directory in the freezer, memory, cpuset, cpuacct and pids hierarchies
-    // (all but freezer empty where not mounted or not needed); v2: `unified_` alone.
-    std::string freezer_, memory_, cpuset_, cpuacct_, pids_;
+    // v1: the node's directory in the freezer, memory, cpuset, cpuacct, pids and devices
+    // hierarchies (all but freezer empty where not mounted or not needed); v2: `unified_`.
+    std::string freezer_, memory_, cpuset_, cpuacct_, pids_, devices_;
     int64_t pids_max_ = 0;
     std::string unified_;
     // v1 counts an out-of-memory kill only in the cgroup that hit its limit: those of the

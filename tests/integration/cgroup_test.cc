@@ -28,8 +28,7 @@ protected:
         }
         cluster_ = std::make_unique<LocalCluster>(1);
         ASSERT_TRUE(cluster_->up());
-        const std::string log = read_text(cluster_->state_dir() + "/cohortd-node1.log");
-        if (log.find("jobs run in cgroups") == std::string::npos) {
+        if (const std::string log = why_no_cgroups(*cluster_); !log.empty()) {
             GTEST_SKIP() << "the agent runs jobs without cgroups here: " << log;
         }
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -11,6 +12,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <sched.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "tests/fixtures/local_cluster.h"
 
@@ -330,6 +333,93 @@ TEST_F(GpuNodeChoiceTest, TwoGpuJobGoesWhereAWholeNvLinkPairIsFree) {
     }
     ASSERT_EQ(pair.exit_code, 0) << pair.err;
     EXPECT_EQ(pair.out, "node2 2,3\n");
+}
+
+// The devices cgroup keeps a job off the GPUs it was not given. The recorded DGX-2 has 16
+// GPUs and no driver here, so each gets a character device the test makes (no driver
+// behind them either): opening one that is allowed fails with ENXIO from the kernel's lookup,
+// past the cgroup's check; one that is denied fails with EPERM before it.
+class GpuDeviceTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (geteuid() != 0 || !fs::exists("/sys/fs/cgroup/devices/devices.deny")) {
+            GTEST_SKIP() << "needs root and the v1 devices controller";
+        }
+        ASSERT_TRUE(fs::exists(kDgx2)) << kDgx2 << " not found (run from the repository root)";
+        devices_ = fs::temp_directory_path() / ("cohort-gpus-" + std::to_string(getpid()));
+        fs::create_directories(devices_);
+        for (unsigned gpu = 0; gpu < 16; ++gpu) {
+            const std::string file = (devices_ / ("gpu" + std::to_string(gpu))).string();
+            // Major 240 is set aside for local use: no driver answers it.
+            ASSERT_EQ(mknod(file.c_str(), S_IFCHR | 0666, makedev(240, gpu)), 0) << file;
+        }
+        std::vector<std::string> start_args =
+                with_settings({{"gpu_device_files", devices_.string() + "/gpu[0-15]"}});
+        start_args.insert(start_args.end(), {"--topology", fs::absolute(kDgx2).string()});
+        cluster_ = std::make_unique<LocalCluster>(1, start_args);
+        ASSERT_TRUE(cluster_->up());
+        if (const std::string log = why_no_cgroups(*cluster_); !log.empty()) {
+            GTEST_SKIP() << "the agent runs jobs without cgroups here: " << log;
+        }
+    }
+
+    void TearDown() override {
+        if (HasFailure() && cluster_) {
+            cluster_->dump_logs();
+        }
+        cluster_.reset();
+        std::error_code ignored;
+        fs::remove_all(devices_, ignored);
+    }
+
+    fs::path devices_;
+    std::unique_ptr<LocalCluster> cluster_;
+};
+
+TEST_F(GpuDeviceTest, AJobMayOpenOnlyTheGpusItWasGiven) {
+    // Each GPU's device: "allowed" past the cgroup (ENXIO), or "denied" by it (EPERM).
+    const std::string probe = "echo gpus $CUDA_VISIBLE_DEVICES; for i in $(seq 0 15); do "
+                              "if err=$( (exec 3<" + devices_.string() + "/gpu$i) 2>&1 ); then "
+                              "echo $i opened; else case \"$err\" in *ermitted*) echo $i denied;; "
+                              "*) echo $i allowed;; esac; fi; done";
+
+    struct Probe {
+        std::vector<std::string> given;  // CUDA_VISIBLE_DEVICES
+        std::map<std::string, std::vector<std::string>> by_verdict;
+    };
+
+    const auto probed = [&](const std::vector<std::string>& options) {
+        std::vector<std::string> args{"run", "-N1"};
+        args.insert(args.end(), options.begin(), options.end());
+        args.insert(args.end(), {"sh", "-c", probe});
+        const CommandResult run = cluster_->cohort(args);
+        EXPECT_EQ(run.exit_code, 0) << run.err;
+        Probe out;
+        std::istringstream lines(run.out);
+        for (std::string line; std::getline(lines, line);) {
+            std::istringstream words(line);
+            std::string first, second;
+            words >> first >> second;
+            if (first == "gpus") {
+                std::istringstream visible(second);
+                for (std::string gpu; std::getline(visible, gpu, ',');) {
+                    out.given.push_back(gpu);
+                }
+            } else {
+                out.by_verdict[second].push_back(first);
+            }
+        }
+        return out;
+    };
+    Probe two = probed({"--gpus-per-node=2"});
+    ASSERT_EQ(two.given.size(), 2u);
+    EXPECT_EQ(two.by_verdict["allowed"], two.given);
+    EXPECT_EQ(two.by_verdict["denied"].size(), 14u);
+    EXPECT_TRUE(two.by_verdict["opened"].empty());
+    // A job without GPUs may open none.
+    Probe none = probed({});
+    EXPECT_TRUE(none.by_verdict["allowed"].empty());
+    EXPECT_EQ(none.by_verdict["denied"].size(), 16u);
 }
 
 }  // namespace
