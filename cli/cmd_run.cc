@@ -13,6 +13,7 @@
 #include "cli/step_client.h"
 #include "common/transport/connect.h"
 #include "common/transport/connect_timeouts.h"
+#include "common/warning_signal.h"
 
 namespace cohort::cli {
 namespace {
@@ -101,6 +102,21 @@ Result<bool> kill_on_bad_exit_of(const std::string& flag, const std::string& mpi
                            + "' (accepted: 0 or 1, attached as -K0 or --kill-on-bad-exit=0)");
 }
 
+// srun's --signal: a signal for the step's tasks before the job's end. B: (the batch shell)
+// and R: (at preemption) are sbatch's.
+Status check_step_signal(const std::string& text) {
+    auto warning = parse_warning_signal("--signal", text);
+    if (!warning) {
+        return warning.status();
+    }
+    if (warning->batch_shell_only || warning->at_preemption_only) {
+        return Status::invalid("--signal: invalid value '" + text
+                               + "' for a step (accepted: SIGNAL[@SECONDS]; B: and R: are "
+                                 "sbatch's)");
+    }
+    return Status::ok();
+}
+
 }  // namespace
 
 int cmd_run(const Args& args) {
@@ -131,6 +147,10 @@ int cmd_run(const Args& args) {
     app.add_option("-e,--error", error, "each task's stderr to this file pattern");
     app.add_option("-i,--input", input, "where stdin goes: 0 (rank 0, default) or none")
             ->check(CLI::IsMember({"0", "none"}));
+    std::string signal;
+    app.add_option("--signal", signal,
+                   "SIGNAL[@SECONDS]: send the step's tasks SIGNAL SECONDS (default 60) before the "
+                   "job's time limit");
     bool overlap = false;
     app.add_flag("--overlap", overlap,
                  "share the CPUs the job's running steps hold instead of waiting for them");
@@ -179,6 +199,10 @@ int cmd_run(const Args& args) {
     request.output = output;
     request.error = error;
     request.stdin_to_rank0 = input == "0";
+    if (Status checked = check_step_signal(signal); !checked) {
+        return report_error("run", checked);
+    }
+    request.signal = signal;
     if (request.argv.empty()) {
         return report_error("run", Status::invalid("command: missing (accepted: cohort run "
                                                    "[options] CMD [ARGS...])"));

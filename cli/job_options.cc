@@ -710,6 +710,7 @@ constexpr InputVariable kSrunInputs[] = {
         {"SLURM_PROFILE", "--profile", false},
         {"SLURM_QOS", "--qos", false},
         {"SLURM_RESERVATION", "--reservation", false},
+        {"SLURM_SIGNAL", "--signal", false},
         {"SLURM_STDERRMODE", "--error", false},
         {"SLURM_STDINMODE", "--input", false},
         {"SLURM_STDOUTMODE", "--output", false},

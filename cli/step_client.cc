@@ -219,6 +219,7 @@ protocol::LaunchStepRequest StepClient::launch_request(const std::string& host,
     launch.output = request_.output;
     launch.error = request_.error;
     launch.stdin_to_rank0 = request_.stdin_to_rank0;
+    launch.signal = request_.signal;
     return launch;
 }
 

@@ -27,6 +27,7 @@ struct StepRequest {
     std::string output;  // per-task file patterns instead of streaming
     std::string error;
     bool stdin_to_rank0 = true;
+    std::string signal;  // --signal=SIG[@SECONDS], checked
 };
 
 struct StepResult {

@@ -72,6 +72,7 @@ private:
         std::vector<pid_t> pids;
         ConnectionPtr step_manager;  // null for --mpi=none
         std::string shm_dir;         // Open MPI's shared-memory files, where the agent made one
+        std::shared_ptr<asio::steady_timer> warning;  // its --signal before the job's end
         // Rank 0's stdin on this node, fed with the client's stdin.
         std::shared_ptr<asio::posix::stream_descriptor> input;
         std::deque<std::string> pending_input;
@@ -203,6 +204,10 @@ private:
             ConnectionPtr step_manager,
             std::vector<int> pmi_fds);  // each local rank's PMI_FD end; closed here
     void end_step_session(StepSession& session);
+    // Arms the step's --signal for its tasks here, `spec` seconds before the job's end.
+    void arm_step_warning(const std::shared_ptr<StepSession>& session,
+                          const std::string& spec,
+                          int64_t job_end_time);
     FilenamePatternContext step_file_names(const protocol::LaunchStepRequest& request,
                                            uint32_t rank,
                                            const UserIdentity& user) const;

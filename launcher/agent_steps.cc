@@ -18,6 +18,7 @@
 #include "common/filename_pattern.h"
 #include "common/transport/connect.h"
 #include "common/transport/connect_timeouts.h"
+#include "common/warning_signal.h"
 #include "launcher/agent.h"
 #include "launcher/gpu_devices.h"
 #include "launcher/task_env.h"
@@ -657,6 +658,9 @@ void Agent::start_step_tasks(
         }
     }
     close_all(pmi_fds);  // the ranks hold their ends now
+    if (!request.signal.empty() && layout.job_end_time != 0) {
+        arm_step_warning(session, request.signal, layout.job_end_time);
+    }
     conn->send(reply);
     for (const auto& failure : failures) {
         conn->send(failure);
@@ -671,7 +675,39 @@ void Agent::start_step_tasks(
     }
 }
 
+void Agent::arm_step_warning(const std::shared_ptr<StepSession>& session,
+                             const std::string& spec,
+                             int64_t job_end_time) {
+    auto warning = parse_warning_signal("--signal", spec);
+    if (!warning || warning->signal == 0) {
+        return;  // checked by the client
+    }
+    const int64_t at = job_end_time - warning->seconds_before;
+    session->warning = std::make_shared<asio::steady_timer>(io_);
+    session->warning->expires_after(
+            std::chrono::seconds(std::max<int64_t>(at - clock_.unix_seconds(), 0)));
+    const int signal = warning->signal;
+    session->warning->async_wait([this, weak = std::weak_ptr<StepSession>(session),
+                                  signal](boost::system::error_code ec) {
+        auto step = weak.lock();
+        if (ec || !step) {
+            return;
+        }
+        spdlog::info("step {}.{}: sending its --signal {}", step->job_id, step->step_id,
+                     sigabbrev_np(signal));
+        for (pid_t pid : step->pids) {
+            auto task = tasks_.find(pid);
+            if (task != tasks_.end() && !task->second.exited) {
+                killpg(pid, signal);
+            }
+        }
+    });
+}
+
 void Agent::end_step_session(StepSession& session) {
+    if (session.warning) {
+        session.warning->cancel();
+    }
     // Its tasks are reaped, so their CPU time and peak memory are in the step's cgroup.
     const std::string step_name = std::to_string(session.step_id);
     protocol::JobUsage used = cgroups_.step_usage(session.job_id, step_name);

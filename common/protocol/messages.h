@@ -593,12 +593,14 @@ struct LaunchStepRequest {
     std::string output;          // per-task file pattern for stdout; empty: stream to the client
     std::string error;           // the same for stderr; empty with `output` set: joins stdout
     bool stdin_to_rank0 = true;  // the client forwards its stdin to rank 0
+    // srun --signal=SIG[@SECONDS]: the step's tasks get SIG that long before the job's end.
+    std::string signal;
 
     template <class A>
     void serialize(A& ar, unsigned) {
         serialize_fields(ar, layout, node_index, forward_to, client_host, client_port, forwarded,
                          user.uid, user.gid, argv, cwd, env, master_port, label, mpi,
-                         pmix_transport, output, error, stdin_to_rank0);
+                         pmix_transport, output, error, stdin_to_rank0, signal);
     }
 };
 

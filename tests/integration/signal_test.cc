@@ -78,6 +78,25 @@ TEST_F(SignalTest, WarningSignalGoesToTheStepsNotTheShell) {
     EXPECT_EQ(cluster_->wait_final_state(id, seconds(30)), "COMPLETED");
 }
 
+// srun --signal: the step's tasks get the signal before the job's end (a one-minute job,
+// USR1 55 s before: about 5 s in). B: and R: are sbatch's and refused for a step.
+TEST_F(SignalTest, AStepsOwnSignalArrivesBeforeTheJobsEnd) {
+    const std::string script = cluster_->work_dir() + "/own_signal.sh";
+    std::ofstream(script) << trap_usr1("step") << "\n";
+    const CommandResult run =
+            cluster_->cohort({"run", "-t", "1", "-n1", "--signal=USR1@55", "bash", script});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    std::smatch after;
+    ASSERT_TRUE(std::regex_search(run.out, after, std::regex("step USR1 after (\\d+) s")))
+            << run.out;
+    EXPECT_GE(std::stoi(after[1].str()), 3);
+    EXPECT_LE(std::stoi(after[1].str()), 9);
+    const CommandResult refused = cluster_->cohort({"run", "--signal=B:USR1", "true"});
+    EXPECT_EQ(refused.exit_code, 1);
+    EXPECT_NE(refused.err.find("--signal: invalid value 'B:USR1' for a step"), std::string::npos)
+            << refused.err;
+}
+
 // cancel -s: by default the steps; --batch the shell alone; --full the shell and its children.
 TEST_F(SignalTest, CancelSignalReachesStepsBatchShellOrEverything) {
     const std::string step = trapping_step();
