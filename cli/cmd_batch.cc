@@ -14,8 +14,6 @@
 #include "cli/client_context.h"
 #include "cli/commands.h"
 #include "cli/job_options.h"
-#include "cli/json_output.h"
-#include "common/hostlist.h"
 #include "common/protocol/messages.h"
 
 namespace cohort::cli {
@@ -221,12 +219,7 @@ int cmd_batch(const Args& args) {
             return report_error("batch", will_run.status().with_context("allocation failure"));
         }
         print_warnings(merged, warnings);
-        // sbatch's own line, which scripts read the start time from.
-        fmt::print(
-                stderr,
-                "sbatch: Job {} to start at {} using {} processors on nodes {} in partition {}\n",
-                will_run->job_id, format_time(will_run->start_time), will_run->cpus,
-                compress_hostlist(will_run->nodes), will_run->partition);
+        std::cerr << will_run_line("sbatch", *will_run) << "\n";
         return 0;
     }
     auto reply = client->call<protocol::SubmitJobReply>(protocol::SubmitJobRequest{*spec});

@@ -229,6 +229,25 @@ int cmd_run(const Args& args) {
     std::shared_ptr<transport::Connection> allocation;
     protocol::StepLayout layout;
     const uint64_t job_id = allocation_from_env();
+    if (options.test_only) {
+        if (job_id != 0) {
+            return report_error("run", Status::invalid("--test-only: inside an allocation, "
+                                                       "steps start at once (accepted: outside "
+                                                       "one, to ask when a job would start)"));
+        }
+        auto client = connect_controller(*context);
+        if (!client) {
+            return report_error("run", client.status());
+        }
+        protocol::SubmitJobRequest ask{*spec, true};
+        ask.spec.script.clear();  // srun's: a command, not a script
+        auto will_run = client->call<protocol::WillRunReply>(ask);
+        if (!will_run) {
+            return report_error("run", will_run.status().with_context("allocation failure"));
+        }
+        std::cerr << will_run_line("srun", *will_run) << "\n";
+        return 0;
+    }
     if (job_id != 0) {
         auto client = connect_controller(*context);
         if (!client) {

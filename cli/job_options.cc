@@ -15,6 +15,7 @@
 #include <fmt/ranges.h>
 #include <unistd.h>
 
+#include "cli/json_output.h"
 #include "common/begin_time.h"
 #include "common/gpu_options.h"
 #include "common/hostlist.h"
@@ -487,12 +488,14 @@ void add_job_options(CLI::App& app, JobOptions& o, JobCommand command) {
                        "append or truncate the output files (default: truncate, and append "
                        "each requeued attempt after a banner line)");
         app.add_flag("--parsable", o.parsable, "print only the job id");
-        app.add_flag("--test-only", o.test_only,
-                     "check the job and tell when and where it would start; submit nothing");
         app.add_flag("-W,--wait", o.wait,
                      "return once the job has ended, with its exit code (an array's highest)");
         app.add_option("--wrap", o.wrap, "wrap this command in a /bin/sh script");
         app.add_option("-a,--array", o.array, "job array: 0-15, 1,3,5-9:2, 0-99%10 (throttle)");
+    }
+    if (command != JobCommand::kAlloc) {  // salloc has none
+        app.add_flag("--test-only", o.test_only,
+                     "check the job and tell when and where it would start; submit nothing");
     }
     if (command != JobCommand::kRun) {
         // `cohort run` has its own -w: the nodes of a step inside an allocation.
@@ -756,6 +759,12 @@ std::vector<std::string> environment_options(JobCommand command, const CLI::App&
                         + (wait != nullptr ? std::string("@") + wait : ""));
     }
     return words;
+}
+
+std::string will_run_line(const std::string& program, const protocol::WillRunReply& reply) {
+    return fmt::format("{}: Job {} to start at {} using {} processors on nodes {} in partition {}",
+                       program, reply.job_id, format_time(reply.start_time), reply.cpus,
+                       compress_hostlist(reply.nodes), reply.partition);
 }
 
 void print_warnings(const JobOptions& options, const std::vector<std::string>& warnings) {

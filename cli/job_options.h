@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/protocol/job_types.h"
+#include "common/protocol/messages.h"
 
 namespace cohort::cli {
 
@@ -97,6 +98,11 @@ Result<std::vector<std::string>> spell_out_prefixes(const CLI::App& app,
 // batch script does not itself receive (SLURM_LABELIO, SRUN_CPUS_PER_TASK, ...). Only options
 // `app` has are given. They yield to the command line (and sbatch's override directives).
 std::vector<std::string> environment_options(JobCommand command, const CLI::App& app);
+
+// The line sbatch and srun print for --test-only (on stderr), which scripts read the start
+// time from: "sbatch: Job 12 to start at 2026-12-06T03:11:15 using 4 processors on nodes
+// node[1-2] in partition debug".
+std::string will_run_line(const std::string& program, const protocol::WillRunReply& reply);
 
 // Turns parsed options into a JobSpec (the environment is taken from `environ`). What is
 // kept but means nothing here adds one line each to `warnings`.

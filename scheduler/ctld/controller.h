@@ -95,7 +95,8 @@ private:
                        const protocol::Credential& cred,
                        protocol::JobSpec spec,
                        bool interactive);
-    // sbatch --test-only: admits the job, then answers when and where it would start.
+    // sbatch and srun --test-only: admits the job (srun's has no script), then answers when
+    // and where it would start.
     void handle_will_run(const ConnectionPtr& conn,
                          const protocol::Credential& cred,
                          protocol::JobSpec spec);

@@ -302,7 +302,8 @@ void Controller::handle_submit(const ConnectionPtr& conn,
 void Controller::handle_will_run(const ConnectionPtr& conn,
                                  const protocol::Credential& cred,
                                  protocol::JobSpec spec) {
-    auto admitted = admit(cred, std::move(spec), false);
+    const bool allocation = spec.script.empty();  // srun's: no script, a command of its own
+    auto admitted = admit(cred, std::move(spec), allocation);
     if (!admitted) {
         conn->send_error(admitted.status());
         return;

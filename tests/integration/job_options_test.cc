@@ -243,6 +243,14 @@ TEST_F(JobOptionsTest, TestOnlyTellsWhenAndWhereAJobWouldStartAndSubmitsNothing)
     EXPECT_EQ(lines_of(never.err).size(), 1u) << never.err;
     EXPECT_NE(never.err.find("Requested node configuration is not available"), std::string::npos)
             << never.err;
+    // srun's form: the same answer for a command instead of a script.
+    const CommandResult step = cluster_->cohort({"run", "--test-only", "-N1", "true"});
+    ASSERT_EQ(step.exit_code, 0) << step.err;
+    EXPECT_TRUE(std::regex_match(
+            step.err,
+            std::regex("srun: Job [0-9]+ to start at " + busy_until.substr(0, busy_until.size() - 1)
+                       + " using 1 processors on nodes node1 in partition debug\n")))
+            << step.err;
     cluster_->cohort({"cancel", std::to_string(busy)});
     EXPECT_EQ(cluster_->wait_final_state(busy, seconds(30)), "CANCELLED");
 }
