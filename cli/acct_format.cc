@@ -31,19 +31,11 @@ constexpr FieldInfo kFields[] = {
         {"ReqTRES", 10},
 };
 
-// sacct's elapsed form: [D-]HH:MM:SS.
-std::string elapsed_text(int64_t seconds) {
-    const int64_t days = seconds / 86400;
-    const std::string clock =
-            fmt::format("{:02}:{:02}:{:02}", seconds / 3600 % 24, seconds / 60 % 60, seconds % 60);
-    return days > 0 ? fmt::format("{}-{}", days, clock) : clock;
-}
-
 // sacct's CPU time form: [D-]HH:MM:SS, or MM:SS.mmm under an hour.
 std::string cpu_time_text(uint64_t usec) {
     const uint64_t seconds = usec / 1000000;
     if (seconds >= 3600) {
-        return elapsed_text(static_cast<int64_t>(seconds));
+        return format_clock(static_cast<int64_t>(seconds));
     }
     return fmt::format("{:02}:{:02}.{:03}", seconds / 60, seconds % 60, usec / 1000 % 1000);
 }
@@ -95,7 +87,7 @@ std::string job_value(const std::string& name,
                            step ? step->exit_signal : job.exit_signal);
     }
     if (name == "Elapsed") {
-        return elapsed_text(elapsed_seconds(start, end, now));
+        return format_clock(elapsed_seconds(start, end, now));
     }
     if (name == "ElapsedRaw") {
         return std::to_string(elapsed_seconds(start, end, now));
@@ -157,7 +149,7 @@ std::string job_value(const std::string& name,
         return job.spec.qos;
     }
     if (name == "Timelimit") {
-        return job.time_limit_s < 0 ? "UNLIMITED" : elapsed_text(job.time_limit_s);
+        return job.time_limit_s < 0 ? "UNLIMITED" : format_clock(job.time_limit_s);
     }
     if (name == "Submit") {
         return format_time(job.submit_time);

@@ -393,8 +393,8 @@ int cmd_show(const Args& args) {
               << (job.failed_nodes.empty() ? ""
                                            : " FailedNodes=" + compress_hostlist(job.failed_nodes))
               << "\n"
-              << "   RunTime=" << format_duration(elapsed_of(job))
-              << " TimeLimit=" << format_duration(job.time_limit_s) << "\n"
+              << "   RunTime=" << format_clock(elapsed_of(job))
+              << " TimeLimit=" << format_clock(job.time_limit_s) << "\n"
               << "   SubmitTime=" << format_time(job.submit_time)
               << " StartTime=" << format_time(job.start_time)
               << " EndTime=" << format_time(job.end_time) << "\n"

@@ -74,14 +74,6 @@ void print_partition(const ClusterConfig& config,
               << " MaxMemPerCPU=" << count_text(partition.max_mem_per_cpu_mib) << "\n\n";
 }
 
-// A length as scontrol prints reservations' and the config's: [D-]HH:MM:SS.
-std::string clock_duration(int64_t seconds) {
-    const int64_t days = seconds / 86400;
-    const std::string clock = fmt::format("{:02}:{:02}:{:02}", seconds % 86400 / 3600,
-                                          seconds % 3600 / 60, seconds % 60);
-    return days > 0 ? fmt::format("{}-{}", days, clock) : clock;
-}
-
 void print_reservation(const protocol::ReservationRecord& r,
                        const std::vector<protocol::NodeInfo>& nodes,
                        int64_t now) {
@@ -103,7 +95,7 @@ void print_reservation(const protocol::ReservationRecord& r,
     const bool active = r.start_time <= now && now < r.end_time;
     std::cout << "ReservationName=" << r.name << " StartTime=" << format_time(r.start_time)
               << " EndTime=" << format_time(r.end_time)
-              << " Duration=" << clock_duration(r.end_time - r.start_time) << "\n"
+              << " Duration=" << format_clock(r.end_time - r.start_time) << "\n"
               << "   Nodes=" << compress_hostlist(r.nodes) << " NodeCnt=" << r.nodes.size()
               << " CoreCnt=" << cores
               << " Features=(null) PartitionName=(null) Flags=" << join_comma_list(flags, "")
@@ -180,8 +172,8 @@ int show_config() {
             {"Licenses", join_comma_list(licenses, "(null)")},
             {"MailProg", c.mail_program},
             {"MaxArraySize", std::to_string(c.max_array_size)},
-            {"PriorityDecayHalfLife", clock_duration(priority.decay_half_life_s)},
-            {"PriorityMaxAge", clock_duration(priority.max_age_s)},
+            {"PriorityDecayHalfLife", format_clock(priority.decay_half_life_s)},
+            {"PriorityMaxAge", format_clock(priority.max_age_s)},
             {"PriorityType", "priority/multifactor"},
             {"PriorityWeightAge", std::to_string(priority.weight_age)},
             {"PriorityWeightFairShare", std::to_string(priority.weight_fairshare)},

@@ -1,10 +1,13 @@
 // Slurm-style time limits: parsing `--time` values into seconds and formatting durations back.
 #include "common/time_spec.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <utility>
 #include <vector>
+
+#include <fmt/format.h>
 
 namespace cohort {
 namespace {
@@ -138,6 +141,17 @@ std::string format_duration(int64_t seconds) {
                       static_cast<long long>(secs));
     }
     return buf;
+}
+
+std::string format_clock(int64_t seconds) {
+    if (seconds == kUnlimitedSeconds) {
+        return "UNLIMITED";
+    }
+    seconds = std::max<int64_t>(seconds, 0);
+    const int64_t days = seconds / 86400;
+    const std::string clock =
+            fmt::format("{:02}:{:02}:{:02}", seconds / 3600 % 24, seconds / 60 % 60, seconds % 60);
+    return days > 0 ? fmt::format("{}-{}", days, clock) : clock;
 }
 
 }  // namespace cohort

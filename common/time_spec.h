@@ -24,4 +24,8 @@ Result<int64_t> parse_time_limit(std::string_view text);
 // kUnlimitedSeconds. Other negative values give `INVALID`.
 std::string format_duration(int64_t seconds);
 
+// The fixed form scontrol and sacct print: `HH:MM:SS` or `D-HH:MM:SS` (`00:05:00`), and
+// `UNLIMITED` for kUnlimitedSeconds.
+std::string format_clock(int64_t seconds);
+
 }  // namespace cohort

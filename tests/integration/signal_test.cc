@@ -135,7 +135,7 @@ TEST_F(SignalTest, TheSignalRequeueExampleIsAcceptedWithWhatItAsks) {
     CommandResult shown = cluster_->cohort({"show", "job", std::to_string(id)});
     EXPECT_NE(shown.out.find("JobName=long-run"), std::string::npos) << shown.out;
     EXPECT_NE(shown.out.find("Requeue=1 Restarts=0"), std::string::npos) << shown.out;
-    EXPECT_NE(shown.out.find("TimeLimit=4:00:00"), std::string::npos) << shown.out;
+    EXPECT_NE(shown.out.find("TimeLimit=04:00:00"), std::string::npos) << shown.out;
     EXPECT_NE(shown.out.find("StdOut=long-run-%j.log"), std::string::npos) << shown.out;
     cluster_->cohort({"cancel", std::to_string(id)});
 }

@@ -110,6 +110,15 @@ TEST(ParseTimeLimit, RejectsOverflow) {
     EXPECT_EQ(parse_ok("0:9223372036854775807"), INT64_MAX);
 }
 
+// scontrol show job's RunTime and TimeLimit, sacct's Elapsed: always HH:MM:SS.
+TEST(FormatClock, HoursMinutesSecondsAndDays) {
+    EXPECT_EQ(format_clock(0), "00:00:00");
+    EXPECT_EQ(format_clock(300), "00:05:00");
+    EXPECT_EQ(format_clock(3725), "01:02:05");
+    EXPECT_EQ(format_clock(2 * 86400 + 3 * 3600), "2-03:00:00");
+    EXPECT_EQ(format_clock(kUnlimitedSeconds), "UNLIMITED");
+}
+
 TEST(FormatDuration, MinutesAndSeconds) {
     EXPECT_EQ(format_duration(0), "0:00");
     EXPECT_EQ(format_duration(5), "0:05");
