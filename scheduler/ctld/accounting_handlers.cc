@@ -92,9 +92,10 @@ void Controller::load_usage_from_accounting(int64_t as_of) {
 
 void Controller::apply_accounted_usage(int64_t as_of,
                                        const Result<std::vector<accounting::DecayedUsage>>& usage) {
-    const bool first = usage_loading_;
+    const bool late = !usage_loading_ && !usage_read_failed_;  // scheduling went on without it
     usage_loading_ = false;
     if (!usage) {
+        usage_read_failed_ = true;
         spdlog::error("fair-share usage not read from accounting: {}; retrying in {} s",
                       usage.status().message(), kUsageRetry_s);
         usage_retry_at_ = clock_.unix_seconds() + kUsageRetry_s;
@@ -113,7 +114,10 @@ void Controller::apply_accounted_usage(int64_t as_of,
         }
     }
     spdlog::info("fair-share usage of {} users read from accounting{}", ledger.size(),
-                 first ? "" : " (after retrying)");
+                 usage_read_failed_ ? " (after retrying)"
+                 : late             ? " (after scheduling had started without it)"
+                                    : "");
+    usage_read_failed_ = false;
     usage_.restore(as_of, std::move(ledger), charged);
     request_schedule();
 }

@@ -350,8 +350,9 @@ private:
     // Passes wait for usage from accounting at start, for at most kUsageWait_s: a pass with
     // none would rank every user as if they had never run.
     bool usage_loading_ = true;
-    int64_t usage_wait_until_ = 0;  // unix seconds
-    int64_t usage_retry_at_ = 0;    // unix seconds; 0: no read to retry
+    int64_t usage_wait_until_ = 0;    // unix seconds
+    int64_t usage_retry_at_ = 0;      // unix seconds; 0: no read to retry
+    bool usage_read_failed_ = false;  // the last read of it failed (for the log line)
     static constexpr int64_t kUsageWait_s = 10;
     static constexpr int64_t kUsageRetry_s = 30;
     sched::PriorityModel priority_;
