@@ -259,7 +259,7 @@ TEST_F(JobOptionsTest, TestOnlyTellsWhenAndWhereAJobWouldStartAndSubmitsNothing)
 // (by an operator, as root is here) the job runs past its old limit; lowered below what it
 // has run, it ends at once with TIMEOUT.
 TEST_F(JobOptionsTest, ARunningJobsTimeLimitMovesAndItsAgentEnforcesTheNewOne) {
-    const uint64_t id = submit({"-t", "0:04", "--wrap", "sleep 60"});
+    const uint64_t id = submit({"-t", "0:06", "--wrap", "sleep 60"});
     const std::string job = "JobId=" + std::to_string(id);
     ASSERT_TRUE(eventually([&] { return cluster_->job_state(id) == "RUNNING"; }, seconds(30)));
     const CommandResult raised = cluster_->cohort({"scontrol", "update", job, "TimeLimit=5:00"});
@@ -267,7 +267,7 @@ TEST_F(JobOptionsTest, ARunningJobsTimeLimitMovesAndItsAgentEnforcesTheNewOne) {
     EXPECT_NE(
             cluster_->cohort({"show", "job", std::to_string(id)}).out.find(" TimeLimit=00:05:00\n"),
             std::string::npos);
-    std::this_thread::sleep_for(seconds(6));  // past the old limit
+    std::this_thread::sleep_for(seconds(8));  // past the old limit
     EXPECT_EQ(cluster_->job_state(id), "RUNNING");
     const auto lowered_at = std::chrono::steady_clock::now();
     const CommandResult lowered = cluster_->cohort({"scontrol", "update", job, "TimeLimit=0:02"});

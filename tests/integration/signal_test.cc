@@ -89,7 +89,7 @@ TEST_F(SignalTest, AStepsOwnSignalArrivesBeforeTheJobsEnd) {
     std::smatch after;
     ASSERT_TRUE(std::regex_search(run.out, after, std::regex("step USR1 after (\\d+) s")))
             << run.out;
-    EXPECT_GE(std::stoi(after[1].str()), 3);
+    EXPECT_GE(std::stoi(after[1].str()), 1);  // the step starts a little after its job
     EXPECT_LE(std::stoi(after[1].str()), 9);
     const CommandResult refused = cluster_->cohort({"run", "--signal=B:USR1", "true"});
     EXPECT_EQ(refused.exit_code, 1);
