@@ -56,6 +56,15 @@ const std::vector<Migration>& migrations() {
              }},
             // Each step's usage from its own cgroups.
             {2, added_columns("steps", step_column_definitions(2, 2))},
+            // Time nodes gave no service, for the utilization report.
+            {3,
+             {
+                     "CREATE TABLE node_events (node_name TEXT NOT NULL, start_time BIGINT NOT "
+                     "NULL, end_time BIGINT NOT NULL, state TEXT NOT NULL, reason TEXT NOT NULL, "
+                     "cpus BIGINT NOT NULL, gpus BIGINT NOT NULL, PRIMARY KEY (node_name, "
+                     "start_time))",
+                     "CREATE INDEX node_events_end ON node_events (end_time)",
+             }},
     };
     return steps;
 }
@@ -208,6 +217,24 @@ Status AccountingStore::upsert_steps(const std::vector<StepRecord>& steps) {
     });
 }
 
+Status AccountingStore::upsert_node_events(const std::vector<NodeEvent>& events) {
+    static const std::string kColumns =
+            "node_name, start_time, end_time, state, reason, cpus, gpus";
+    constexpr size_t kColumnCount = 7;
+    std::vector<SqlValue> values;
+    return for_each_chunk(events.size(), [&](size_t first, size_t rows) {
+        values.clear();
+        for (size_t i = first; i < first + rows; ++i) {
+            const NodeEvent& e = events[i];
+            values.insert(values.end(),
+                          {e.node, e.start, e.end, e.state, e.reason, e.cpus, e.gpus});
+        }
+        return sql_->run(
+                upsert_sql("node_events", "node_name, start_time", kColumns, kColumnCount, rows),
+                values);
+    });
+}
+
 Status AccountingStore::record(const RecordBatch& batch) {
     if (batch.empty()) {
         return Status::ok();
@@ -230,6 +257,9 @@ Status AccountingStore::record(const RecordBatch& batch) {
     }
     if (s) {
         s = upsert_steps(batch.steps);
+    }
+    if (s) {
+        s = upsert_node_events(batch.node_events);
     }
     if (s) {
         s = sql_->execute("COMMIT");
@@ -392,6 +422,40 @@ Result<std::vector<protocol::UsageTotalEntry>> AccountingStore::usage(int64_t st
     return totals;
 }
 
+Result<NodeTimeTotals> AccountingStore::node_time(int64_t start, int64_t end) {
+    static const std::string kSql =
+            "SELECT state, SUM(cpus * seconds), SUM(gpus * seconds) FROM (SELECT state, cpus, "
+            "gpus, (CASE WHEN end_time = 0 OR end_time > $2 THEN $2 ELSE end_time END) - "
+            "(CASE WHEN start_time < $1 THEN $1 ELSE start_time END) AS seconds FROM "
+            "node_events WHERE start_time < $2 AND (end_time = 0 OR end_time > $1)) AS lost "
+            "GROUP BY state";
+    NodeTimeTotals totals;
+    Status s = sql_->run(kSql, {start, end}, [&totals](const SqlRow& row) {
+        const bool planned = row.text(0) == "MAINT";
+        (planned ? totals.planned_down_cpu_seconds : totals.down_cpu_seconds) += row.real(1);
+        (planned ? totals.planned_down_gpu_seconds : totals.down_gpu_seconds) += row.real(2);
+    });
+    if (!s) {
+        return s;
+    }
+    return totals;
+}
+
+Result<std::vector<NodeEvent>> AccountingStore::open_node_events() {
+    std::vector<NodeEvent> events;
+    Status s = sql_->run(
+            "SELECT node_name, start_time, end_time, state, reason, cpus, gpus FROM node_events "
+            "WHERE end_time = 0 ORDER BY node_name",
+            {}, [&events](const SqlRow& row) {
+                events.push_back({row.text(0), row.integer(1), row.integer(2), row.text(3),
+                                  row.text(4), row.integer(5), row.integer(6)});
+            });
+    if (!s) {
+        return s;
+    }
+    return events;
+}
+
 Result<std::vector<DecayedUsage>> AccountingStore::decayed_usage(int64_t now, int64_t half_life_s) {
     // A second t weighs exp(-k (now - t)) with k = ln 2 / half-life; over a run [s, e] that
     // integrates to (exp(-k (now - e)) - exp(-k (now - s))) / k.
@@ -443,9 +507,11 @@ Result<size_t> AccountingStore::purge(int64_t ended_before, size_t limit) {
                           params);
         }
     }
-    if (s) {
-        s = sql_->run("DELETE FROM array_remainders WHERE end_time > 0 AND end_time < $1",
-                      {ended_before});
+    for (const char* table : {"array_remainders", "node_events"}) {
+        if (s) {
+            s = sql_->run(fmt::format("DELETE FROM {} WHERE end_time > 0 AND end_time < $1", table),
+                          {ended_before});
+        }
     }
     if (s) {
         s = sql_->execute("COMMIT");

@@ -19,6 +19,27 @@ using sql::SqlConnection;
 using sql::SqlRow;
 using sql::SqlValue;
 
+// A span of time a node gave no service (sreport's Down and PLND Down): DOWN (down, or
+// drained with no job left), or MAINT (inside a maintenance reservation). Keyed by node and
+// start; `end` is 0 while it lasts, and the record is replaced when it ends.
+struct NodeEvent {
+    std::string node;
+    int64_t start = 0;
+    int64_t end = 0;
+    std::string state;  // "DOWN" or "MAINT"
+    std::string reason;
+    int64_t cpus = 0;
+    int64_t gpus = 0;
+};
+
+// Node-seconds lost in a window, weighted by the nodes' CPUs and GPUs.
+struct NodeTimeTotals {
+    double down_cpu_seconds = 0;
+    double down_gpu_seconds = 0;
+    double planned_down_cpu_seconds = 0;  // MAINT
+    double planned_down_gpu_seconds = 0;
+};
+
 // Changes to record together, in one transaction. Records replace earlier ones of the same
 // job (attempt, step); a batch holds at most one record of each.
 struct RecordBatch {
@@ -27,10 +48,11 @@ struct RecordBatch {
     std::vector<protocol::JobRecord> array_remainders;
     std::vector<uint64_t> remainders_emptied;  // array ids whose every task was split off
     std::vector<protocol::StepRecord> steps;
+    std::vector<NodeEvent> node_events;
 
     bool empty() const {
         return jobs.empty() && attempts.empty() && array_remainders.empty()
-               && remainders_emptied.empty() && steps.empty();
+               && remainders_emptied.empty() && steps.empty() && node_events.empty();
     }
 };
 
@@ -55,7 +77,7 @@ struct DecayedUsage {
 class AccountingStore {
 public:
     // The schema this code writes; the `schema_version` table holds a database's.
-    static constexpr int kSchemaVersion = 2;
+    static constexpr int kSchemaVersion = 3;
 
     // Connects, then creates or migrates the schema (refusing one newer than this code's).
     static Result<std::unique_ptr<AccountingStore>> open(const std::string& location,
@@ -68,12 +90,16 @@ public:
     // count up to `end`, so callers pass an end no later than now.
     // Per account and user (`cohort report`), as the controller replies with them.
     Result<std::vector<protocol::UsageTotalEntry>> usage(int64_t start, int64_t end);
+    // Node events overlapping [start, end), the part inside it; open ones count up to `end`.
+    Result<NodeTimeTotals> node_time(int64_t start, int64_t end);
+    // The events not yet ended, which a restarted controller goes on from.
+    Result<std::vector<NodeEvent>> open_node_events();
     // Fair-share usage as of `now`: every run (earlier attempts too; running ones up to `now`)
     // charged its billing per second, a second `t` weighing 2^-((now - t) / half_life_s), or
     // 1 when half_life_s is 0 (no decay). Seconds decayed below 2^-32 are left out.
     Result<std::vector<DecayedUsage>> decayed_usage(int64_t now, int64_t half_life_s);
     // Deletes at most `limit` jobs that ended before `ended_before`, with their steps and
-    // attempts; returns how many jobs went.
+    // attempts, and the node events that ended before it; returns how many jobs went.
     Result<size_t> purge(int64_t ended_before, size_t limit);
     // The latest end time recorded; 0 for an empty store.
     Result<int64_t> latest_end_time();
@@ -89,6 +115,7 @@ private:
                        const char* key,
                        const std::vector<protocol::JobRecord>& jobs);
     Status upsert_steps(const std::vector<protocol::StepRecord>& steps);
+    Status upsert_node_events(const std::vector<NodeEvent>& events);
     Status select_jobs(const std::string& sql,
                        const std::vector<SqlValue>& params,
                        std::vector<protocol::JobRecord>& out);

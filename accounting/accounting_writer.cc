@@ -31,6 +31,9 @@ void AccountingWriter::Pending::add(RecordBatch changes) {
     for (auto& step : changes.steps) {
         steps[{step.job_id, step.step_id}] = std::move(step);
     }
+    for (auto& event : changes.node_events) {
+        node_events[{event.node, event.start}] = std::move(event);
+    }
 }
 
 RecordBatch AccountingWriter::Pending::take() {
@@ -50,13 +53,16 @@ RecordBatch AccountingWriter::Pending::take() {
     for (auto& [key, step] : steps) {
         batch.steps.push_back(std::move(step));
     }
+    for (auto& [key, event] : node_events) {
+        batch.node_events.push_back(std::move(event));
+    }
     *this = Pending{};
     return batch;
 }
 
 bool AccountingWriter::Pending::empty() const {
     return jobs.empty() && attempts.empty() && remainders.empty() && remainders_emptied.empty()
-           && steps.empty();
+           && steps.empty() && node_events.empty();
 }
 
 AccountingWriter::AccountingWriter(std::unique_ptr<AccountingStore> store)
@@ -110,7 +116,8 @@ bool AccountingWriter::flush() {
     }
     RecordBatch batch = pending_.take();
     const size_t count = batch.jobs.size() + batch.attempts.size() + batch.array_remainders.size()
-                         + batch.remainders_emptied.size() + batch.steps.size();
+                         + batch.remainders_emptied.size() + batch.steps.size()
+                         + batch.node_events.size();
     if (Status s = store_->record(batch); !s) {
         pending_.add(std::move(batch));
         spdlog::error("accounting: {} records not written, will retry: {}", count, s.message());

@@ -44,6 +44,7 @@ private:
         std::map<uint64_t, protocol::JobRecord> remainders;
         std::map<uint64_t, bool> remainders_emptied;
         std::map<std::pair<uint64_t, uint32_t>, protocol::StepRecord> steps;
+        std::map<std::pair<std::string, int64_t>, NodeEvent> node_events;
 
         void add(RecordBatch changes);
         RecordBatch take();

@@ -281,12 +281,20 @@ std::string render_report(const ReportRequest& request,
             if (tres_column) {
                 columns.push_back({"TRES Name", 14});
             }
-            columns.insert(columns.end(), {{"Allocated", 14}, {"Idle", 14}, {"Reported", 14}});
+            columns.insert(columns.end(), {{"Allocated", 14},
+                                           {"Down", 10},
+                                           {"PLND Down", 10},
+                                           {"Idle", 14},
+                                           {"Reported", 14}});
             for (ReportTres tres : request.tres) {
                 double used = 0;
                 for (const auto& entry : entries) {
                     used += used_seconds(entry, tres);
                 }
+                const bool gpu = tres == ReportTres::kGpu;
+                const double down = gpu ? totals.down_gpu_seconds : totals.down_cpu_seconds;
+                const double planned_down =
+                        gpu ? totals.planned_down_gpu_seconds : totals.planned_down_cpu_seconds;
                 const double capacity = capacity_seconds(totals, tres);
                 std::vector<std::string> row = {cluster};
                 if (tres_column) {
@@ -294,7 +302,10 @@ std::string render_report(const ReportRequest& request,
                 }
                 const ReportUnit unit = request.unit;
                 row.push_back(amount(used, capacity, unit));
-                row.push_back(amount(std::max(capacity - used, 0.0), capacity, unit));
+                row.push_back(amount(down, capacity, unit));
+                row.push_back(amount(planned_down, capacity, unit));
+                row.push_back(amount(std::max(capacity - used - down - planned_down, 0.0), capacity,
+                                     unit));
                 row.push_back(amount(capacity, capacity, unit));
                 rows.push_back(std::move(row));
             }

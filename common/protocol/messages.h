@@ -425,10 +425,16 @@ struct UsageTotalsReply {
     int64_t cluster_cpus = 0;  // CPUs of the configured nodes now: the capacity reported
     int64_t cluster_gpus = 0;
     std::vector<UsageTotalEntry> totals;
+    // Time nodes gave no service in the window: down or drained, and in maintenance.
+    double down_cpu_seconds = 0;
+    double down_gpu_seconds = 0;
+    double planned_down_cpu_seconds = 0;
+    double planned_down_gpu_seconds = 0;
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        serialize_fields(ar, start, end, cluster_cpus, cluster_gpus, totals);
+        serialize_fields(ar, start, end, cluster_cpus, cluster_gpus, totals, down_cpu_seconds,
+                         down_gpu_seconds, planned_down_cpu_seconds, planned_down_gpu_seconds);
     }
 };
 

@@ -1,7 +1,9 @@
 // Accounting: what the state store commits is recorded in the accounting store
 // (accounting/), which answers `cohort acct` and `cohort report` and gives fair-share its
 // usage at start; a restart records again what the accounting store may have missed; purges
-// follow purge_jobs_after_days.
+// follow purge_jobs_after_days. Node events (down, maintenance) are recorded from each tick.
+#include <deque>
+
 #include <spdlog/spdlog.h>
 
 #include "scheduler/ctld/controller.h"
@@ -14,6 +16,8 @@ namespace {
 // controller records again every job that ended this long before the latest one accounted,
 // and every unfinished one.
 constexpr int64_t kReplayOverlap_s = 3600;
+// A failed read of the node events left open is tried again after this.
+constexpr int64_t kNodeEventsRetry_s = 30;
 
 }  // namespace
 
@@ -176,6 +180,8 @@ void Controller::handle_usage_report(const ConnectionPtr& conn,
                             request.start, request.end)));
         return;
     }
+    // The node events recorded so far count, up to now.
+    record_node_service(now);
     protocol::UsageTotalsReply reply;
     reply.start = request.start;
     reply.end = std::min(request.end, now);
@@ -191,6 +197,15 @@ void Controller::handle_usage_report(const ConnectionPtr& conn,
                     conn->send_error(totals.status());
                     return;
                 }
+                auto lost = store.node_time(reply.start, reply.end);
+                if (!lost) {
+                    conn->send_error(lost.status());
+                    return;
+                }
+                reply.down_cpu_seconds = lost->down_cpu_seconds;
+                reply.down_gpu_seconds = lost->down_gpu_seconds;
+                reply.planned_down_cpu_seconds = lost->planned_down_cpu_seconds;
+                reply.planned_down_gpu_seconds = lost->planned_down_gpu_seconds;
                 for (protocol::UsageTotalEntry& total : *totals) {
                     if (own.empty() || total.user == own) {
                         reply.totals.push_back(std::move(total));
@@ -198,6 +213,53 @@ void Controller::handle_usage_report(const ConnectionPtr& conn,
                 }
                 conn->send(reply);
             });
+}
+
+void Controller::record_node_service(int64_t now) {
+    if (!node_events_.ready()) {
+        if (node_events_loading_ || now < node_events_retry_at_) {
+            return;
+        }
+        node_events_loading_ = true;
+        accounting_.read([this](accounting::AccountingStore& store) {
+            auto open = store.open_node_events();
+            on_strand([this, open = std::move(open)]() mutable {
+                node_events_loading_ = false;
+                if (!open) {
+                    spdlog::error(
+                            "accounting: node events left open not read: {}; retrying in "
+                            "{} s",
+                            open.status().message(), kNodeEventsRetry_s);
+                    node_events_retry_at_ = clock_.unix_seconds() + kNodeEventsRetry_s;
+                    return;
+                }
+                node_events_.adopt(std::move(*open));
+                record_node_service(clock_.unix_seconds());
+            });
+        });
+        return;
+    }
+    const std::map<std::string, std::string> maintenance = reservations_.maintenance_at(now);
+    std::deque<std::string> reasons;  // maintenance reasons, alive until observe() returns
+    std::vector<NodeService> services;
+    services.reserve(nodes_.size());
+    for (const NodeEntry& node : nodes_) {
+        NodeService service{node.info.name, "", node.info.reason, node.info.resources.cpus,
+                            node.info.resources.gpus};
+        service.known = node.info.state != NodeState::kUnknown;
+        if (auto held = maintenance.find(node.info.name); held != maintenance.end()) {
+            reasons.push_back("maintenance reservation " + held->second);
+            service.lost_as = kNodeLostMaintenance;
+            service.reason = reasons.back();
+            service.known = true;
+        } else if (node.info.state == NodeState::kDown || (node.info.drain && node.jobs.empty())) {
+            service.lost_as = kNodeLostDown;
+        }
+        services.push_back(service);
+    }
+    accounting::RecordBatch batch;
+    batch.node_events = node_events_.observe(services, now);
+    accounting_.record(std::move(batch));
 }
 
 void Controller::purge_accounting(int64_t ended_before) {

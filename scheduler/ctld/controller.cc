@@ -370,6 +370,7 @@ void Controller::on_tick() {
     }
     schedule_if_due(now_ms);
     purge_history(now);
+    record_node_service(now);
     tick_.expires_after(std::chrono::milliseconds(config_.heartbeat_interval_ms));
     tick_.async_wait([this](boost::system::error_code ec) {
         if (!ec) {

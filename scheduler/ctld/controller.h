@@ -21,6 +21,7 @@
 #include "scheduler/ctld/core_inputs.h"
 #include "scheduler/ctld/gpu_allocation.h"
 #include "scheduler/ctld/job_table.h"
+#include "scheduler/ctld/node_event_log.h"
 #include "scheduler/ctld/node_table.h"
 #include "scheduler/ctld/reservation_book.h"
 #include "scheduler/ctld/roles.h"
@@ -129,6 +130,9 @@ private:
     void apply_accounted_usage(int64_t as_of,
                                const Result<std::vector<accounting::DecayedUsage>>& usage);
     void purge_accounting(int64_t ended_before);
+    // Records when nodes begin and end giving no service (called by each tick), once the
+    // events a previous controller left open are read.
+    void record_node_service(int64_t now);
     // scontrol update job (job_update.cc).
     void handle_update(const ConnectionPtr& conn,
                        const protocol::Credential& cred,
@@ -321,6 +325,9 @@ private:
     NodeTable nodes_;
     StepTable steps_;
     ReservationBook reservations_;
+    NodeEventLog node_events_;
+    bool node_events_loading_ = false;
+    int64_t node_events_retry_at_ = 0;  // unix seconds, after a failed read of the open ones
     std::map<uint64_t, ConnectionPtr> job_clients_;  // interactive jobs' cohort run client
     // Batch ends reported while another node of the job was silent: a rank that lost its
     // peer may be why the script failed, so the job is judged once that node is back or

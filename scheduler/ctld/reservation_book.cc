@@ -44,6 +44,19 @@ std::vector<std::string> ReservationBook::ended_by(int64_t now) const {
     return ended;
 }
 
+std::map<std::string, std::string> ReservationBook::maintenance_at(int64_t now) const {
+    std::map<std::string, std::string> held;
+    for (const auto& [name, reservation] : reservations_) {
+        if (reservation.maintenance && reservation.start_time <= now
+            && now < reservation.end_time) {
+            for (const auto& node : reservation.nodes) {
+                held.emplace(node, name);
+            }
+        }
+    }
+    return held;
+}
+
 std::vector<sched::ReservationWindow> ReservationBook::windows(
         const std::function<int(const std::string&)>& index_of) const {
     std::vector<sched::ReservationWindow> windows;

@@ -29,6 +29,8 @@ public:
     // window. Empty when it can.
     std::string overlap_on(const protocol::ReservationRecord& wanted,
                            const std::string& node) const;
+    // The nodes a maintenance reservation holds at `now`, each with that reservation's name.
+    std::map<std::string, std::string> maintenance_at(int64_t now) const;
     // The reservations whose window has ended by `now`.
     std::vector<std::string> ended_by(int64_t now) const;
     // Every reservation as the scheduling pass's window, nodes as `index_of` numbers them

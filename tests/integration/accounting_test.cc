@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "common/sql/sql_connection.h"
@@ -139,12 +140,80 @@ TEST_P(AccountingTest, AJobsUsageIsRecordedListedAndReported) {
     while (std::getline(cells, field, '|')) {
         utilization.push_back(field);
     }
-    ASSERT_EQ(utilization.size(), 4u) << report.out;
+    ASSERT_EQ(utilization.size(), 6u) << report.out;  // Cluster, Allocated, Down, PLND Down, ...
     EXPECT_GE(std::stol(utilization[1]), 2) << report.out;
     CommandResult top = cluster_->cohort({"sreport", "-P", "-n", "user", "topusage",
                                           "start=" + local_time(before - 60), "end=now"});
     ASSERT_EQ(top.exit_code, 0) << top.err;
     EXPECT_NE(top.out.find("|" + row[3] + "|"), std::string::npos) << top.out;
+}
+
+// The node events table, read with SQL: "node|state|reason|start|end" per row.
+std::vector<std::string> node_events(const std::string& location) {
+    std::vector<std::string> rows;
+    auto sql = sql::connect_sql(location);
+    if (sql) {
+        (void)(*sql)->run(
+                "SELECT node_name, state, reason, start_time, end_time, cpus FROM "
+                "node_events ORDER BY node_name, start_time",
+                {}, [&rows](const sql::SqlRow& r) {
+                    rows.push_back(r.text(0) + "|" + r.text(1) + "|" + r.text(2) + "|"
+                                   + std::to_string(r.integer(3)) + "|"
+                                   + std::to_string(r.integer(4)) + "|"
+                                   + std::to_string(r.integer(5)));
+                });
+    }
+    return rows;
+}
+
+TEST_P(AccountingTest, DownAndMaintenanceTimeOfNodesIsRecordedAcrossARestartAndReported) {
+    const auto before = static_cast<int64_t>(std::time(nullptr));
+    ASSERT_EQ(cluster_->cohort({"node", "down", "node2", "--reason", "firmware"}).exit_code, 0);
+    CommandResult reserved = cluster_->cohort(
+            {"reservation", "create", "--name", "maint", "--start", "now", "--duration", "10:00",
+             "--nodes", "node1", "--users", "root", "--flags", "maintenance"});
+    ASSERT_EQ(reserved.exit_code, 0) << reserved.err;
+    ASSERT_TRUE(eventually([&] { return node_events(location_).size() == 2; }, seconds(10)))
+            << node_events(location_).size();
+    // node2 stays down across a restart of the whole instance: still one event, from its start.
+    CommandResult restarted = cluster_->restart();
+    ASSERT_EQ(restarted.exit_code, 0) << restarted.err;
+    std::this_thread::sleep_for(seconds(2));
+    ASSERT_EQ(cluster_->cohort({"node", "resume", "node2"}).exit_code, 0);
+    ASSERT_EQ(cluster_->cohort({"reservation", "delete", "maint"}).exit_code, 0);
+    std::vector<std::string> events;
+    ASSERT_TRUE(eventually(
+            [&] {
+                events = node_events(location_);
+                return events.size() == 2 && events[0].find("|0|") == std::string::npos
+                       && events[1].find("|0|") == std::string::npos;
+            },
+            seconds(10)))
+            << ::testing::PrintToString(events);
+
+    // Each row: node|state|reason|start|end|cpus, both ended after they began.
+    auto lost_cpu_seconds = [](const std::string& row) {
+        std::vector<std::string> f;
+        std::string field;
+        std::istringstream in(row);
+        while (std::getline(in, field, '|')) {
+            f.push_back(field);
+        }
+        return (std::stol(f[4]) - std::stol(f[3])) * std::stol(f[5]);
+    };
+    EXPECT_EQ(events[0].rfind("node1|MAINT|maintenance reservation maint|", 0), 0u) << events[0];
+    EXPECT_EQ(events[1].rfind("node2|DOWN|firmware|", 0), 0u) << events[1];
+    EXPECT_GE(lost_cpu_seconds(events[1]), 2) << events[1];  // down for the restart's seconds
+
+    CommandResult report =
+            cluster_->cohort({"report", "-P", "-n", "-t", "seconds", "cluster", "utilization",
+                              "start=" + local_time(before - 1), "end=now"});
+    ASSERT_EQ(report.exit_code, 0) << report.err;
+    EXPECT_EQ(report.out.rfind(fmt::format("cohort|0|{}|{}|", lost_cpu_seconds(events[1]),
+                                           lost_cpu_seconds(events[0])),
+                               0),
+              0u)
+            << report.out << ::testing::PrintToString(events);
 }
 
 TEST_P(AccountingTest, EveryStateChangeOfAJobIsRecordedAsItHappens) {

@@ -102,7 +102,7 @@ TEST_P(AccountingStoreTest, RecordsJobsAndStepsAndListsThemBack) {
     step.end_time = 1999;
     step.state = JobState::kOutOfMemory;
     step.usage = {900000, 100000, 102400, "node1", 1};
-    ASSERT_TRUE(store_->record({{job}, {}, {}, {}, {step}}));
+    ASSERT_TRUE(store_->record({{job}, {}, {}, {}, {step}, {}}));
 
     const auto jobs = list({});
     ASSERT_EQ(jobs.size(), 1u);
@@ -146,13 +146,13 @@ TEST_P(AccountingStoreTest, RecordsJobsAndStepsAndListsThemBack) {
 TEST_P(AccountingStoreTest, ALaterRecordOfAJobReplacesTheEarlierOne) {
     JobRecord job = finished(1, "alice", 0, 0);
     job.state = JobState::kPending;
-    ASSERT_TRUE(store_->record({{job}, {}, {}, {}, {}}));
+    ASSERT_TRUE(store_->record({{job}, {}, {}, {}, {}, {}}));
     job.state = JobState::kRunning;
     job.start_time = 100;
-    ASSERT_TRUE(store_->record({{job}, {}, {}, {}, {}}));
+    ASSERT_TRUE(store_->record({{job}, {}, {}, {}, {}, {}}));
     job.state = JobState::kFailed;
     job.end_time = 200;
-    ASSERT_TRUE(store_->record({{job}, {}, {}, {}, {}}));
+    ASSERT_TRUE(store_->record({{job}, {}, {}, {}, {}, {}}));
     const auto jobs = list({});
     ASSERT_EQ(jobs.size(), 1u);
     EXPECT_EQ(jobs[0].state, JobState::kFailed);
@@ -169,7 +169,7 @@ TEST_P(AccountingStoreTest, FiltersByUserAccountStateWindowAndIds) {
     JobRecord task = finished(11, "carol", 100, 200);
     task.array_job_id = 10;
     task.array_task_id = 1;
-    ASSERT_TRUE(store_->record({{a, b, c, task}, {}, {}, {}, {}}));
+    ASSERT_TRUE(store_->record({{a, b, c, task}, {}, {}, {}, {}, {}}));
 
     auto ids = [](const std::vector<JobRecord>& jobs) {
         std::vector<uint64_t> out;
@@ -204,7 +204,7 @@ TEST_P(AccountingStoreTest, ListsEndedAttemptsBeforeTheJobWhenAsked) {
     attempt.restart_count = 0;
     JobRecord job = finished(5, "alice", 300, 400);
     job.restart_count = 1;
-    ASSERT_TRUE(store_->record({{job}, {attempt}, {}, {}, {}}));
+    ASSERT_TRUE(store_->record({{job}, {attempt}, {}, {}, {}, {}}));
     ASSERT_EQ(list({}).size(), 1u);
     AcctFilter duplicates;
     duplicates.attempts = true;
@@ -223,12 +223,12 @@ TEST_P(AccountingStoreTest, KeepsAnArrayRemainderAfterItsFirstTaskUntilEmptied) 
     JobRecord first = finished(20, "alice", 100, 0);
     first.state = JobState::kRunning;
     first.array_job_id = 20;
-    ASSERT_TRUE(store_->record({{first}, {}, {remainder}, {}, {}}));
+    ASSERT_TRUE(store_->record({{first}, {}, {remainder}, {}, {}, {}}));
     auto jobs = list({});
     ASSERT_EQ(jobs.size(), 2u);
     EXPECT_EQ(jobs[0].display_id(), "20_0");
     EXPECT_EQ(jobs[1].display_id(), "20_[1-99]");
-    ASSERT_TRUE(store_->record({{}, {}, {}, {20}, {}}));
+    ASSERT_TRUE(store_->record({{}, {}, {}, {20}, {}, {}}));
     jobs = list({});
     ASSERT_EQ(jobs.size(), 1u);
     EXPECT_EQ(jobs[0].display_id(), "20_0");
@@ -246,7 +246,7 @@ TEST_P(AccountingStoreTest, UsageCountsWhatRanInsideTheWindowIncludingEarlierAtt
     b.gpu_alloc = {{{0, 1}, {}, {}, "nvidia"}, {{0}, {}, {}, "nvidia"}};  // 3 GPUs
     // Outside the window altogether.
     JobRecord c = finished(3, "alice", 100, 900);
-    ASSERT_TRUE(store_->record({{a, b, c}, {attempt}, {}, {}, {}}));
+    ASSERT_TRUE(store_->record({{a, b, c}, {attempt}, {}, {}, {}, {}}));
 
     auto totals = store_->usage(1500, 3000);
     ASSERT_TRUE(totals) << totals.status().message();
@@ -263,6 +263,34 @@ TEST_P(AccountingStoreTest, UsageCountsWhatRanInsideTheWindowIncludingEarlierAtt
     EXPECT_EQ(bob.jobs, 2);
 }
 
+TEST_P(AccountingStoreTest, NodeTimeCountsDownAndMaintenanceInsideTheWindow) {
+    // node1 (4 CPUs) down 1000-1600; node2 (8 CPUs, 2 GPUs) in maintenance from 1500, still.
+    NodeEvent down{"node1", 1000, 0, "DOWN", "Not responding", 4, 0};
+    NodeEvent maintenance{"node2", 1500, 0, "MAINT", "maintenance reservation m", 8, 2};
+    ASSERT_TRUE(store_->record({{}, {}, {}, {}, {}, {down, maintenance}}));
+    auto open = store_->open_node_events();
+    ASSERT_TRUE(open) << open.status().message();
+    ASSERT_EQ(open->size(), 2u);
+    EXPECT_EQ((*open)[0].node, "node1");
+    EXPECT_EQ((*open)[1].reason, "maintenance reservation m");
+    down.end = 1600;  // it ends: the same event, replaced
+    ASSERT_TRUE(store_->record({{}, {}, {}, {}, {}, {down}}));
+    ASSERT_EQ(store_->open_node_events()->size(), 1u);
+
+    // Window [1200, 1800): node1 400 s of 4 CPUs; node2 300 s of 8 CPUs and 2 GPUs.
+    auto lost = store_->node_time(1200, 1800);
+    ASSERT_TRUE(lost) << lost.status().message();
+    EXPECT_DOUBLE_EQ(lost->down_cpu_seconds, 1600);
+    EXPECT_DOUBLE_EQ(lost->down_gpu_seconds, 0);
+    EXPECT_DOUBLE_EQ(lost->planned_down_cpu_seconds, 2400);
+    EXPECT_DOUBLE_EQ(lost->planned_down_gpu_seconds, 600);
+    // Before any event, nothing is lost; a purge keeps what has not ended.
+    EXPECT_DOUBLE_EQ(store_->node_time(0, 1000)->down_cpu_seconds, 0);
+    ASSERT_TRUE(store_->purge(5000, 100));
+    EXPECT_DOUBLE_EQ(store_->node_time(0, 5000)->down_cpu_seconds, 0);
+    EXPECT_DOUBLE_EQ(store_->node_time(0, 5000)->planned_down_cpu_seconds, 8 * 3500);
+}
+
 TEST_P(AccountingStoreTest, BillingFollowsTheConfiguredWeights) {
     store_.reset();
     auto weights = parse_billing_weights("CPU=0.5,Mem=1G,GRES/gpu=10");
@@ -270,7 +298,7 @@ TEST_P(AccountingStoreTest, BillingFollowsTheConfiguredWeights) {
     store_ = open(*weights);
     JobRecord job = finished(1, "alice", 1000, 1100);  // 8 CPUs, 2 GiB, 1 GPU
     job.gpu_alloc = {{{0}, {}, {}, "nvidia"}, {}};
-    ASSERT_TRUE(store_->record({{job}, {}, {}, {}, {}}));
+    ASSERT_TRUE(store_->record({{job}, {}, {}, {}, {}, {}}));
     auto totals = store_->usage(1000, 1100);
     ASSERT_TRUE(totals) << totals.status().message();
     ASSERT_EQ(totals->size(), 1u);
@@ -292,7 +320,7 @@ TEST_P(AccountingStoreTest, DecayedUsageWeighsEachSecondByItsAge) {
     // Started after `now`: nothing yet.
     JobRecord later = finished(4, "dave", kNow + 10, 0);
     later.state = JobState::kRunning;
-    ASSERT_TRUE(store_->record({{a, b, pending, later}, {attempt}, {}, {}, {}}));
+    ASSERT_TRUE(store_->record({{a, b, pending, later}, {attempt}, {}, {}, {}, {}}));
 
     auto usage = store_->decayed_usage(kNow, kHalfLife);
     ASSERT_TRUE(usage) << usage.status().message();
@@ -325,7 +353,7 @@ TEST_P(AccountingStoreTest, RecordsLargeBatchesInOneTransaction) {
         step.state = JobState::kCompleted;
         steps.push_back(step);
     }
-    ASSERT_TRUE(store_->record({jobs, {}, {}, {}, steps}));
+    ASSERT_TRUE(store_->record({jobs, {}, {}, {}, steps, {}}));
     EXPECT_EQ(list({}).size(), 1000u);
     std::vector<uint64_t> ids;
     for (uint64_t id = 1; id <= 1000; ++id) {
@@ -349,7 +377,7 @@ TEST_P(AccountingStoreTest, PurgeDeletesOldJobsWithTheirStepsAndAttempts) {
     StepRecord step;
     step.job_id = 1;
     step.state = JobState::kCompleted;
-    ASSERT_TRUE(store_->record({{old_job, recent, running}, {old_attempt}, {}, {}, {step}}));
+    ASSERT_TRUE(store_->record({{old_job, recent, running}, {old_attempt}, {}, {}, {step}, {}}));
     auto purged = store_->purge(1000, 100);
     ASSERT_TRUE(purged) << purged.status().message();
     EXPECT_EQ(*purged, 1u);
@@ -385,7 +413,7 @@ TEST_P(AccountingStoreTest, AVersion1DatabaseGainsStepUsageAndKeepsItsSteps) {
     step.job_id = 3;
     step.name = "old";
     step.state = JobState::kCompleted;
-    ASSERT_TRUE(store_->record({{finished(3, "alice", 1, 2)}, {}, {}, {}, {step}}));
+    ASSERT_TRUE(store_->record({{finished(3, "alice", 1, 2)}, {}, {}, {}, {step}, {}}));
     store_.reset();
     {
         // Back to version 1: the steps table without the columns version 2 added.
@@ -395,6 +423,7 @@ TEST_P(AccountingStoreTest, AVersion1DatabaseGainsStepUsageAndKeepsItsSteps) {
              {"cpu_user_usec", "cpu_system_usec", "max_rss_kib", "max_rss_node", "oom_kills"}) {
             ASSERT_TRUE((*sql)->execute(std::string("ALTER TABLE steps DROP COLUMN ") + column));
         }
+        ASSERT_TRUE((*sql)->execute("DROP TABLE node_events"));
         ASSERT_TRUE((*sql)->execute("UPDATE schema_version SET version = 1"));
     }
     store_ = open();
@@ -405,14 +434,14 @@ TEST_P(AccountingStoreTest, AVersion1DatabaseGainsStepUsageAndKeepsItsSteps) {
     EXPECT_EQ((*steps)[0].name, "old");
     EXPECT_EQ((*steps)[0].usage.max_rss_kib, 0u);
     step.usage.max_rss_kib = 2048;
-    ASSERT_TRUE(store_->record({{}, {}, {}, {}, {step}}));
+    ASSERT_TRUE(store_->record({{}, {}, {}, {}, {step}, {}}));
     steps = store_->steps({3});
     ASSERT_TRUE(steps && steps->size() == 1u);
     EXPECT_EQ((*steps)[0].usage.max_rss_kib, 2048u);
 }
 
 TEST_P(AccountingStoreTest, ReopeningKeepsTheRecordsAndTheSchema) {
-    ASSERT_TRUE(store_->record({{finished(1, "alice", 1, 2)}, {}, {}, {}, {}}));
+    ASSERT_TRUE(store_->record({{finished(1, "alice", 1, 2)}, {}, {}, {}, {}, {}}));
     store_.reset();
     store_ = open();
     ASSERT_NE(store_, nullptr);

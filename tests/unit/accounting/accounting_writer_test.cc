@@ -52,15 +52,15 @@ protocol::JobRecord job(uint64_t id, JobState state) {
 
 TEST_F(AccountingWriterTest, AReadSeesEveryRecordQueuedBeforeIt) {
     for (uint64_t id = 1; id <= 500; ++id) {
-        writer_->record({{job(id, JobState::kPending)}, {}, {}, {}, {}});
+        writer_->record({{job(id, JobState::kPending)}, {}, {}, {}, {}, {}});
     }
     EXPECT_EQ(listed().size(), 500u);
 }
 
 TEST_F(AccountingWriterTest, TheLastRecordOfAJobWins) {
-    writer_->record({{job(1, JobState::kPending)}, {}, {}, {}, {}});
-    writer_->record({{job(1, JobState::kRunning)}, {}, {}, {}, {}});
-    writer_->record({{job(1, JobState::kCompleted)}, {}, {}, {}, {}});
+    writer_->record({{job(1, JobState::kPending)}, {}, {}, {}, {}, {}});
+    writer_->record({{job(1, JobState::kRunning)}, {}, {}, {}, {}, {}});
+    writer_->record({{job(1, JobState::kCompleted)}, {}, {}, {}, {}, {}});
     const auto jobs = listed();
     ASSERT_EQ(jobs.size(), 1u);
     EXPECT_EQ(jobs[0].state, JobState::kCompleted);
@@ -68,7 +68,7 @@ TEST_F(AccountingWriterTest, TheLastRecordOfAJobWins) {
 }
 
 TEST_F(AccountingWriterTest, StopWritesWhatIsQueued) {
-    writer_->record({{job(1, JobState::kCompleted)}, {}, {}, {}, {}});
+    writer_->record({{job(1, JobState::kCompleted)}, {}, {}, {}, {}, {}});
     writer_->stop();
     writer_.reset();
     auto store = AccountingStore::open(path_);

@@ -57,13 +57,30 @@ TEST(RenderReport, ClusterUtilizationInMinutesAndPercent) {
     request.parsable2 = true;
     const std::string minutes = render_report(request, two_users(), "cohort");
     // 10,200 CPU-seconds allocated = 170 minutes of 600.
-    EXPECT_NE(minutes.find("Cluster|Allocated|Idle|Reported\ncohort|170|430|600\n"),
+    EXPECT_NE(minutes.find("Cluster|Allocated|Down|PLND Down|Idle|Reported\n"
+                           "cohort|170|0|0|430|600\n"),
               std::string::npos)
             << minutes;
     EXPECT_NE(minutes.find("Usage reported in CPU Minutes"), std::string::npos);
     request.unit = ReportUnit::kPercent;
     request.no_header = true;
-    EXPECT_EQ(render_report(request, two_users(), "cohort"), "cohort|28.33%|71.67%|100.00%\n");
+    EXPECT_EQ(render_report(request, two_users(), "cohort"),
+              "cohort|28.33%|0.00%|0.00%|71.67%|100.00%\n");
+}
+
+TEST(RenderReport, DownAndMaintenanceTimeComeOutOfIdle) {
+    protocol::UsageTotalsReply totals = two_users();
+    totals.down_cpu_seconds = 4 * 1800;         // 4 CPUs down for half the hour: 120 minutes
+    totals.planned_down_cpu_seconds = 2 * 900;  // 30 minutes
+    totals.down_gpu_seconds = 1 * 1800;
+    ReportRequest request;
+    request.parsable2 = true;
+    request.no_header = true;
+    request.tres = {ReportTres::kCpu, ReportTres::kGpu};
+    // CPU: 600 reported = 170 allocated + 120 down + 30 planned down + 280 idle. GPU: 120
+    // reported = 10 allocated + 30 down + 80 idle.
+    EXPECT_EQ(render_report(request, totals, "cohort"),
+              "cohort|cpu|170|120|30|280|600\ncohort|gres/gpu|10|30|0|80|120\n");
 }
 
 TEST(RenderReport, AccountUtilizationByUserGivesEachAccountThenItsUsers) {
@@ -96,9 +113,12 @@ TEST(RenderReport, TopUsageRanksUsersAndKeepsTopCount) {
 TEST(RenderReport, TableLayoutRightAlignsUnderARule) {
     ReportRequest request;
     const std::string out = render_report(request, two_users(), "cohort");
-    EXPECT_NE(out.find("  Cluster      Allocated           Idle       Reported \n"
-                       "--------- -------------- -------------- -------------- \n"
-                       "   cohort            170            430            600 \n"),
+    EXPECT_NE(out.find("  Cluster      Allocated       Down  PLND Down           Idle       "
+                       "Reported \n"
+                       "--------- -------------- ---------- ---------- -------------- "
+                       "-------------- \n"
+                       "   cohort            170          0          0            430            "
+                       "600 \n"),
               std::string::npos)
             << out;
 }
