@@ -73,6 +73,8 @@ private:
         ConnectionPtr step_manager;  // null for --mpi=none
         std::string shm_dir;         // Open MPI's shared-memory files, where the agent made one
         std::shared_ptr<asio::steady_timer> warning;  // its --signal before the job's end
+        std::string warning_spec;                     // that --signal, re-armed if the end moves
+        bool warned = false;                          // sent: a later end sends it no more
         // Rank 0's stdin on this node, fed with the client's stdin.
         std::shared_ptr<asio::posix::stream_descriptor> input;
         std::deque<std::string> pending_input;

@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstring>
 #include <ctime>
+#include <set>
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -316,6 +317,20 @@ void Agent::move_end_time(const protocol::JobEndTimeMessage& message) {
         }
     }
     rearm_limit_timer();
+    // Steps' own --signal follows the job's end too (each session once: it has many tasks).
+    std::set<StepSession*> moved;
+    for (auto& [pid, task] : tasks_) {
+        const std::shared_ptr<StepSession>& session = task.session;
+        if (!session || session->job_id != message.job_id || session->warning_spec.empty()
+            || session->warned || !moved.insert(session.get()).second) {
+            continue;
+        }
+        if (message.end_time < 0) {
+            session->warning->cancel();
+        } else {
+            arm_step_warning(session, session->warning_spec, message.end_time);
+        }
+    }
 }
 
 void Agent::arm_warning(uint64_t job_id, const std::string& signal_spec, int64_t end_time) {

@@ -659,7 +659,10 @@ void Agent::start_step_tasks(
     }
     close_all(pmi_fds);  // the ranks hold their ends now
     if (!request.signal.empty() && layout.job_end_time != 0) {
-        arm_step_warning(session, request.signal, layout.job_end_time);
+        // The end this agent was told last: a time limit changed while the step's layout was
+        // on its way is newer than the layout's.
+        arm_step_warning(session, request.signal,
+                         time_limits_.end_of(layout.job_id).value_or(layout.job_end_time));
     }
     conn->send(reply);
     for (const auto& failure : failures) {
@@ -683,6 +686,10 @@ void Agent::arm_step_warning(const std::shared_ptr<StepSession>& session,
         return;  // checked by the client
     }
     const int64_t at = job_end_time - warning->seconds_before;
+    if (session->warning) {
+        session->warning->cancel();  // the job's end moved (move_end_time)
+    }
+    session->warning_spec = spec;
     session->warning = std::make_shared<asio::steady_timer>(io_);
     session->warning->expires_after(
             std::chrono::seconds(std::max<int64_t>(at - clock_.unix_seconds(), 0)));
@@ -693,6 +700,7 @@ void Agent::arm_step_warning(const std::shared_ptr<StepSession>& session,
         if (ec || !step) {
             return;
         }
+        step->warned = true;
         spdlog::info("step {}.{}: sending its --signal {}", step->job_id, step->step_id,
                      sigabbrev_np(signal));
         for (pid_t pid : step->pids) {

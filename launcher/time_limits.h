@@ -20,6 +20,11 @@ public:
 
     bool has(uint64_t job) const { return end_of_.count(job) != 0; }
 
+    std::optional<int64_t> end_of(uint64_t job) const {
+        auto it = end_of_.find(job);
+        return it == end_of_.end() ? std::nullopt : std::optional<int64_t>(it->second);
+    }
+
     // The jobs whose end time is `now` or earlier, earliest first; they leave the table.
     std::vector<uint64_t> take_expired(int64_t now);
     // The earliest end time in the table.

@@ -97,6 +97,27 @@ TEST_F(SignalTest, AStepsOwnSignalArrivesBeforeTheJobsEnd) {
             << refused.err;
 }
 
+// A step's --signal follows its job's end when the time limit changes: raised, the signal is
+// not sent at the old time (6 s in); lowered below the warning time, it comes at once.
+TEST_F(SignalTest, AStepsSignalFollowsAChangedTimeLimit) {
+    const std::string script = cluster_->work_dir() + "/moved_signal.sh";
+    std::ofstream(script) << trap_usr1("step") << "\n";
+    const uint64_t id = submit({"-t", "0:30", "-o", "moved.out", "--wrap",
+                                cohort_binary() + " run -n1 --signal=USR1@24 bash " + script});
+    const std::string job = "JobId=" + std::to_string(id);
+    const std::string out = cluster_->work_dir() + "/moved.out";
+    for (int i = 0; i < 100 && cluster_->job_state(id) != "RUNNING"; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    std::this_thread::sleep_for(seconds(2));  // the step is running, its signal armed
+    ASSERT_EQ(cluster_->cohort({"scontrol", "update", job, "TimeLimit=5:00"}).exit_code, 0);
+    std::this_thread::sleep_for(seconds(6));
+    EXPECT_EQ(read_text(out).find("step USR1"), std::string::npos) << read_text(out);
+    ASSERT_EQ(cluster_->cohort({"scontrol", "update", job, "TimeLimit=0:26"}).exit_code, 0);
+    EXPECT_TRUE(file_gets(out, "step USR1 after", seconds(5))) << read_text(out);
+    EXPECT_EQ(cluster_->wait_final_state(id, seconds(30)), "COMPLETED");
+}
+
 // cancel -s: by default the steps; --batch the shell alone; --full the shell and its children.
 TEST_F(SignalTest, CancelSignalReachesStepsBatchShellOrEverything) {
     const std::string step = trapping_step();
