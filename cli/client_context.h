@@ -45,13 +45,15 @@ Status ask_job_list(const Request& request,
     if (Status sent = client->send(request); !sent) {
         return sent;
     }
-    protocol::JobListReply reply;  // one for every frame: its records' memory is reused
+    // One envelope and one reply for every frame: their memory is reused.
+    protocol::Envelope envelope;
+    protocol::JobListReply reply;
+    reply.jobs.reserve(protocol::JobListReply::kJobsPerFrame);
     for (;;) {
-        auto envelope = client->receive();
-        if (!envelope) {
-            return envelope.status();
+        if (Status received = client->receive_into(envelope); !received) {
+            return received;
         }
-        if (Status decoded = protocol::decode_message_into(*envelope, reply); !decoded) {
+        if (Status decoded = protocol::decode_message_into(envelope, reply); !decoded) {
             return decoded;
         }
         frame(reply);

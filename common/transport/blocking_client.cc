@@ -38,6 +38,14 @@ Status BlockingClient::send_frame(const std::string& frame) {
 }
 
 Result<protocol::Envelope> BlockingClient::receive() {
+    protocol::Envelope envelope;
+    if (Status received = receive_into(envelope); !received) {
+        return received;
+    }
+    return envelope;
+}
+
+Status BlockingClient::receive_into(protocol::Envelope& envelope) {
     std::string header_bytes(protocol::kHeaderSize, '\0');
     boost::system::error_code ec;
     asio::read(socket_, asio::buffer(header_bytes), ec);
@@ -52,7 +60,8 @@ Result<protocol::Envelope> BlockingClient::receive() {
         return header.status();
     }
     std::string credential(header->credential_len, '\0');
-    std::string body(header->body_len, '\0');
+    std::string& body = envelope.body;
+    body.resize(header->body_len);
     asio::read(socket_, std::array{asio::buffer(credential), asio::buffer(body)}, ec);
     if (ec) {
         return Status::unavailable("truncated reply: " + ec.message());
@@ -61,11 +70,13 @@ Result<protocol::Envelope> BlockingClient::receive() {
     if (!sender) {
         return sender.status();
     }
-    protocol::Envelope envelope{header->type, *sender, std::move(body), !credential.empty()};
+    envelope.type = header->type;
+    envelope.cred = *sender;
+    envelope.by_munge = !credential.empty();
     if (envelope.type == static_cast<uint16_t>(protocol::MessageType::kError)) {
         return protocol::status_from_error(envelope);
     }
-    return envelope;
+    return Status::ok();
 }
 
 }  // namespace cohort::transport

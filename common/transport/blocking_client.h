@@ -31,6 +31,9 @@ public:
 
     // Reads one verified frame; an ErrorReply is returned as its Status.
     Result<protocol::Envelope> receive();
+    // The same into `envelope`, reusing its body's memory: the frames of a long listing are
+    // received one after another into one envelope instead of a fresh megabyte each.
+    Status receive_into(protocol::Envelope& envelope);
 
     // send() then receive(), decoding the expected reply type.
     template <typename Reply, typename Request>
