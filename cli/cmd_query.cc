@@ -394,7 +394,8 @@ int cmd_show(const Args& args) {
                                            : " FailedNodes=" + compress_hostlist(job.failed_nodes))
               << "\n"
               << "   RunTime=" << format_clock(elapsed_of(job))
-              << " TimeLimit=" << format_clock(job.time_limit_s) << "\n"
+              << " TimeLimit=" << format_clock(job.time_limit_s) << " TimeMin="
+              << (job.spec.time_min_s > 0 ? format_clock(job.spec.time_min_s) : "N/A") << "\n"
               << "   SubmitTime=" << format_time(job.submit_time)
               << " StartTime=" << format_time(job.start_time)
               << " EndTime=" << format_time(job.end_time) << "\n"
@@ -416,9 +417,6 @@ int cmd_show(const Args& args) {
               << " Licenses=" << or_null(job.spec.licenses) << "\n";
     if (!job.spec.nodelist.empty()) {
         std::cout << "   ReqNodeList=" << compress_hostlist(job.spec.nodelist) << "\n";
-    }
-    if (job.spec.time_min_s > 0) {
-        std::cout << "   TimeMin=" << format_duration(job.spec.time_min_s) << "\n";
     }
     if (!job.spec.kept_options.empty()) {
         // Accepted for compatibility, with no effect here.

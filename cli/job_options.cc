@@ -370,11 +370,6 @@ void warn_of_kept(const JobOptions& o, std::vector<std::string>& warnings) {
                            + " is kept with the job but changes nothing here: CPUs are counted "
                              "and bound as the node reports them");
     }
-    if (!o.time_min.empty()) {
-        warnings.push_back("--time-min=" + o.time_min
-                           + " is kept with the job but changes nothing here: the job keeps its "
-                             "--time limit");
-    }
 }
 
 }  // namespace
@@ -446,7 +441,9 @@ void add_job_options(CLI::App& app, JobOptions& o, JobCommand command) {
     app.add_option("--mincpus", o.mincpus, "at least this many CPUs on each node");
     app.add_option("--hint", o.hint,
                    "compute_bound, memory_bound, multithread, nomultithread (kept)");
-    app.add_option("--time-min", o.time_min, "the least time the job could run with (kept)");
+    app.add_option("--time-min", o.time_min,
+                   "the least time the job could run with: its limit may be lowered as far to "
+                   "start it sooner");
     app.add_option("--wait-all-nodes", o.wait_all_nodes,
                    "1: start once every node is ready, 0: at once (nodes here are ready)");
     app.add_flag("-Q,--quiet", o.quiet, "no warnings");

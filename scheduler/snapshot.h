@@ -95,6 +95,8 @@ struct PendingJob {
     int64_t submit_time = 0;
     int64_t priority = 0;       // higher is planned first; ties go to the earlier submit, then id
     int64_t time_limit_s = -1;  // the estimate backfill plans with; -1: unlimited
+    // --time-min: the pass may lower the limit as far as this to start the job now; 0: never.
+    int64_t time_min_s = 0;
     ResourceRequest request;
     int partition = 0;        // index into Snapshot::partitions
     std::vector<int> limits;  // indexes into Snapshot::limits it counts against
@@ -129,6 +131,7 @@ struct Placement {
 struct StartJob {
     uint64_t job_id = 0;
     Placement placement;
+    int64_t time_limit_s = 0;  // lowered toward its --time-min to start now; 0: as it was
 };
 
 // Why a job waits: "not now". Jobs that can never run are rejected at submit instead.

@@ -211,14 +211,19 @@ private:
             return;
         }
         if (!(blocked_ && options_.policy == BackfillPolicy::kNone)) {
-            if (auto placement = start_now(job, duration)) {
+            int64_t shortened = 0;
+            auto placement = start_now(job, duration);
+            if (!placement && job.time_min_s > 0 && job.time_min_s < duration) {
+                placement = start_shortened(job, duration, shortened);
+            }
+            if (placement) {
                 if (int limit = binding_limit(job, cpus_of(*placement)); limit >= 0) {
                     decisions.waits.push_back({job.id, WaitReason::kLimit, limit});
                     return;
                 }
-                hold(*placement, snapshot_.now, duration);
+                hold(*placement, snapshot_.now, shortened > 0 ? shortened : duration);
                 count_usage(job, *placement);
-                decisions.starts.push_back({job.id, std::move(*placement)});
+                decisions.starts.push_back({job.id, std::move(*placement), shortened});
                 return;
             }
         }
@@ -270,6 +275,32 @@ private:
             auto [it, fresh] = failed_for_.emplace(shape, duration);
             it->second = std::min(it->second, duration);
         }
+        return placement;
+    }
+
+    // --time-min: the longest limit from the job's time_min_s up, in steps of a minute and
+    // short of `duration`, with which it starts now (a job fitting for some time fits for any
+    // shorter one, so the longest is found by halving); nullopt when even time_min_s does not.
+    std::optional<Placement> start_shortened(const PendingJob& job,
+                                             int64_t duration,
+                                             int64_t& limit) {
+        constexpr int64_t kStep = 60;
+        auto placement = start_now(job, job.time_min_s);
+        if (!placement) {
+            return std::nullopt;
+        }
+        int64_t fits = job.time_min_s;
+        int64_t fails = duration;
+        while (fails - fits > kStep) {
+            const int64_t mid = fits + std::max<int64_t>((fails - fits) / 2 / kStep, 1) * kStep;
+            if (auto longer = start_now(job, mid)) {
+                fits = mid;
+                placement = std::move(longer);
+            } else {
+                fails = mid;
+            }
+        }
+        limit = fits;
         return placement;
     }
 

@@ -273,6 +273,7 @@ Result<protocol::WillRunReply> Controller::will_run(const protocol::JobRecord& r
     pending.id = record.job_id;
     pending.submit_time = now;
     pending.time_limit_s = job.time_limit_s;
+    pending.time_min_s = job.spec.time_min_s;
     pending.request = job.resources;
     ChosenPartitions chosen;
     pending.partition = partition_for(snapshot, partition_index.at(job.partition), job, nodes_,
@@ -446,6 +447,7 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
         pending.submit_time = job.submit_time;
         pending.priority = planned_priority(job);
         pending.time_limit_s = job.time_limit_s;
+        pending.time_min_s = job.spec.time_min_s;
         pending.request = job.resources;
         if (job.spec.partition.str().find(',') != std::string::npos) {
             job.partition = partition_with_room(job);
@@ -638,6 +640,11 @@ void Controller::apply(const sched::Decisions& decisions, const sched::Snapshot&
             continue;
         }
         Job& job = *pending;
+        if (start.time_limit_s > 0) {
+            spdlog::info("job {}: time limit lowered from {} s to {} s (--time-min) to start now",
+                         job.job_id, job.time_limit_s, start.time_limit_s);
+            job.time_limit_s = start.time_limit_s;
+        }
         job.state = JobState::kRunning;
         job.reason = "None";
         job.start_time = clock_.unix_seconds();

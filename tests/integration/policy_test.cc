@@ -110,6 +110,33 @@ TEST_F(PolicyTest, NoJobRunsIntoAMaintenanceReservation) {
               "COMPLETED");
 }
 
+// --time-min: a job asking an hour, with a maintenance window ten minutes away on every node,
+// starts now with its limit lowered to fit before the window; without it, it waits.
+TEST_F(PolicyTest, TimeMinLowersALimitToStartBeforeAMaintenanceWindow) {
+    CommandResult created = cluster_->cohort({"reservation", "create", "--name", "soon", "--start",
+                                              "now+600", "--duration", "10:00", "--node-count", "2",
+                                              "--users", my_user(), "--flags", "maintenance"});
+    ASSERT_EQ(created.exit_code, 0) << created.err;
+    CommandResult rigid =
+            cluster_->cohort({"batch", "--parsable", "-t", "1:00:00", "--wrap", "true"});
+    CommandResult flexible = cluster_->cohort(
+            {"batch", "--parsable", "-t", "1:00:00", "--time-min=2", "--wrap", "sleep 30"});
+    ASSERT_EQ(rigid.exit_code, 0) << rigid.err;
+    ASSERT_EQ(flexible.exit_code, 0) << flexible.err;
+    const std::string id = std::to_string(submitted_id(flexible));
+    EXPECT_TRUE(eventually([&] { return cluster_->job_state(submitted_id(flexible)) == "RUNNING"; },
+                           std::chrono::seconds(20)));
+    const std::string shown = cluster_->cohort({"show", "job", id}).out;
+    std::smatch limit;
+    ASSERT_TRUE(std::regex_search(shown, limit, std::regex("TimeLimit=00:(\\d\\d):00"))) << shown;
+    EXPECT_GE(std::stoi(limit[1].str()), 8) << shown;  // from 2 minutes up, ending by the window
+    EXPECT_LE(std::stoi(limit[1].str()), 10) << shown;
+    EXPECT_NE(shown.find("TimeMin=00:02:00"), std::string::npos) << shown;
+    EXPECT_EQ(wait_reason(submitted_id(rigid), "ReqNodeNotAvail"), "ReqNodeNotAvail");
+    ASSERT_EQ(cluster_->cohort({"cancel", id, std::to_string(submitted_id(rigid))}).exit_code, 0);
+    ASSERT_EQ(cluster_->cohort({"reservation", "delete", "soon"}).exit_code, 0);
+}
+
 TEST_F(PolicyTest, PriorityShowsTheFactorsOfAPendingJob) {
     CommandResult held =
             cluster_->cohort({"batch", "--parsable", "--hold", "--nice", "5", "--wrap", "true"});

@@ -195,6 +195,35 @@ TEST(Backfill, AJobThatEndsExactlyAtAReservationFillsTheHole) {
     EXPECT_EQ(easy.starts[0].placement.nodes, (std::vector<int>{2, 3}));
 }
 
+TEST(Backfill, TimeMinLowersALimitToTheLongestThatStartsNow) {
+    // Two nodes are busy until 1000, when the top job is planned on all four. A job of two
+    // nodes asking two hours would delay it; with --time-min=5:00 it starts now, its limit
+    // lowered to the longest whole minute from there that ends by 1000: 300 + 11 * 60.
+    Snapshot snapshot = cluster_of(4, 4);
+    snapshot.running.push_back({{0, 1}, {4, 4}, 0, 1000});
+    snapshot.pending.push_back(job(1, tasks(16, 4), 0, 100));
+    PendingJob flexible = job(2, tasks(8, 2), 1, 7200);
+    flexible.time_min_s = 300;
+    snapshot.pending.push_back(flexible);
+    PendingJob too_long = job(3, tasks(8, 2), 2, 7200);
+    too_long.time_min_s = 1200;  // even its least runs past 1000
+    snapshot.pending.push_back(too_long);
+
+    Decisions easy = plan(snapshot, {BackfillPolicy::kEasy});
+    ASSERT_EQ(easy.starts.size(), 1u);
+    EXPECT_EQ(easy.starts[0].job_id, 2u);
+    EXPECT_EQ(easy.starts[0].time_limit_s, 960);
+    EXPECT_EQ(easy.starts[0].placement.nodes, (std::vector<int>{2, 3}));
+    ASSERT_EQ(easy.reservations.size(), 1u);
+    EXPECT_EQ(easy.reservations[0].start, 1000);  // the top job is not delayed
+    // A job that starts with its own limit keeps it.
+    Snapshot idle = cluster_of(4, 4);
+    idle.pending.push_back(flexible);
+    Decisions now = plan(idle, {BackfillPolicy::kEasy});
+    ASSERT_EQ(now.starts.size(), 1u);
+    EXPECT_EQ(now.starts[0].time_limit_s, 0);
+}
+
 TEST(Backfill, JobsOnDownNodesNeverStart) {
     Snapshot snapshot = cluster_of(2, 2);
     snapshot.nodes[0].up = false;
