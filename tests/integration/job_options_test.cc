@@ -191,7 +191,7 @@ TEST_F(JobOptionsTest, UpdateJobChangesAPendingJobAllOrNothing) {
             {"scontrol", "update", job, "TimeLimit=10", "JobName=renamed", "Comment=second try"});
     ASSERT_EQ(updated.exit_code, 0) << updated.err;
     EXPECT_NE(shown().find(" JobName=renamed\n"), std::string::npos) << shown();
-    EXPECT_NE(shown().find(" TimeLimit=00:10:00\n"), std::string::npos) << shown();
+    EXPECT_NE(shown().find(" TimeLimit=00:10:00 TimeMin=N/A\n"), std::string::npos) << shown();
     EXPECT_NE(shown().find("   Comment=second try\n"), std::string::npos) << shown();
     const CommandResult refused = cluster_->cohort(
             {"scontrol", "update", job, "JobName=again", "Partition=nope", "TimeLimit=5"});
@@ -200,7 +200,7 @@ TEST_F(JobOptionsTest, UpdateJobChangesAPendingJobAllOrNothing) {
     EXPECT_NE(refused.err.find("--partition: invalid partition 'nope'"), std::string::npos)
             << refused.err;
     EXPECT_NE(shown().find(" JobName=renamed\n"), std::string::npos) << shown();
-    EXPECT_NE(shown().find(" TimeLimit=00:10:00\n"), std::string::npos) << shown();
+    EXPECT_NE(shown().find(" TimeLimit=00:10:00 TimeMin=N/A\n"), std::string::npos) << shown();
     EXPECT_NE(cluster_->cohort({"scontrol", "update", job, "Color=blue"})
                       .err.find("color: unknown field (accepted: TimeLimit, Partition, QOS, "
                                 "Nice, JobName, Dependency, StartTime, Comment)"),
@@ -264,9 +264,9 @@ TEST_F(JobOptionsTest, ARunningJobsTimeLimitMovesAndItsAgentEnforcesTheNewOne) {
     ASSERT_TRUE(eventually([&] { return cluster_->job_state(id) == "RUNNING"; }, seconds(30)));
     const CommandResult raised = cluster_->cohort({"scontrol", "update", job, "TimeLimit=5:00"});
     ASSERT_EQ(raised.exit_code, 0) << raised.err;
-    EXPECT_NE(
-            cluster_->cohort({"show", "job", std::to_string(id)}).out.find(" TimeLimit=00:05:00\n"),
-            std::string::npos);
+    EXPECT_NE(cluster_->cohort({"show", "job", std::to_string(id)})
+                      .out.find(" TimeLimit=00:05:00 TimeMin=N/A\n"),
+              std::string::npos);
     std::this_thread::sleep_for(seconds(8));  // past the old limit
     EXPECT_EQ(cluster_->job_state(id), "RUNNING");
     const auto lowered_at = std::chrono::steady_clock::now();
