@@ -9,6 +9,8 @@
 # Cohort's over Slurm's. Prints a table, writes CSV and, with gnuplot, a PNG.
 #   benchmarks/vs-slurm/run.sh [SIZES] [CSV] [BIN_DIR]     (as root: Slurm's daemons are)
 #   SIZES default "1000 10000"; COHORT_ALONE default 100000; REPEATS default 3.
+#   QUICK=1: only the per-size figures and the step (no parallel submitters, no turnaround,
+#   no Cohort-alone part), for checking a change to submission, listing or cancel.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
@@ -111,6 +113,14 @@ for n in $SIZES; do
     t1=$(now_ms); scancel -u "$(id -un)"; wait_empty squeue -h; t2=$(now_ms)
     row "$n" "cancel all until the queue is empty" "$((t1 - t0))" "$((t2 - t1))" "ms"
 done
+
+if [ "${QUICK:-0}" = 1 ]; then
+    row 1 "run / srun -N2 -n4 true" "$(best_ms "$BIN/cohort" run -N2 -n4 true)" \
+        "$(best_ms srun -N2 -n4 true)" "ms"
+    "$ROOT/benchmarks/vs-slurm/plot.sh" "$CSV"
+    echo "csv: $CSV"
+    exit 0
+fi
 
 # Eight submitting loops at once, on empty queues.
 JOBS=1000

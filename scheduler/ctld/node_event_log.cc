@@ -1,5 +1,7 @@
 #include "scheduler/ctld/node_event_log.h"
 
+#include <unordered_set>
+
 namespace cohort::ctld {
 
 void NodeEventLog::adopt(std::vector<accounting::NodeEvent> open) {
@@ -13,6 +15,22 @@ void NodeEventLog::adopt(std::vector<accounting::NodeEvent> open) {
 std::vector<accounting::NodeEvent> NodeEventLog::observe(const std::vector<NodeService>& nodes,
                                                          int64_t now) {
     std::vector<accounting::NodeEvent> changed;
+    if (first_look_) {
+        first_look_ = false;
+        std::unordered_set<std::string_view> configured;
+        for (const NodeService& service : nodes) {
+            configured.insert(service.node);
+        }
+        for (auto it = open_.begin(); it != open_.end();) {
+            if (configured.contains(it->first)) {
+                ++it;
+                continue;
+            }
+            it->second.end = now;
+            changed.push_back(std::move(it->second));
+            it = open_.erase(it);
+        }
+    }
     for (const NodeService& service : nodes) {
         if (!service.known) {
             continue;

@@ -35,11 +35,13 @@ public:
     // The open events the store holds: they go on from their start, or end at the next look.
     void adopt(std::vector<accounting::NodeEvent> open);
     // The events that begin or end with the nodes as they are `now`. A node whose kind of lost
-    // time changes ends one event and begins the next.
+    // time changes ends one event and begins the next. At the first look after adopt(), an
+    // adopted event of a node no longer among `nodes` (gone from the config) ends.
     std::vector<accounting::NodeEvent> observe(const std::vector<NodeService>& nodes, int64_t now);
 
 private:
     bool ready_ = false;
+    bool first_look_ = true;
     std::unordered_map<std::string, accounting::NodeEvent> open_;  // by node
 };
 

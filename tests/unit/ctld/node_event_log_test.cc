@@ -66,5 +66,15 @@ TEST(NodeEventLog, AnAdoptedEventGoesOnAndAnUnregisteredNodeChangesNothing) {
     EXPECT_EQ(ended[0].end, 80);
 }
 
+TEST(NodeEventLog, AnAdoptedEventOfANodeGoneFromTheConfigEndsAtTheFirstLook) {
+    NodeEventLog log;
+    log.adopt({{"node9", 50, 0, "DOWN", "retired", 8, 0}});
+    auto ended = log.observe({serving("node1")}, 90);
+    ASSERT_EQ(ended.size(), 1u);
+    EXPECT_EQ(ended[0].node, "node9");
+    EXPECT_EQ(ended[0].end, 90);
+    EXPECT_TRUE(log.observe({serving("node1")}, 100).empty());
+}
+
 }  // namespace
 }  // namespace cohort::ctld
