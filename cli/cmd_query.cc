@@ -157,6 +157,7 @@ int cmd_queue(const Args& args) {
     if (!sort_keys) {
         return report_error("queue", sort_keys.status());
     }
+    request.columns_only = !json && columns_only_suffice(*columns, *sort_keys);
     // Printed as frames arrive, unless the whole listing is needed first (--sort).
     const bool keep = !sort_keys->empty();
     const int64_t now = static_cast<int64_t>(std::time(nullptr));

@@ -197,16 +197,17 @@ std::string value_of(char code, const protocol::JobRecord& job, int64_t now) {
     }
 }
 
-// squeue cuts a value to its column's width and pads it there.
+// squeue cuts a value to its column's width in bytes and pads it there, as printf's %*.*s.
 std::string fitted(const QueueField& field, std::string value) {
     if (field.width == 0) {
         return value;
     }
-    if (value.size() > field.width) {
+    if (value.size() >= field.width) {
         value.resize(field.width);
+        return value;
     }
-    return field.right ? fmt::format("{:>{}}", value, field.width)
-                       : fmt::format("{:<{}}", value, field.width);
+    const size_t padding = field.width - value.size();
+    return field.right ? value.insert(0, padding, ' ') : value.append(padding, ' ');
 }
 
 std::string render(const std::vector<QueueField>& fields,
@@ -384,6 +385,14 @@ void sort_jobs(std::vector<protocol::JobRecord>& jobs,
         }
         return false;
     });
+}
+
+bool columns_only_suffice(const std::vector<QueueField>& fields, const std::vector<SortKey>& keys) {
+    constexpr char kNotInColumns = 'Z';
+    return std::none_of(fields.begin(), fields.end(),
+                        [](const QueueField& field) { return field.code == kNotInColumns; })
+           && std::none_of(keys.begin(), keys.end(),
+                           [](const SortKey& key) { return key.code == kNotInColumns; });
 }
 
 }  // namespace cohort::cli

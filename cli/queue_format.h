@@ -42,4 +42,8 @@ void sort_jobs(std::vector<protocol::JobRecord>& jobs,
                const std::vector<SortKey>& keys,
                int64_t now);
 
+// Whether a columns-only listing (JobRecord::serialize_columns) holds what these columns and
+// sort keys show: every code but %Z, the working directory.
+bool columns_only_suffice(const std::vector<QueueField>& fields, const std::vector<SortKey>& keys);
+
 }  // namespace cohort::cli

@@ -243,6 +243,18 @@ struct JobRecord {
             ar& usage;
         }
     }
+
+    // The fields squeue's columns show (all but the working directory), for listings that
+    // only print columns: about a fifth of a full record's bytes, and of its decoding time.
+    template <class Archive>
+    void serialize_columns(Archive& ar) {
+        serialize_fields(ar, job_id, spec.name, spec.account, spec.qos, spec.mem_mib,
+                         spec.nodes_min, spec.ntasks, spec.ntasks_per_node, spec.cpus_per_task, uid,
+                         user_name, partition, state, reason, priority, submit_time, start_time,
+                         end_time, time_limit_s, nodes, cpus_per_node, mem_per_node_mib,
+                         array_job_id, array_task_id, array_max_running, array_pending,
+                         expected_start);
+    }
 };
 
 struct StepRecord {

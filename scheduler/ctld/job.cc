@@ -122,38 +122,51 @@ std::string Job::display_id() const {
                            : std::to_string(job_id);
 }
 
-protocol::JobRecord to_record(const Job& job) {
+protocol::JobRecord to_columns_record(const Job& job) {
     protocol::JobRecord record;
     record.job_id = job.job_id;
-    record.spec = spec_from_request(job.spec);
+    record.spec.name = job.spec.name;
+    record.spec.account = job.spec.account;
+    record.spec.qos = job.spec.qos;
+    record.spec.mem_mib = job.spec.mem_mib;
+    record.spec.nodes_min = job.spec.nodes_min;
+    record.spec.ntasks = job.spec.ntasks;
+    record.spec.ntasks_per_node = job.spec.ntasks_per_node;
+    record.spec.cpus_per_task = job.spec.cpus_per_task;
     record.uid = job.uid;
-    record.gid = job.gid;
     record.user_name = job.user_name;
     record.partition = job.partition;
     record.state = job.state;
-    record.final_state = job.final_state;
-    record.held = job.held;
-    record.interactive = job.interactive;
     record.reason = job.reason;
     record.priority = job.priority;
     record.submit_time = job.submit_time;
     record.start_time = job.start_time;
     record.end_time = job.end_time;
     record.time_limit_s = job.time_limit_s;
+    record.nodes = job.nodes;
+    record.cpus_per_node = job.cpus_per_node;
     record.mem_per_node_mib = job.mem_per_node_mib;
     record.expected_start = job.expected_start;
+    record.array_job_id = job.array_job_id;
+    record.array_task_id = job.array_task_id;
+    record.array_max_running = job.array_max_running;
+    return record;
+}
+
+protocol::JobRecord to_record(const Job& job) {
+    protocol::JobRecord record = to_columns_record(job);
+    record.spec = spec_from_request(job.spec);
+    record.gid = job.gid;
+    record.final_state = job.final_state;
+    record.held = job.held;
+    record.interactive = job.interactive;
     record.exit_code = job.exit_code;
     record.exit_signal = job.exit_signal;
     record.restart_count = job.restart_count;
     record.next_step_id = job.next_step_id;
-    record.nodes = job.nodes;
     record.tasks_per_node = job.tasks_per_node;
-    record.cpus_per_node = job.cpus_per_node;
     record.nodes_cleaning = job.nodes_cleaning;
     record.gpu_alloc = job.gpu_alloc;
-    record.array_job_id = job.array_job_id;
-    record.array_task_id = job.array_task_id;
-    record.array_max_running = job.array_max_running;
     record.array_count = job.array_count;
     record.array_min = job.array_min;
     record.array_max = job.array_max;
@@ -219,6 +232,12 @@ std::string ArrayRemainder::display_id() const {
 
 protocol::JobRecord to_record(const ArrayRemainder& remainder) {
     protocol::JobRecord record = to_record(remainder.job);
+    record.array_pending = remainder.pending.to_string();
+    return record;
+}
+
+protocol::JobRecord to_columns_record(const ArrayRemainder& remainder) {
+    protocol::JobRecord record = to_columns_record(remainder.job);
     record.array_pending = remainder.pending.to_string();
     return record;
 }

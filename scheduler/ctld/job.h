@@ -145,6 +145,10 @@ struct ArrayRemainder {
 // The job as it travels and is stored; the payload fields are left empty.
 protocol::JobRecord to_record(const Job& job);
 protocol::JobRecord to_record(const ArrayRemainder& remainder);
+// Only what JobRecord::serialize_columns sends, for `queue`: no copy of the whole request.
+// to_record() adds the rest to it.
+protocol::JobRecord to_columns_record(const Job& job);
+protocol::JobRecord to_columns_record(const ArrayRemainder& remainder);
 // From a submission (its payload already taken) or the store.
 Job job_from_record(const protocol::JobRecord& record);
 

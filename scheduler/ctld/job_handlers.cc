@@ -329,20 +329,26 @@ void Controller::handle_query(const ConnectionPtr& conn,
     };
     // By id, each array's remainder after its first task.
     JobListSender out(conn);
+    if (request.columns_only) {
+        out.send_columns_only();
+    }
+    auto record_of = [&](const auto& job) {
+        return request.columns_only ? to_columns_record(job) : to_record(job);
+    };
     const auto& remainders = jobs_.remainders();
     auto next_remainder = remainders.begin();
     auto offer_remainders_to = [&](uint64_t last) {
         for (; next_remainder != remainders.end() && next_remainder->first <= last;
              ++next_remainder) {
             if (wanted(next_remainder->first, next_remainder->second.job)) {
-                out.add(to_record(next_remainder->second));
+                out.add(record_of(next_remainder->second));
             }
         }
     };
     auto offer = [&](uint64_t id, const Job& job) {
         offer_remainders_to(id - 1);
         if (wanted(id, job)) {
-            out.add(to_record(job));
+            out.add(record_of(job));
         }
         offer_remainders_to(id);
     };
@@ -372,10 +378,10 @@ void Controller::handle_query(const ConnectionPtr& conn,
         for (uint64_t id : in_order) {
             if (auto it = jobs_.find(id);
                 ids.contains(id) && it != jobs_.end() && wanted(id, it->second)) {
-                out.add(to_record(it->second));
+                out.add(record_of(it->second));
             }
             if (arrays.contains(id) && wanted(id, remainders.at(id).job)) {
-                out.add(to_record(remainders.at(id)));
+                out.add(record_of(remainders.at(id)));
             }
         }
     }

@@ -4,7 +4,7 @@ namespace cohort::ctld {
 
 void JobListSender::add(protocol::JobRecord job) {
     if (frame_.jobs.capacity() == 0) {
-        // One frame's records (about 1.6 MB) allocated once and reused by every frame: a
+        // One frame's records (about 0.5 MB) allocated once and reused by every frame: a
         // vector grown by doubling for each frame page-faulted twice that much per frame.
         frame_.jobs.reserve(protocol::JobListReply::kJobsPerFrame);
     }

@@ -21,6 +21,9 @@ public:
     explicit JobListSender(std::shared_ptr<transport::Connection> conn, StepsOf steps_of = nullptr)
         : conn_(std::move(conn)), steps_of_(std::move(steps_of)) {}
 
+    // Jobs go out with only the fields squeue's columns show (JobRecord::serialize_columns).
+    void send_columns_only() { frame_.columns_only = true; }
+
     // Queues the job; a full frame is sent at once.
     void add(protocol::JobRecord job);
 

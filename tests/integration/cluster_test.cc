@@ -259,6 +259,29 @@ TEST_F(ClusterTest, NodesAndQueueSpeakJson) {
     EXPECT_NE(queue.out.find("\"jobs\""), std::string::npos);
 }
 
+// `queue` asks for only the fields its columns show unless one needs more (%Z, the working
+// directory, asks for whole records): both listings print the same values.
+TEST_F(ClusterTest, QueueColumnsAreTheSameFromColumnsOnlyAndWholeRecords) {
+    CommandResult submitted =
+            cluster_->cohort({"batch", "--parsable", "-H", "-J", "cols", "-N1", "-n2", "-c1",
+                              "--mem=64", "-t", "7", "-D", cluster_->work_dir(), "--wrap", "true"});
+    ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+    const std::string id = std::to_string(submitted_id(submitted));
+    const std::string columns = "%i|%j|%u|%U|%a|%q|%P|%T|%t|%r|%l|%L|%D|%C|%m|%Q|%V|%S|%e|%R";
+    CommandResult columns_only = cluster_->cohort({"queue", "-h", "-j", id, "-o", columns});
+    CommandResult whole = cluster_->cohort({"queue", "-h", "-j", id, "-o", columns + "|%Z"});
+    ASSERT_EQ(columns_only.exit_code, 0) << columns_only.err;
+    ASSERT_EQ(whole.exit_code, 0) << whole.err;
+    ASSERT_FALSE(columns_only.out.empty());
+    EXPECT_EQ(whole.out, columns_only.out.substr(0, columns_only.out.size() - 1) + "|"
+                                 + cluster_->work_dir() + "\n");
+    EXPECT_EQ(columns_only.out.rfind(id + "|cols|", 0), 0u) << columns_only.out;
+    EXPECT_NE(columns_only.out.find("|PENDING|PD|JobHeldUser|7:00|7:00|1|2|64M|"),
+              std::string::npos)
+            << columns_only.out;
+    EXPECT_EQ(cluster_->cohort({"cancel", id}).exit_code, 0);
+}
+
 // sinfo -s and -l through the CLI, as scripts call them: a partition per line with its nodes
 // counted by state; the time, then the long header.
 TEST_F(ClusterTest, SinfoSummarizesAndListsLong) {

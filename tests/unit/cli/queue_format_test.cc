@@ -105,5 +105,15 @@ TEST(QueueSort, KeysInOrderWithDescending) {
     EXPECT_EQ(jobs[0].job_id, 3u);
 }
 
+TEST(QueueFormat, ColumnsOnlyListingsSufficeForEveryColumnButTheWorkDirectory) {
+    auto no_keys = std::vector<SortKey>{};
+    EXPECT_TRUE(columns_only_suffice(default_queue_format(), no_keys));
+    EXPECT_TRUE(columns_only_suffice(*parse_queue_format("%i %j %u %T %M %l %D %R %P %m"),
+                                     *parse_sort_keys("-t,i")));
+    EXPECT_FALSE(columns_only_suffice(*parse_queue_format("%i %Z"), no_keys));
+    EXPECT_FALSE(columns_only_suffice(*parse_queue_fields("JobID,WorkDir"), no_keys));
+    EXPECT_FALSE(columns_only_suffice(default_queue_format(), *parse_sort_keys("Z")));
+}
+
 }  // namespace
 }  // namespace cohort::cli

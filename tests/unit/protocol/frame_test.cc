@@ -94,6 +94,57 @@ TEST(Frame, JobRecordRoundTrip) {
     EXPECT_EQ(decoded->jobs[0].nodes, job.nodes);
 }
 
+// A columns-only listing carries what squeue's columns show and nothing else; a frame that
+// claims more jobs than one holds is refused before any is read.
+TEST(Frame, ColumnsOnlyJobListKeepsTheColumnsFields) {
+    JobListReply reply;
+    reply.columns_only = true;
+    JobRecord job;
+    job.job_id = 7;
+    job.spec.name = "train";
+    job.spec.cwd = "/home/a";
+    job.user_name = "alice";
+    job.partition = "gpu";
+    job.state = JobState::kRunning;
+    job.nodes = {"node1"};
+    job.cpus_per_node = {8};
+    job.time_limit_s = 600;
+    job.array_job_id = 5;
+    job.array_task_id = 2;
+    job.exit_code = 3;
+    reply.jobs.assign(2, job);
+    auto envelope = receive(encode_message(reply, {0, 0}, kKey));
+    ASSERT_TRUE(envelope);
+    auto decoded = decode_message<JobListReply>(*envelope);
+    ASSERT_TRUE(decoded) << decoded.status().message();
+    ASSERT_EQ(decoded->jobs.size(), 2u);
+    const JobRecord& got = decoded->jobs[1];
+    EXPECT_EQ(got.display_id(), "5_2");
+    EXPECT_EQ(got.spec.name, "train");
+    EXPECT_EQ(got.user_name, "alice");
+    EXPECT_EQ(got.partition, "gpu");
+    EXPECT_EQ(got.state, JobState::kRunning);
+    EXPECT_EQ(got.nodes, job.nodes);
+    EXPECT_EQ(got.cpus_per_node, job.cpus_per_node);
+    EXPECT_EQ(got.time_limit_s, 600);
+    EXPECT_EQ(got.spec.cwd, "");  // not a column's field
+    EXPECT_EQ(got.exit_code, 0);
+    const size_t columns_bytes = encode_body(reply).size();
+    reply.columns_only = false;
+    EXPECT_LT(columns_bytes * 2, encode_body(reply).size());
+
+    JobListReply forged;
+    forged.columns_only = true;
+    forged.jobs.resize(JobListReply::kJobsPerFrame + 1);
+    auto refused = decode_body<JobListReply>(encode_body(forged), "job list");
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.status().code(), StatusCode::kCorrupt);
+    EXPECT_NE(refused.status().message().find("more than "
+                                              + std::to_string(JobListReply::kJobsPerFrame)),
+              std::string::npos)
+            << refused.status().message();
+}
+
 TEST(Frame, RejectsBadMagic) {
     std::string frame = encode_message(AckReply{"x"}, {0, 0}, kKey);
     frame[0] = 'X';
