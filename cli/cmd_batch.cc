@@ -29,10 +29,11 @@ Result<std::string> read_file(const std::string& path) {
     return buffer.str();
 }
 
-// Parses one directive line on its own, so an unknown option can name its line. Its words,
-// abbreviations spelled out, go to `words`; its values alone are judged into `alone` (ok
-// when they pass).
-Status parse_directive(const DirectiveLine& line, Args& words, Status& alone) {
+// Parses one directive line on its own, so an unknown option can name its line, with the
+// caller's `app` over `scratch` (reset here). Its words, abbreviations spelled out, go to
+// `words`; its values alone are judged into `alone` (ok when they pass).
+Status parse_directive(
+        const DirectiveLine& line, CLI::App& app, JobOptions& scratch, Args& words, Status& alone) {
     if (!line.words.empty()
         && (line.words.front() == "hetjob" || line.words.front() == "packjob")) {
         return Status::invalid(fmt::format(
@@ -40,9 +41,7 @@ Status parse_directive(const DirectiveLine& line, Args& words, Status& alone) {
                 "job component per script)",
                 line.line_number, line.text));
     }
-    JobOptions scratch;
-    CLI::App app;
-    add_job_options(app, scratch, JobCommand::kBatch);
+    scratch = JobOptions{};
     auto spelled = spell_out_prefixes(app, line.words);
     if (!spelled) {
         return spelled.status().with_context(
@@ -157,12 +156,19 @@ int cmd_batch(const Args& args) {
     // Directives first, then SBATCH_* variables, then the command line: the last value of an
     // option wins. As sbatch, rules between options (--gpus-per-task needs --ntasks, ...) are
     // judged on the merged set, not line by line.
+    // One App serves every line, and the command line's App the merged parse: building the
+    // ~130 options of an App costs more than the rest of the client's work for a submission.
     std::vector<std::string> combined;
     std::vector<std::pair<int, Status>> alone_errors;  // line number, what it fails alone
+    JobOptions line_options;
+    CLI::App line_app;
+    if (!directives->empty()) {
+        add_job_options(line_app, line_options, JobCommand::kBatch);
+    }
     for (const auto& line : *directives) {
         Status alone = Status::ok();
         Args words;
-        if (Status parsed = parse_directive(line, words, alone); !parsed) {
+        if (Status parsed = parse_directive(line, line_app, line_options, words, alone); !parsed) {
             return report_error("batch", parsed);
         }
         if (!alone) {
@@ -170,22 +176,18 @@ int cmd_batch(const Args& args) {
         }
         combined.insert(combined.end(), words.begin(), words.end());
     }
-    JobOptions merged;
-    CLI::App merged_app;
-    add_job_options(merged_app, merged, JobCommand::kBatch);
-    merged_app.prefix_command();
-    const std::vector<std::string> from_environment =
-            environment_options(JobCommand::kBatch, merged_app);
+    const std::vector<std::string> from_environment = environment_options(JobCommand::kBatch, app);
     combined.insert(combined.end(), from_environment.begin(), from_environment.end());
     combined.insert(combined.end(), spelled->begin(), spelled->end());
     std::vector<std::string> reversed(combined.rbegin(), combined.rend());
+    options = JobOptions{};  // the command line alone found the script; now all of it, merged
     try {
-        merged_app.parse(reversed);
+        app.parse(reversed);
     } catch (const CLI::ParseError& e) {
         return report_error("batch", Status::invalid(e.what()));
     }
     std::vector<std::string> warnings;
-    auto spec = job_spec_from(merged, &warnings);
+    auto spec = job_spec_from(options, &warnings);
     if (!spec) {
         // A bad value fails its own line the same way: name that line.
         for (const auto& [line_number, alone] : alone_errors) {
@@ -205,20 +207,20 @@ int cmd_batch(const Args& args) {
     if (!context) {
         return report_error("batch", context.status());
     }
-    if (Status cluster = check_clusters(merged, context->config.cluster_name); !cluster) {
+    if (Status cluster = check_clusters(options, context->config.cluster_name); !cluster) {
         return report_error("batch", cluster);
     }
     auto client = connect_controller(*context);
     if (!client) {
         return report_error("batch", client.status());
     }
-    if (merged.test_only) {
+    if (options.test_only) {
         auto will_run =
                 client->call<protocol::WillRunReply>(protocol::SubmitJobRequest{*spec, true});
         if (!will_run) {
             return report_error("batch", will_run.status().with_context("allocation failure"));
         }
-        print_warnings(merged, warnings);
+        print_warnings(options, warnings);
         std::cerr << will_run_line("sbatch", *will_run) << "\n";
         return 0;
     }
@@ -226,13 +228,13 @@ int cmd_batch(const Args& args) {
     if (!reply) {
         return report_error("batch", reply.status().with_context("Batch job submission failed"));
     }
-    print_warnings(merged, warnings);  // only for a job that exists: a refusal is one line
-    if (merged.parsable) {
+    print_warnings(options, warnings);  // only for a job that exists: a refusal is one line
+    if (options.parsable) {
         std::cout << reply->job_id << "\n";
     } else {
         std::cout << "Submitted batch job " << reply->job_id << "\n";
     }
-    if (merged.wait) {
+    if (options.wait) {
         std::cout.flush();
         return wait_for_job(reply->job_id);
     }
