@@ -250,6 +250,7 @@ void Controller::handle_submit(const ConnectionPtr& conn,
     // An array is one record, its remainder, until its tasks are split off to start; it
     // takes the ids of all its tasks now. Its payload is stored once, for every task.
     const uint64_t id = job.job_id;
+    const bool held = job.held;
     std::vector<StateChange> changes;
     changes.emplace_back(StoredPayload{id, take_payload(job.spec)});
     if (array.indexes.empty()) {
@@ -274,8 +275,8 @@ void Controller::handle_submit(const ConnectionPtr& conn,
     }
     const bool is_array = !array.indexes.empty();
     writer_.write(std::move(changes),
-                  [this, conn, id, is_array, interactive](const Status& status) {
-                      on_strand([this, conn, id, is_array, interactive, status] {
+                  [this, conn, id, is_array, interactive, held](const Status& status) {
+                      on_strand([this, conn, id, is_array, interactive, held, status] {
                           jobs_.committed(id);
                           if (!status) {
                               if (is_array) {
@@ -294,7 +295,11 @@ void Controller::handle_submit(const ConnectionPtr& conn,
                           } else {
                               conn->send(protocol::SubmitJobReply{id});
                           }
-                          request_schedule();
+                          // A held job cannot start, so it changes no plan: a pass, O(pending
+                          // jobs), waits for its release.
+                          if (!held) {
+                              request_schedule();
+                          }
                       });
                   });
 }

@@ -40,12 +40,23 @@ void Controller::charge_usage(int64_t now) {
 
 void Controller::refresh_fairshare() {
     std::set<sched::UsageLedger::Key> users;
-    for (const auto& [id, job] : jobs_) {
+    // A user's jobs come in runs with one account, and equal interned names share one copy: a
+    // run costs one insertion, not a copy of two strings per job and pass.
+    const std::string* last_user = nullptr;
+    const std::string* last_account = nullptr;
+    auto add = [&](const Job& job) {
+        if (&job.user_name.str() == last_user && &job.spec.account.str() == last_account) {
+            return;
+        }
+        last_user = &job.user_name.str();
+        last_account = &job.spec.account.str();
         users.emplace(job.user_name, priority_.charged_account(job.spec.account));
+    };
+    for (const auto& [id, job] : jobs_) {
+        add(job);
     }
     for (const auto& [id, remainder] : jobs_.remainders()) {
-        users.emplace(remainder.job.user_name,
-                      priority_.charged_account(remainder.job.spec.account));
+        add(remainder.job);
     }
     priority_.refresh(usage_.ledger(), users, nodes_.total_cpus());
 }
