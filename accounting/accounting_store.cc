@@ -422,6 +422,34 @@ Result<std::vector<protocol::UsageTotalEntry>> AccountingStore::usage(int64_t st
     return totals;
 }
 
+Result<EligibleWaitTotals> AccountingStore::eligible_wait(int64_t start, int64_t end) {
+    // A job not started holds no CPUs yet: its request counts, at least one CPU per node or
+    // task asked for.
+    static const std::string kWaited =
+            "SELECT CASE WHEN alloc_cpus > 0 THEN alloc_cpus ELSE (CASE WHEN req_tasks > "
+            "req_nodes THEN req_tasks WHEN req_nodes > 0 THEN req_nodes ELSE 1 END) * (CASE WHEN "
+            "req_cpus_per_task > 0 THEN req_cpus_per_task ELSE 1 END) END AS cpus, alloc_gpus, "
+            "(CASE WHEN waited_until > $2 THEN $2 ELSE waited_until END) - (CASE WHEN "
+            "eligible_time < $1 THEN $1 ELSE eligible_time END) AS seconds FROM (SELECT *, CASE "
+            "WHEN start_time > 0 THEN start_time WHEN end_time > 0 THEN end_time ELSE $2 END AS "
+            "waited_until FROM {}) AS attempt WHERE eligible_time > 0 AND eligible_time < $2 AND "
+            "waited_until > $1 AND waited_until > eligible_time";
+    const std::string sql = fmt::format(
+            "SELECT SUM(cpus * seconds), SUM(alloc_gpus * seconds) FROM ({} UNION ALL {}) AS "
+            "waited",
+            fmt::format(fmt::runtime(kWaited), "jobs"),
+            fmt::format(fmt::runtime(kWaited), "job_attempts"));
+    EligibleWaitTotals totals;
+    Status s = sql_->run(sql, {start, end}, [&totals](const SqlRow& row) {
+        totals.cpu_seconds = row.real(0);
+        totals.gpu_seconds = row.real(1);
+    });
+    if (!s) {
+        return s;
+    }
+    return totals;
+}
+
 Result<NodeTimeTotals> AccountingStore::node_time(int64_t start, int64_t end) {
     static const std::string kSql =
             "SELECT state, SUM(cpus * seconds), SUM(gpus * seconds) FROM (SELECT state, cpus, "

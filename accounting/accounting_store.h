@@ -40,6 +40,13 @@ struct NodeTimeTotals {
     double planned_down_gpu_seconds = 0;
 };
 
+// Seconds eligible jobs waited to start in a window, weighted by their CPUs and GPUs: what
+// sreport's Planned and OverCommitted split.
+struct EligibleWaitTotals {
+    double cpu_seconds = 0;
+    double gpu_seconds = 0;  // of waits that ended in a start: GPUs are known once allocated
+};
+
 // Changes to record together, in one transaction. Records replace earlier ones of the same
 // job (attempt, step); a batch holds at most one record of each.
 struct RecordBatch {
@@ -92,6 +99,9 @@ public:
     Result<std::vector<protocol::UsageTotalEntry>> usage(int64_t start, int64_t end);
     // Node events overlapping [start, end), the part inside it; open ones count up to `end`.
     Result<NodeTimeTotals> node_time(int64_t start, int64_t end);
+    // Each attempt's wait from its eligible time to its start (or its end, or `end` while
+    // still pending), the part inside [start, end); attempts never eligible count nothing.
+    Result<EligibleWaitTotals> eligible_wait(int64_t start, int64_t end);
     // The events not yet ended, which a restarted controller goes on from.
     Result<std::vector<NodeEvent>> open_node_events();
     // Fair-share usage as of `now`: every run (earlier attempts too; running ones up to `now`)

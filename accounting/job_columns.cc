@@ -157,7 +157,7 @@ const std::vector<Column<JobRecord>>& job_columns() {
             integer<JobRecord>(
                     "submit_time", [](auto& j) -> auto& { return j.submit_time; }),
             integer<JobRecord>(
-                    "eligible_time", [](auto& j) -> auto& { return j.spec.begin_time; }),
+                    "eligible_time", [](auto& j) -> auto& { return j.eligible_time; }),
             integer<JobRecord>(
                     "start_time", [](auto& j) -> auto& { return j.start_time; }),
             integer<JobRecord>(

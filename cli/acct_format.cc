@@ -155,7 +155,7 @@ std::string job_value(const std::string& name,
         return format_time(job.submit_time);
     }
     if (name == "Eligible") {
-        return format_time(std::max(job.submit_time, job.spec.begin_time));
+        return format_time(job.eligible_time);
     }
     if (name == "Restarts") {
         return std::to_string(job.restart_count);

@@ -398,7 +398,8 @@ int cmd_show(const Args& args) {
               << " TimeLimit=" << format_clock(job.time_limit_s) << " TimeMin="
               << (job.spec.time_min_s > 0 ? format_clock(job.spec.time_min_s) : "N/A") << "\n"
               << "   SubmitTime=" << format_time(job.submit_time)
-              << " StartTime=" << format_time(job.start_time)
+              << " EligibleTime=" << format_time(job.eligible_time) << "\n"
+              << "   StartTime=" << format_time(job.start_time)
               << " EndTime=" << format_time(job.end_time) << "\n"
               << "   Partition=" << shown_partition(job)
               << " NodeList=" << compress_hostlist(job.nodes) << "\n"

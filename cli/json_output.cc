@@ -158,7 +158,7 @@ json job_to_json(const protocol::JobRecord& job) {
             {"memory_per_node", number(job.spec.mem_mib, job.spec.mem_mib != 0)},
             {"time_limit", time_limit_minutes(job.time_limit_s)},
             {"submit_time", number(job.submit_time)},
-            {"eligible_time", number(std::max(job.submit_time, job.spec.begin_time))},
+            {"eligible_time", number(job.eligible_time)},
             {"start_time", job.state == JobState::kPending
                                    ? number(job.expected_start, job.expected_start != 0)
                                    : number(job.start_time, job.start_time != 0)},

@@ -57,6 +57,59 @@ double capacity_seconds(const protocol::UsageTotalsReply& totals, ReportTres tre
     return static_cast<double>(units) * seconds;
 }
 
+// sreport's names for format=, matched by any prefix, the first in sreport's order winning:
+// "d" is Down, "r" Reported, "planned" PlannedDown; the Planned column is asked for as
+// Reserved.
+struct UtilizationFieldName {
+    const char* name;
+    UtilizationField field;
+    const char* title;
+    size_t width;
+};
+
+constexpr UtilizationFieldName kUtilizationFields[] = {
+        {"Allocated", UtilizationField::kAllocated, "Allocated", 14},
+        {"Cluster", UtilizationField::kCluster, "Cluster", 9},
+        {"Down", UtilizationField::kDown, "Down", 10},
+        {"Idle", UtilizationField::kIdle, "Idle", 14},
+        {"OverCommitted", UtilizationField::kOverCommitted, "Over Comm", 9},
+        {"PlannedDown", UtilizationField::kPlannedDown, "PLND Down", 10},
+        {"Reported", UtilizationField::kReported, "Reported", 14},
+        {"Reserved", UtilizationField::kPlanned, "Planned", 14},
+        {"TresName", UtilizationField::kTresName, "TRES Name", 14},
+};
+
+const UtilizationFieldName& field_name(UtilizationField field) {
+    for (const UtilizationFieldName& name : kUtilizationFields) {
+        if (name.field == field) {
+            return name;
+        }
+    }
+    return kUtilizationFields[0];
+}
+
+Result<std::vector<UtilizationField>> parse_utilization_fields(const std::string& text) {
+    std::vector<UtilizationField> fields;
+    for (const std::string& item : split_comma_list(text)) {
+        const std::string wanted = ascii_lower(item);
+        const UtilizationFieldName* found = nullptr;
+        for (const UtilizationFieldName& name : kUtilizationFields) {
+            if (!wanted.empty() && ascii_lower(name.name).rfind(wanted, 0) == 0) {
+                found = &name;
+                break;
+            }
+        }
+        if (found == nullptr) {
+            return Status::invalid("report: format: unknown field '" + item
+                                   + "' (accepted: Allocated, Cluster, Down, Idle, "
+                                     "OverCommitted, PlannedDown, Reported, Reserved (the Planned column), "
+                                     "TresName)");
+        }
+        fields.push_back(found->field);
+    }
+    return fields;
+}
+
 std::string amount(double seconds, double capacity, ReportUnit unit) {
     switch (unit) {
         case ReportUnit::kSeconds:
@@ -235,6 +288,12 @@ Result<ReportRequest> parse_report_words(const std::vector<std::string>& words,
             request.users = split_comma_list(value);
         } else if (key == "accounts" || key == "account") {
             request.accounts = split_comma_list(value);
+        } else if (key == "format" && request.kind == ReportKind::kClusterUtilization) {
+            auto fields = parse_utilization_fields(value);
+            if (!fields) {
+                return fields.status();
+            }
+            request.fields = std::move(*fields);
         } else if (key == "topcount") {
             char* end = nullptr;
             const long count = std::strtol(value.c_str(), &end, 10);
@@ -245,7 +304,8 @@ Result<ReportRequest> parse_report_words(const std::vector<std::string>& words,
             request.top_count = static_cast<size_t>(count);
         } else {
             return Status::invalid("report: unknown key '" + words[i].substr(0, eq)
-                                   + "' (accepted: start, end, users, accounts, TopCount)");
+                                   + "' (accepted: start, end, users, accounts, TopCount, and "
+                                     "format with cluster utilization)");
         }
     }
     if (request.end <= request.start) {
@@ -278,14 +338,20 @@ std::string render_report(const ReportRequest& request,
     switch (request.kind) {
         case ReportKind::kClusterUtilization: {
             title = "Cluster Utilization " + window;
-            if (tres_column) {
-                columns.push_back({"TRES Name", 14});
+            std::vector<UtilizationField> fields = request.fields;
+            if (fields.empty()) {
+                fields = {UtilizationField::kCluster, UtilizationField::kAllocated,
+                          UtilizationField::kDown,    UtilizationField::kPlannedDown,
+                          UtilizationField::kIdle,    UtilizationField::kPlanned,
+                          UtilizationField::kReported};
+                if (tres_column) {
+                    fields.insert(fields.begin() + 1, UtilizationField::kTresName);
+                }
             }
-            columns.insert(columns.end(), {{"Allocated", 14},
-                                           {"Down", 10},
-                                           {"PLND Down", 10},
-                                           {"Idle", 14},
-                                           {"Reported", 14}});
+            columns.clear();
+            for (UtilizationField field : fields) {
+                columns.push_back({field_name(field).title, field_name(field).width});
+            }
             for (ReportTres tres : request.tres) {
                 double used = 0;
                 for (const auto& entry : entries) {
@@ -296,17 +362,45 @@ std::string render_report(const ReportRequest& request,
                 const double planned_down =
                         gpu ? totals.planned_down_gpu_seconds : totals.planned_down_cpu_seconds;
                 const double capacity = capacity_seconds(totals, tres);
-                std::vector<std::string> row = {cluster};
-                if (tres_column) {
-                    row.push_back(tres_name(tres));
+                // Time left idle goes to Planned as far as eligible jobs waited for it; the
+                // rest of their waiting is OverCommitted.
+                const double unserved = std::max(capacity - used - down - planned_down, 0.0);
+                const double waited =
+                        gpu ? totals.eligible_wait_gpu_seconds : totals.eligible_wait_cpu_seconds;
+                const double planned = std::min(waited, unserved);
+                std::vector<std::string> row;
+                for (UtilizationField field : fields) {
+                    const ReportUnit unit = request.unit;
+                    switch (field) {
+                        case UtilizationField::kCluster:
+                            row.push_back(cluster);
+                            break;
+                        case UtilizationField::kTresName:
+                            row.push_back(tres_name(tres));
+                            break;
+                        case UtilizationField::kAllocated:
+                            row.push_back(amount(used, capacity, unit));
+                            break;
+                        case UtilizationField::kDown:
+                            row.push_back(amount(down, capacity, unit));
+                            break;
+                        case UtilizationField::kPlannedDown:
+                            row.push_back(amount(planned_down, capacity, unit));
+                            break;
+                        case UtilizationField::kIdle:
+                            row.push_back(amount(unserved - planned, capacity, unit));
+                            break;
+                        case UtilizationField::kPlanned:
+                            row.push_back(amount(planned, capacity, unit));
+                            break;
+                        case UtilizationField::kOverCommitted:
+                            row.push_back(amount(waited - planned, capacity, unit));
+                            break;
+                        case UtilizationField::kReported:
+                            row.push_back(amount(capacity, capacity, unit));
+                            break;
+                    }
                 }
-                const ReportUnit unit = request.unit;
-                row.push_back(amount(used, capacity, unit));
-                row.push_back(amount(down, capacity, unit));
-                row.push_back(amount(planned_down, capacity, unit));
-                row.push_back(amount(std::max(capacity - used - down - planned_down, 0.0), capacity,
-                                     unit));
-                row.push_back(amount(capacity, capacity, unit));
                 rows.push_back(std::move(row));
             }
             break;

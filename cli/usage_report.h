@@ -30,6 +30,19 @@ enum class ReportTres {
     kBilling,
 };
 
+// The columns of cluster utilization, as sreport's format= names them.
+enum class UtilizationField {
+    kCluster,
+    kTresName,
+    kAllocated,
+    kDown,
+    kPlannedDown,  // in maintenance reservations
+    kIdle,
+    kPlanned,        // idle while eligible jobs waited (format=Reserved)
+    kOverCommitted,  // eligible jobs' waits beyond Planned
+    kReported,
+};
+
 struct ReportRequest {
     ReportKind kind = ReportKind::kClusterUtilization;
     int64_t start = 0;
@@ -42,6 +55,8 @@ struct ReportRequest {
     bool parsable = false;              // -p: '|' after every field
     bool parsable2 = false;             // -P: '|' between fields
     bool no_header = false;             // -n
+    // format= of cluster utilization; empty: sreport's default (TRES Name added with --tres).
+    std::vector<UtilizationField> fields;
 };
 
 // The words after the options: "cluster utilization start=... end=...". `now` sets the

@@ -22,7 +22,7 @@
 namespace cohort::protocol {
 
 inline constexpr uint32_t kFrameMagic = 0x54524843;  // "CHRT" as little-endian bytes
-inline constexpr uint16_t kProtocolVersion = 3;
+inline constexpr uint16_t kProtocolVersion = 4;
 inline constexpr size_t kMacSize = 32;
 inline constexpr size_t kDigestedHeaderSize = 20;  // magic to gid
 inline constexpr size_t kSignedHeaderSize = 24;    // and credential_len

@@ -208,6 +208,9 @@ struct JobRecord {
     std::vector<std::string> failed_nodes;
     RequeueAction requeue_action = RequeueAction::kNone;  // while COMPLETING
     JobUsage usage;  // of this attempt, as far as its nodes have reported
+    // When this attempt could first start: its begin time reached, its dependencies met and
+    // not held (Slurm's EligibleTime). 0: not yet.
+    int64_t eligible_time = 0;
 
     bool is_array_task() const { return array_job_id != 0; }
 
@@ -224,7 +227,7 @@ struct JobRecord {
     }
 
     // Version 1 added array_pending, version 2 failed_nodes and requeue_action, version 3
-    // usage; stored records of older versions read without them.
+    // usage, version 4 eligible_time; stored records of older versions read without them.
     template <class Archive>
     void serialize(Archive& ar, unsigned version) {
         serialize_fields(ar, job_id, spec, uid, gid, user_name, partition, state, reason, held,
@@ -241,6 +244,9 @@ struct JobRecord {
         }
         if (version >= 3) {
             ar& usage;
+        }
+        if (version >= 4) {
+            ar& eligible_time;
         }
     }
 
@@ -431,5 +437,5 @@ struct StepLayout {
 }  // namespace cohort::protocol
 
 BOOST_CLASS_VERSION(cohort::protocol::JobSpec, 3)
-BOOST_CLASS_VERSION(cohort::protocol::JobRecord, 3)
+BOOST_CLASS_VERSION(cohort::protocol::JobRecord, 4)
 BOOST_CLASS_VERSION(cohort::protocol::StepRecord, 1)

@@ -457,11 +457,15 @@ struct UsageTotalsReply {
     double down_gpu_seconds = 0;
     double planned_down_cpu_seconds = 0;
     double planned_down_gpu_seconds = 0;
+    // Time eligible jobs waited to start (sreport's Planned, and OverCommitted beyond it).
+    double eligible_wait_cpu_seconds = 0;
+    double eligible_wait_gpu_seconds = 0;
 
     template <class A>
     void serialize(A& ar, unsigned) {
         serialize_fields(ar, start, end, cluster_cpus, cluster_gpus, totals, down_cpu_seconds,
-                         down_gpu_seconds, planned_down_cpu_seconds, planned_down_gpu_seconds);
+                         down_gpu_seconds, planned_down_cpu_seconds, planned_down_gpu_seconds,
+                         eligible_wait_cpu_seconds, eligible_wait_gpu_seconds);
     }
 };
 

@@ -206,6 +206,13 @@ void Controller::handle_usage_report(const ConnectionPtr& conn,
                 reply.down_gpu_seconds = lost->down_gpu_seconds;
                 reply.planned_down_cpu_seconds = lost->planned_down_cpu_seconds;
                 reply.planned_down_gpu_seconds = lost->planned_down_gpu_seconds;
+                auto waited = store.eligible_wait(reply.start, reply.end);
+                if (!waited) {
+                    conn->send_error(waited.status());
+                    return;
+                }
+                reply.eligible_wait_cpu_seconds = waited->cpu_seconds;
+                reply.eligible_wait_gpu_seconds = waited->gpu_seconds;
                 for (protocol::UsageTotalEntry& total : *totals) {
                     if (own.empty() || total.user == own) {
                         reply.totals.push_back(std::move(total));

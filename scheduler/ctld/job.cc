@@ -140,6 +140,7 @@ protocol::JobRecord to_columns_record(const Job& job) {
     record.reason = job.reason;
     record.priority = job.priority;
     record.submit_time = job.submit_time;
+    record.eligible_time = job.eligible_time;
     record.start_time = job.start_time;
     record.end_time = job.end_time;
     record.time_limit_s = job.time_limit_s;
@@ -197,6 +198,7 @@ Job job_from_record(const protocol::JobRecord& record) {
     job.reason = record.reason;
     job.priority = record.priority;
     job.submit_time = record.submit_time;
+    job.eligible_time = record.eligible_time;
     job.start_time = record.start_time;
     job.end_time = record.end_time;
     job.time_limit_s = record.time_limit_s;

@@ -91,6 +91,7 @@ struct Job {
     InternedString reason = "None";
     int64_t priority = 0;
     int64_t submit_time = 0;
+    int64_t eligible_time = 0;  // set by the first pass that offers it; 0: not yet
     int64_t start_time = 0;
     int64_t end_time = 0;
     int64_t time_limit_s = -1;

@@ -142,6 +142,7 @@ void Controller::restart_when_clean(Job& job) {
     ++job.restart_count;
     job.held = job.held || hold;
     job.reason = job.held ? "JobHeldUser" : "None";
+    job.eligible_time = 0;  // the next attempt's, from its first offer
     job.start_time = 0;
     job.end_time = 0;
     job.exit_code = 0;

@@ -219,6 +219,14 @@ void Controller::schedule() {
     continue_pass();
 }
 
+void Controller::note_eligible(Job& job, int64_t now) {
+    // Kept in memory until the job's next write (its start, at the latest): a controller
+    // restart before then records the first offer after it instead.
+    if (job.eligible_time == 0) {
+        job.eligible_time = now;
+    }
+}
+
 void Controller::note_timed_change(int64_t at, int64_t now) {
     if (at > now) {
         next_timed_change_ = std::min(next_timed_change_, at);
@@ -441,6 +449,7 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
             }
             continue;
         }
+        note_eligible(job, now);
         const int reservation = facts.wants_reservation ? window->second : -1;
         sched::PendingJob pending;
         pending.id = id;
@@ -534,6 +543,7 @@ void Controller::split_startable_tasks(int64_t now,
             }
             continue;
         }
+        note_eligible(job, now);  // its tasks, split off later, keep this time
         // As many tasks as the idle CPUs could start, and one more to plan ahead for, less
         // those already split off and waiting; never beyond the %N throttle.
         const TaskCounts c = counts[id];

@@ -140,12 +140,54 @@ TEST_P(AccountingTest, AJobsUsageIsRecordedListedAndReported) {
     while (std::getline(cells, field, '|')) {
         utilization.push_back(field);
     }
-    ASSERT_EQ(utilization.size(), 6u) << report.out;  // Cluster, Allocated, Down, PLND Down, ...
+    ASSERT_EQ(utilization.size(), 7u) << report.out;  // Cluster, Allocated, Down, PLND Down, ...
     EXPECT_GE(std::stol(utilization[1]), 2) << report.out;
     CommandResult top = cluster_->cohort({"sreport", "-P", "-n", "user", "topusage",
                                           "start=" + local_time(before - 60), "end=now"});
     ASSERT_EQ(top.exit_code, 0) << top.err;
     EXPECT_NE(top.out.find("|" + row[3] + "|"), std::string::npos) << top.out;
+}
+
+// A job is eligible from the first pass that could start it: a held one only once released
+// (EligibleTime=Unknown until then, as Slurm), and one behind a full cluster from its
+// submission. Its wait from then to its start is recorded, and counted in the utilization
+// report's Planned and OverCommitted time.
+TEST_P(AccountingTest, EligibleTimesAndWaitsAreRecordedAndReported) {
+    const auto before = static_cast<int64_t>(std::time(nullptr));
+    const uint64_t held = submit_batch(*cluster_, {"-H", "--wrap", "true"});
+    CommandResult shown = cluster_->cohort({"show", "job", std::to_string(held)});
+    EXPECT_NE(shown.out.find(" EligibleTime=Unknown\n"), std::string::npos) << shown.out;
+
+    const uint64_t blocker = submit_batch(*cluster_, {"-N2", "--exclusive", "--wrap", "sleep 4"});
+    ASSERT_TRUE(eventually([&] { return cluster_->job_state(blocker) == "RUNNING"; }, seconds(20)));
+    const uint64_t waiter = submit_batch(*cluster_, {"-n1", "--wrap", "true"});
+    ASSERT_EQ(cluster_->wait_final_state(waiter, seconds(60)), "COMPLETED");
+    ASSERT_EQ(cluster_->cohort({"release", std::to_string(held)}).exit_code, 0);
+    ASSERT_EQ(cluster_->wait_final_state(held, seconds(60)), "COMPLETED");
+
+    const std::vector<std::string> waited =
+            stored(waiter, "submit_time, eligible_time, start_time");
+    ASSERT_EQ(waited.size(), 3u);
+    EXPECT_GE(std::stol(waited[1]), std::stol(waited[0]));
+    EXPECT_GE(std::stol(waited[2]) - std::stol(waited[1]), 2) << "behind a 4 s job on every CPU";
+    const std::vector<std::string> released = stored(held, "submit_time, eligible_time");
+    ASSERT_EQ(released.size(), 2u);
+    EXPECT_GE(std::stol(released[1]), std::stol(waited[2])) << "eligible once released";
+
+    CommandResult acct = cluster_->cohort(
+            {"acct", "-X", "-P", "-n", "-j", std::to_string(waiter), "-o", "Eligible,Start"});
+    ASSERT_EQ(acct.exit_code, 0) << acct.err;
+    EXPECT_EQ(acct.out.find("Unknown"), std::string::npos) << acct.out;
+
+    CommandResult report = cluster_->cohort({"report", "-P", "-n", "-t", "seconds", "cluster",
+                                             "utilization", "format=Reserved,OverCommitted",
+                                             "start=" + local_time(before - 60), "end=now"});
+    ASSERT_EQ(report.exit_code, 0) << report.err;
+    const size_t bar = report.out.find('|');
+    ASSERT_NE(bar, std::string::npos) << report.out;
+    const long planned = std::stol(report.out.substr(0, bar));
+    const long over_committed = std::stol(report.out.substr(bar + 1));
+    EXPECT_GE(planned + over_committed, 2) << report.out;  // the waiter's CPU for >= 2 s
 }
 
 // The node events table, read with SQL: "node|state|reason|start|end" per row.

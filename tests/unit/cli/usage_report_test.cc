@@ -57,15 +57,15 @@ TEST(RenderReport, ClusterUtilizationInMinutesAndPercent) {
     request.parsable2 = true;
     const std::string minutes = render_report(request, two_users(), "cohort");
     // 10,200 CPU-seconds allocated = 170 minutes of 600.
-    EXPECT_NE(minutes.find("Cluster|Allocated|Down|PLND Down|Idle|Reported\n"
-                           "cohort|170|0|0|430|600\n"),
+    EXPECT_NE(minutes.find("Cluster|Allocated|Down|PLND Down|Idle|Planned|Reported\n"
+                           "cohort|170|0|0|430|0|600\n"),
               std::string::npos)
             << minutes;
     EXPECT_NE(minutes.find("Usage reported in CPU Minutes"), std::string::npos);
     request.unit = ReportUnit::kPercent;
     request.no_header = true;
     EXPECT_EQ(render_report(request, two_users(), "cohort"),
-              "cohort|28.33%|0.00%|0.00%|71.67%|100.00%\n");
+              "cohort|28.33%|0.00%|0.00%|71.67%|0.00%|100.00%\n");
 }
 
 TEST(RenderReport, DownAndMaintenanceTimeComeOutOfIdle) {
@@ -80,7 +80,40 @@ TEST(RenderReport, DownAndMaintenanceTimeComeOutOfIdle) {
     // CPU: 600 reported = 170 allocated + 120 down + 30 planned down + 280 idle. GPU: 120
     // reported = 10 allocated + 30 down + 80 idle.
     EXPECT_EQ(render_report(request, totals, "cohort"),
-              "cohort|cpu|170|120|30|280|600\ncohort|gres/gpu|10|30|0|80|120\n");
+              "cohort|cpu|170|120|30|280|0|600\ncohort|gres/gpu|10|30|0|80|0|120\n");
+}
+
+TEST(RenderReport, EligibleWaitsArePlannedUpToTheIdleTimeAndOverCommittedBeyond) {
+    protocol::UsageTotalsReply totals = two_users();  // 600 CPU-minutes, 170 allocated
+    ReportRequest request;
+    request.parsable2 = true;
+    request.no_header = true;
+    request.fields = {UtilizationField::kIdle, UtilizationField::kPlanned,
+                      UtilizationField::kOverCommitted, UtilizationField::kReported};
+    totals.eligible_wait_cpu_seconds = 100 * 60;
+    EXPECT_EQ(render_report(request, totals, "cohort"), "330|100|0|600\n");
+    // Waits beyond the 430 idle minutes: all of the idle time is Planned.
+    totals.eligible_wait_cpu_seconds = 500 * 60;
+    EXPECT_EQ(render_report(request, totals, "cohort"), "0|430|70|600\n");
+}
+
+TEST(ParseReportFormat, TakesSreportsFieldNamesAndPrefixes) {
+    auto request =
+            parse_report_words({"cluster", "utilization", "format=cl,al,d,planned,i,res,rep,over"},
+                               1'800'000'000, ReportRequest{});
+    ASSERT_TRUE(request) << request.status().message();
+    EXPECT_EQ(request->fields,
+              (std::vector<UtilizationField>{
+                      UtilizationField::kCluster, UtilizationField::kAllocated,
+                      UtilizationField::kDown, UtilizationField::kPlannedDown,
+                      UtilizationField::kIdle, UtilizationField::kPlanned,
+                      UtilizationField::kReported, UtilizationField::kOverCommitted}));
+    auto unknown = parse_report_words({"cluster", "utilization", "format=Allocated,Bogus"},
+                                      1'800'000'000, ReportRequest{});
+    ASSERT_FALSE(unknown);
+    EXPECT_EQ(unknown.status().message(),
+              "report: format: unknown field 'Bogus' (accepted: Allocated, Cluster, Down, Idle, "
+              "OverCommitted, PlannedDown, Reported, Reserved (the Planned column), TresName)");
 }
 
 TEST(RenderReport, AccountUtilizationByUserGivesEachAccountThenItsUsers) {
@@ -113,12 +146,12 @@ TEST(RenderReport, TopUsageRanksUsersAndKeepsTopCount) {
 TEST(RenderReport, TableLayoutRightAlignsUnderARule) {
     ReportRequest request;
     const std::string out = render_report(request, two_users(), "cohort");
-    EXPECT_NE(out.find("  Cluster      Allocated       Down  PLND Down           Idle       "
-                       "Reported \n"
+    EXPECT_NE(out.find("  Cluster      Allocated       Down  PLND Down           Idle        "
+                       "Planned       Reported \n"
                        "--------- -------------- ---------- ---------- -------------- "
-                       "-------------- \n"
+                       "-------------- -------------- \n"
                        "   cohort            170          0          0            430            "
-                       "600 \n"),
+                       "  0            600 \n"),
               std::string::npos)
             << out;
 }

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <future>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -402,8 +403,9 @@ TEST(SqliteStateStore, RefusesADatabaseOfANewerSchema) {
     sqlite3_close(db);
     auto store = SqliteStateStore::open(path, "full");
     ASSERT_FALSE(store);
-    EXPECT_NE(store.status().message().find("schema version 99 is newer than this "
-                                            "cohortctld's (5)"),
+    EXPECT_NE(store.status().message().find(
+                      fmt::format("schema version 99 is newer than this cohortctld's ({})",
+                                  SqliteStateStore::kSchemaVersion)),
               std::string::npos)
             << store.status().message();
 }
