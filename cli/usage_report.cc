@@ -102,8 +102,8 @@ Result<std::vector<UtilizationField>> parse_utilization_fields(const std::string
         if (found == nullptr) {
             return Status::invalid("report: format: unknown field '" + item
                                    + "' (accepted: Allocated, Cluster, Down, Idle, "
-                                     "OverCommitted, PlannedDown, Reported, Reserved (the Planned column), "
-                                     "TresName)");
+                                     "OverCommitted, PlannedDown, Reported, Reserved (the "
+                                     "Planned column), TresName)");
         }
         fields.push_back(found->field);
     }

@@ -272,9 +272,9 @@ private:
                                      std::map<std::string, int>& partition_index) const;
     // When and where `job` would start if it were the only job waiting.
     Result<protocol::WillRunReply> will_run(const protocol::JobRecord& job);
-    // Keeps the earliest time after `now` at which a pass could decide differently.
     // The first pass that offers a pending job makes it eligible (EligibleTime).
     void note_eligible(Job& job, int64_t now);
+    // Keeps the earliest time after `now` at which a pass could decide differently.
     void note_timed_change(int64_t at, int64_t now);
     void note_timed_changes(const sched::Snapshot& snapshot);
     sched::EligibilityFacts eligibility_facts(const Job& job,
