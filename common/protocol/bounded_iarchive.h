@@ -43,7 +43,9 @@ class BoundedIArchive
 
 public:
     explicit BoundedIArchive(BodyBuffer& buffer)
-        : Impl(buffer, boost::archive::no_header), buffer_(buffer) {}
+        // no_codecvt: a binary archive converts no characters, and imbuing a locale costs
+        // more than decoding a small message.
+        : Impl(buffer, boost::archive::no_header | boost::archive::no_codecvt), buffer_(buffer) {}
 
     // Throws archive_exception unless `count` items of `item_bytes` each are still unread.
     void expect(uint64_t count, size_t item_bytes) const;

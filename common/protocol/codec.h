@@ -28,7 +28,8 @@ template <typename Message>
 std::string encode_body(const Message& message) {
     std::ostringstream out;
     {
-        boost::archive::binary_oarchive archive(out, boost::archive::no_header);
+        boost::archive::binary_oarchive archive(
+                out, boost::archive::no_header | boost::archive::no_codecvt);
         archive << message;
     }
     return std::move(out).str();

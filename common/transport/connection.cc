@@ -1,6 +1,8 @@
 // Authenticated framed connections over Boost.Asio.
 #include "common/transport/connection.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace cohort::transport {
@@ -25,56 +27,76 @@ Connection::Connection(tcp::socket socket, protocol::FrameAuth auth, protocol::C
 void Connection::start(MessageHandler on_message, CloseHandler on_close) {
     on_message_ = std::move(on_message);
     on_close_ = std::move(on_close);
-    asio::dispatch(socket_.get_executor(), [self = shared_from_this()] { self->read_header(); });
+    asio::dispatch(socket_.get_executor(), [self = shared_from_this()] { self->read_more(); });
 }
 
-void Connection::read_header() {
-    header_bytes_.resize(protocol::kHeaderSize);
-    asio::async_read(socket_, asio::buffer(header_bytes_),
-                     [self = shared_from_this()](boost::system::error_code ec, size_t) {
-                         if (ec) {
-                             self->close(ec == asio::error::eof ? Status::ok()
-                                                                : Status::io_error(ec.message()));
-                             return;
-                         }
-                         auto header = protocol::decode_header(self->header_bytes_);
-                         if (!header) {
-                             self->close(header.status());
-                             return;
-                         }
-                         self->header_ = *header;
-                         self->body_.clear();
-                         self->read_body();
-                     });
+size_t Connection::next_read_size() const {
+    if (in_.size() < protocol::kHeaderSize) {
+        return kSmallRead;
+    }
+    auto header = protocol::decode_header(std::string_view(in_).substr(0, protocol::kHeaderSize));
+    if (!header) {
+        return kSmallRead;  // deliver_frames closes the connection first
+    }
+    // The length is not yet authenticated: ask for the bytes that really arrive, a chunk at
+    // a time, so a peer without the key cannot make us allocate 16 MiB with one header.
+    const size_t frame = protocol::kHeaderSize + header->credential_len + header->body_len;
+    return std::clamp(frame - in_.size(), kSmallRead, kReadChunk);
 }
 
-void Connection::read_body() {
-    // The length is not yet authenticated: grow the buffer with the bytes that really
-    // arrive, so a peer without the key cannot make us allocate 16 MiB with one header.
-    const size_t missing = header_.credential_len + header_.body_len - body_.size();
-    if (missing > 0) {
-        const size_t offset = body_.size();
-        body_.resize(offset + std::min<size_t>(missing, kReadChunk));
-        asio::async_read(socket_, asio::buffer(body_.data() + offset, body_.size() - offset),
-                         [self = shared_from_this()](boost::system::error_code ec, size_t) {
-                             if (ec) {
-                                 self->close(Status::io_error("truncated frame: " + ec.message()));
-                                 return;
-                             }
-                             self->read_body();
-                         });
+void Connection::read_more() {
+    const size_t kept = in_.size();
+    in_.resize(kept + next_read_size());
+    socket_.async_read_some(
+            asio::buffer(in_.data() + kept, in_.size() - kept),
+            [self = shared_from_this(), kept](boost::system::error_code ec, size_t read) {
+                self->in_.resize(kept + read);
+                if (ec == asio::error::eof && kept == 0) {
+                    self->close(Status::ok());
+                } else if (ec == asio::error::eof) {
+                    self->close(Status::io_error("truncated frame: " + ec.message()));
+                } else if (ec) {
+                    self->close(Status::io_error(ec.message()));
+                } else {
+                    self->deliver_frames();
+                }
+            });
+}
+
+void Connection::deliver_frames() {
+    size_t offset = 0;
+    while (!closed_ && in_.size() - offset >= protocol::kHeaderSize) {
+        const std::string_view header_bytes(in_.data() + offset, protocol::kHeaderSize);
+        auto header = protocol::decode_header(header_bytes);
+        if (!header) {
+            close(header.status());
+            return;
+        }
+        const size_t frame = protocol::kHeaderSize + header->credential_len + header->body_len;
+        if (in_.size() - offset < frame) {
+            break;
+        }
+        deliver(*header, header_bytes,
+                std::string_view(in_.data() + offset + protocol::kHeaderSize,
+                                 frame - protocol::kHeaderSize));
+        offset += frame;
+    }
+    if (closed_) {
         return;
     }
-    deliver();
+    in_.erase(0, offset);
+    if (in_.empty() && in_.capacity() > kSmallRead) {
+        in_ = std::string();  // an idle connection does not keep a large frame's buffer
+    }
+    read_more();
 }
 
-void Connection::deliver() {
-    std::string credential;
-    if (header_.credential_len > 0) {
-        credential = body_.substr(0, header_.credential_len);
-        body_.erase(0, header_.credential_len);
-    }
-    auto sender = auth_.verify(header_, header_bytes_, credential, body_);
+void Connection::deliver(const protocol::FrameHeader& header,
+                         std::string_view header_bytes,
+                         std::string_view rest) {
+    const std::string credential(rest.substr(0, header.credential_len));
+    const std::string_view body = rest.substr(header.credential_len);
+    auto sender = auth_.verify(header, header_bytes, credential, body);
     if (!sender) {
         close(sender.status());
         return;
@@ -82,13 +104,10 @@ void Connection::deliver() {
     if (!credential.empty()) {
         sign_with_munge_ = true;  // answer a MUNGE client in kind: it holds no key
     }
-    protocol::Envelope envelope{header_.type, *sender, std::move(body_), !credential.empty()};
+    protocol::Envelope envelope{header.type, *sender, std::string(body), !credential.empty()};
     auto self = shared_from_this();  // the handler may drop the last other reference
     if (on_message_) {
         on_message_(self, std::move(envelope));
-    }
-    if (!closed_) {
-        read_header();
     }
 }
 

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "common/asio.h"
 #include "common/protocol/codec.h"
@@ -56,11 +57,19 @@ private:
     // Signs as the peer does (MUNGE once it sent a MUNGE frame); closes when that fails.
     void send_body(uint16_t type, const std::string& body);
     void send_frame(std::string frame);
-    void read_header();
-    void read_body();
-    void deliver();  // verifies the complete frame, then hands it to the message handler
+    // Reads what has arrived, then delivers every whole frame read: a frame's header and
+    // body, and small frames sent together, take one system call.
+    void read_more();
+    size_t next_read_size() const;
+    void deliver_frames();
+    // Verifies one complete frame (`rest` is its credential, if any, then its body), then
+    // hands it to the message handler.
+    void deliver(const protocol::FrameHeader& header,
+                 std::string_view header_bytes,
+                 std::string_view rest);
     void write_next();
 
+    static constexpr size_t kSmallRead = 512;  // a header and a small body, not much more
     static constexpr size_t kReadChunk = 64 * 1024;
 
     tcp::socket socket_;
@@ -70,9 +79,7 @@ private:
     std::string peer_;
     MessageHandler on_message_;
     CloseHandler on_close_;
-    std::string header_bytes_;
-    protocol::FrameHeader header_;
-    std::string body_;  // the credential (if any), then the body
+    std::string in_;  // bytes read and not yet delivered: at most a part of one frame when idle
     std::deque<std::string> write_queue_;
     bool closed_ = false;
     bool close_when_drained_ = false;

@@ -36,7 +36,9 @@ Controller::Controller(asio::io_context& io,
       strand_(asio::make_strand(io)),
       dispatcher_([](const ConnectionPtr& conn,
                      const Status& why) { conn->close(why.with_context("controller")); },
-                  [this](std::function<void()> call) { on_strand(std::move(call)); }),
+                  // dispatch, not post: the thread that read the frame runs its handler
+                  // when the strand is free, instead of waking the other thread for it.
+                  [this](std::function<void()> call) { asio::dispatch(strand_, std::move(call)); }),
       acceptor_(io),
       tick_(strand_),
       config_(std::move(config)),
@@ -155,6 +157,7 @@ void Controller::stop() {
         boost::system::error_code ignored;
         acceptor_.close(ignored);
         tick_.cancel();
+        pass_delay_.cancel();
         stopped.set_value();
     });
     stopped.get_future().wait();

@@ -141,5 +141,31 @@ TEST_F(ConnectionTest, TruncatedBodyClosesTheConnection) {
     EXPECT_TRUE(received_.empty());
 }
 
+// As a stream cuts frames: several in one segment, one split across two, one larger than a
+// read. Each is delivered once, and the peer's hang-up between frames is an orderly close.
+TEST_F(ConnectionTest, FramesAreDeliveredHoweverTheStreamCutsThem) {
+    const std::string small = encode_message(protocol::AckReply{"a"}, {0, 0}, kKey);
+    const std::string large =
+            encode_message(protocol::AckReply{std::string(200 * 1024, 'x')}, {0, 0}, kKey);
+    std::thread client([&] {
+        asio::io_context io;
+        tcp::socket socket(io);
+        socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port_));
+        asio::write(socket, asio::buffer(small + small + small.substr(0, 30)));
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        asio::write(socket, asio::buffer(small.substr(30) + large));
+        socket.shutdown(tcp::socket::shutdown_send);
+        char reply[4096];
+        boost::system::error_code ec;
+        while (!ec) {
+            socket.read_some(asio::buffer(reply), ec);  // the acks, then the server's close
+        }
+    });
+    run_until([&] { return closed_; });
+    client.join();
+    EXPECT_EQ(received_.size(), 4u);
+    EXPECT_TRUE(close_reason_.is_ok()) << close_reason_.message();
+}
+
 }  // namespace
 }  // namespace cohort::transport
