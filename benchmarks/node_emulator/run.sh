@@ -3,7 +3,8 @@
 # (bench_node_emulator: one process speaking the agent protocol) of 64 CPUs each. Measures
 # registration, the controller's CPU for heartbeats, starting a job per node, scheduling
 # passes over PENDING jobs that cannot start yet, how soon a job that fits starts, and
-# queries from 64 concurrent clients during passes. Prints a table and writes CSV.
+# queries from 64 concurrent clients during passes (64 `cohort` processes, then 64 threads
+# of bench_clients). Prints a table and writes CSV.
 #   benchmarks/node_emulator/run.sh [NODES] [PENDING] [CSV] [BIN_DIR]
 #   NODES default 10000, PENDING default 100000; HEARTBEAT_MS (default 1000) is the agents'
 #   heartbeat interval, and a node is DOWN after ten missed.
@@ -104,6 +105,7 @@ for _ in $(seq $((PENDING / 1000))); do
     cohort release $(seq "$first" $((first + 999))) > /dev/null
 done
 row "$PENDING pending jobs of $wide nodes submitted" "$(( $(now_ms) - t0 ))" "ms"
+probe=$((first + 1))  # one task of that array: the clients below ask for this job alone
 sleep 10
 { grep "scheduling pass:" "$WORK/ctld.log" || true; } | tail -n 3 | sed 's/^/  ctld: /'
 pass_ms=$({ grep -E "scheduling pass: [0-9]{$((${#PENDING} - 1)),} pending" "$WORK/ctld.log" || true; } | tail -n 5 \
@@ -129,14 +131,14 @@ row "controller CPU, $busy running + $PENDING pending, no requests" \
     "$(awk -v c=$((c1 - c0)) -v t=$((t1 - t0)) -v hz="$ticks" 'BEGIN { printf "%.1f", 100 * c / hz / (t / 1000) }')" \
     "% of one core"
 
-# 64 clients at once, each 5 queries of one job, 5 submissions and 5 cancels, while the
+# 64 clients at once, each 5 queries of one pending job, 5 submissions and 5 cancels, while the
 # submissions make the controller plan over the pending jobs again.
 clients=()
 for c in $(seq 64); do
     (
         for _ in 1 2 3 4 5; do
             t0=$(date +%s%N)
-            cohort queue -h -j 1 > /dev/null 2>&1 || echo "error" >> "$WORK/client.errors"
+            cohort queue -h -j "$probe" > /dev/null 2>&1 || echo "error" >> "$WORK/client.errors"
             echo $(( ($(date +%s%N) - t0) / 1000000 )) >> "$WORK/query.ms.$c"
             id=$(cohort batch --parsable -N1 -n1 -t 1 --wrap 'sleep 5' 2>/dev/null) \
                 || { echo "error" >> "$WORK/client.errors"; continue; }
@@ -151,5 +153,16 @@ n=$(wc -l < "$WORK/query.ms")
 row "64 clients: errors" "$(cat "$WORK/client.errors" 2>/dev/null | wc -l)" "of $((64 * 15)) requests"
 row "64 clients: query latency p50" "$(sed -n "$(( (n + 1) / 2 ))p" "$WORK/query.ms")" "ms"
 row "64 clients: query latency p99" "$(sed -n "$(( (n * 99 + 99) / 100 ))p" "$WORK/query.ms")" "ms"
+
+# The same loops from 64 threads of one process (bench_clients): the controller's latency
+# as a client sees it, without 64 processes starting at once on this machine's cores.
+"$BIN/bench_clients" --clients 64 --rounds 5 --job "$probe" > "$WORK/clients.out" \
+    || cat "$WORK/clients.out" >&2  # exits 1 when a request failed: the errors row says so
+field() { awk -v what="$1" -v at="$2" '$1 == what { print $at }' "$WORK/clients.out"; }
+row "64 client threads: errors" "$(field errors 2)" "of $((64 * 15)) requests"
+for what in queries submissions cancels; do
+    row "64 client threads: $what latency p50" "$(field $what 4)" "ms"
+    row "64 client threads: $what latency p99" "$(field $what 6)" "ms"
+done
 tail -n 2 "$WORK/emulator.log"
 echo "CSV: $CSV"

@@ -151,13 +151,16 @@ private:
     void handle_priority(const ConnectionPtr& conn, const protocol::PriorityQueryRequest& r);
     // cohort share (sshare): the tree with usage charged up to now.
     void handle_share(const ConnectionPtr& conn, const protocol::Credential& cred);
-    // Charges running jobs' billing up to `now` and decays all usage to `now`.
-    void charge_usage(int64_t now);
     // Charges `job` up to `until` (its end, or now) and no further.
     void charge_job(const Job& job, int64_t until);
+    // Every pending job's priority (refresh_fairshare first); a pass does the same in the
+    // loop that builds its snapshot instead.
     void refresh_priorities(int64_t now);
-    // Every user's fair-share factor from the usage ledger; users with jobs get a leaf.
-    void refresh_fairshare();
+    void refresh_priority(Job& job, int64_t now);
+    void refresh_remainder_priorities(int64_t now);
+    // Decays all usage to `now`, charges running jobs' billing up to it, and recomputes
+    // every user's fair-share factor from the usage ledger; users with jobs get a leaf.
+    void refresh_fairshare(int64_t now);
 
     // --- advance reservations (reservations.cc)
     void handle_reservation_create(const ConnectionPtr& conn,
@@ -288,6 +291,8 @@ private:
     // Splits these tasks off the array's remainder into pending jobs, stores both, and
     // returns the tasks' ids.
     std::vector<uint64_t> split_tasks(uint64_t array_id, const std::vector<uint32_t>& indexes);
+    // Asks for a pass once `delay_ms` have passed (see next_pass_ms_).
+    void delay_pass(int64_t delay_ms);
     // Runs one budgeted step of the current pass; posts the next step until it is done.
     void continue_pass();
     void log_pass() const;
@@ -367,8 +372,16 @@ private:
     sched::PriorityModel priority_;
     // The pass in progress, stepped across strand turns so requests are served between steps.
     std::unique_ptr<sched::PlanPass> pass_;
-    bool pass_again_ = false;      // something changed while it ran: plan anew when it ends
+    bool pass_again_ = false;  // something changed while it ran: plan anew when it ends
+    // The last pass's pending jobs, their memory kept for the next pass until a quiet tick.
+    std::vector<sched::PendingJob> spare_pending_;
+    size_t last_pass_pending_ = 0;
     int64_t pass_started_ms_ = 0;  // steady clock, when its snapshot was taken
+    // A pass holds the strand; the next starts no sooner than the last one took, so requests
+    // get at least half of the strand while passes run back to back (steady clock).
+    int64_t next_pass_ms_ = 0;
+    asio::steady_timer pass_delay_{strand_};
+    bool pass_delayed_ = false;
     // A pass decides the same as the last one unless something changed since (a request, a
     // job or node event, any job stored), a time it depends on arrived (a begin time, a
     // reservation's edge, a running job's expected end, a switch wait's end), or priorities

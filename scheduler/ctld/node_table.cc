@@ -110,15 +110,15 @@ void NodeTable::release(const Job& job) {
 std::vector<sched::NodeCapacity> NodeTable::capacities() const {
     std::vector<sched::NodeCapacity> out;
     out.reserve(nodes_.size());
-    for (const auto& node : nodes_) {
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+        const NodeEntry& node = nodes_[i];
         sched::NodeCapacity cap;
         cap.name = node.info.name;
         cap.cpus = node.info.resources.cpus;
         cap.memory_mib = node.info.resources.memory_mib;
         cap.gpus = node.info.resources.gpus;
         cap.gpu_type = node.info.resources.gpu_type;
-        cap.up = node.registered && node.responding && node.info.state != NodeState::kDown
-                 && !node.info.drain;
+        cap.up = takes_jobs(i);
         if (cap.gpus > 0) {
             cap.gpu_layout = node.gpu_layout;
             cap.free_gpus = free_gpus(node);  // CPU ids are not ranked on: skip them
@@ -126,6 +126,12 @@ std::vector<sched::NodeCapacity> NodeTable::capacities() const {
         out.push_back(std::move(cap));
     }
     return out;
+}
+
+bool NodeTable::takes_jobs(size_t index) const {
+    const NodeEntry& node = nodes_[index];
+    return node.registered && node.responding && node.info.state != NodeState::kDown
+           && !node.info.drain;
 }
 
 int64_t NodeTable::total_cpus() const {

@@ -76,6 +76,8 @@ public:
 
     // The scheduling pass's view: capacity, up or not, and free GPUs.
     std::vector<sched::NodeCapacity> capacities() const;
+    // Whether jobs may start on the node: registered, responding, neither DOWN nor draining.
+    bool takes_jobs(size_t index) const;
     int64_t total_cpus() const;
 
 private:

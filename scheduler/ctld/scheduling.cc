@@ -179,6 +179,8 @@ void Controller::schedule_if_due(int64_t now_ms) {
     if (changed_since_pass_ || clock_.unix_seconds() >= next_timed_change_
         || now_ms - pass_started_ms_ >= kIdlePassIntervalMs) {
         request_schedule();
+    } else {
+        spare_pending_ = {};  // quiet: the next pass may be a minute away
     }
 }
 
@@ -201,13 +203,17 @@ void Controller::schedule() {
         pass_again_ = true;  // the pass in progress plans from older state; plan anew after it
         return;
     }
+    if (const int64_t now_ms = clock_.steady_ms(); now_ms < next_pass_ms_) {
+        delay_pass(next_pass_ms_ - now_ms);
+        return;
+    }
     const int64_t now = clock_.unix_seconds();
     pass_started_ms_ = clock_.steady_ms();
     changed_since_pass_ = false;
     next_timed_change_ = INT64_MAX;
-    charge_usage(now);
     expire_reservations(now);
-    refresh_priorities(now);
+    refresh_fairshare(now);
+    refresh_remainder_priorities(now);
     sched::Snapshot snapshot = build_snapshot(now);
     note_timed_changes(snapshot);
     if (snapshot.pending.empty()) {
@@ -217,6 +223,21 @@ void Controller::schedule() {
     pass_steps_ = 0;
     pass_starts_ = 0;
     continue_pass();
+}
+
+void Controller::delay_pass(int64_t delay_ms) {
+    changed_since_pass_ = true;
+    if (pass_delayed_) {
+        return;
+    }
+    pass_delayed_ = true;
+    pass_delay_.expires_after(std::chrono::milliseconds(delay_ms));
+    pass_delay_.async_wait([this](boost::system::error_code ec) {
+        pass_delayed_ = false;
+        if (!ec) {
+            request_schedule();
+        }
+    });
 }
 
 void Controller::note_eligible(Job& job, int64_t now) {
@@ -363,8 +384,15 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
     const auto node_index = [this](const std::string& name) {
         return nodes_.index_of(name);
     };
+    // What each throttled array (--array=...%N) runs; the walk that finds the running jobs
+    // counts them, and the pending walk below adds arrays whose tasks all wait.
+    sched::ArrayThrottle throttle;
     for (const auto& [id, job] : jobs_) {
-        if (job.state != JobState::kRunning && job.state != JobState::kCompleting) {
+        const bool running = job.state == JobState::kRunning || job.state == JobState::kCompleting;
+        if (job.is_array_task()) {
+            throttle.count(job.array_job_id, job.array_max_running, running);
+        }
+        if (!running) {
             continue;
         }
         snapshot.running.push_back(running_allocation_of(job, node_index, now));
@@ -385,9 +413,6 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
     std::map<std::string, int> window_index;
     for (size_t i = 0; i < snapshot.windows.size(); ++i) {
         window_index[snapshot.windows[i].name] = static_cast<int>(i);
-    }
-    for (auto& [id, job] : jobs_) {
-        job.expected_start = 0;  // this pass plans anew
     }
     int64_t idle_cpus = 0;
     for (const auto& node : snapshot.nodes) {
@@ -426,16 +451,22 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
         return names.front();
     };
     std::vector<uint64_t> never;  // dependencies that can never be met
-    sched::ArrayThrottle throttle;
-    for (const auto& [id, job] : jobs_) {
-        if (job.is_array_task()) {
-            throttle.count(job.array_job_id, job.array_max_running,
-                           job.state == JobState::kRunning || job.state == JobState::kCompleting);
-        }
-    }
+    // Back-to-back passes reuse the last one's memory: 100,000 pending jobs are 20 MB, which
+    // fresh pages and regrowth made cost more than the rest of building the snapshot.
+    snapshot.pending = std::move(spare_pending_);
+    snapshot.pending.clear();
+    snapshot.pending.reserve(last_pass_pending_);
     for (auto& [id, job] : jobs_) {
-        if (job.state != JobState::kPending || job.held || !jobs_.is_committed(id)) {
+        job.expected_start = 0;  // this pass plans anew
+        if (job.state != JobState::kPending) {
             continue;
+        }
+        refresh_priority(job, now);  // here, not in a walk of its own over 100,000 jobs
+        if (job.held || !jobs_.is_committed(id)) {
+            continue;
+        }
+        if (job.is_array_task()) {
+            throttle.count(job.array_job_id, job.array_max_running, false);  // split just now
         }
         note_timed_change(job.spec.begin_time, now);
         auto window = window_index.find(job.spec.reservation);
@@ -598,6 +629,10 @@ void Controller::continue_pass() {
         return;
     }
     log_pass();
+    const int64_t now_ms = clock_.steady_ms();
+    next_pass_ms_ = now_ms + (now_ms - pass_started_ms_);
+    last_pass_pending_ = pass_->snapshot().pending.size();
+    spare_pending_ = std::move(*pass_).release_snapshot().pending;
     pass_.reset();
     if (pass_again_) {
         pass_again_ = false;
@@ -639,12 +674,11 @@ void Controller::apply(const sched::Decisions& decisions, const sched::Snapshot&
             job->expected_start = reserved.start;
         }
     }
-    const std::vector<sched::NodeCapacity> now_up = nodes_.capacities();
     for (const auto& start : decisions.starts) {
         Job* pending = still_pending(start.job_id);
-        const bool nodes_up =
-                std::all_of(start.placement.nodes.begin(), start.placement.nodes.end(),
-                            [&](int index) { return now_up[static_cast<size_t>(index)].up; });
+        const bool nodes_up = std::all_of(
+                start.placement.nodes.begin(), start.placement.nodes.end(),
+                [&](int index) { return nodes_.takes_jobs(static_cast<size_t>(index)); });
         if (pending == nullptr || !nodes_up) {
             pass_again_ = true;
             continue;
