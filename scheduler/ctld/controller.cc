@@ -36,9 +36,11 @@ Controller::Controller(asio::io_context& io,
       strand_(asio::make_strand(io)),
       dispatcher_([](const ConnectionPtr& conn,
                      const Status& why) { conn->close(why.with_context("controller")); },
-                  // dispatch, not post: the thread that read the frame runs its handler
-                  // when the strand is free, instead of waking the other thread for it.
-                  [this](std::function<void()> call) { asio::dispatch(strand_, std::move(call)); }),
+                  // Posted, not dispatched on the reading thread: while the strand encodes a
+                  // long listing, the connection's thread writes the frames already made
+                  // (dispatching saved a futex wake per heartbeat, but made `queue` at
+                  // 10,000 jobs 30% slower).
+                  [this](std::function<void()> call) { on_strand(std::move(call)); }),
       acceptor_(io),
       tick_(strand_),
       config_(std::move(config)),
