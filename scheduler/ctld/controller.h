@@ -393,6 +393,8 @@ private:
     // Heartbeat intervals a node whose connection closed has to reconnect before it is DOWN.
     static constexpr int64_t kReconnectGraceIntervals = 2;
     size_t pass_steps_ = 0;
+    int64_t pass_snapshot_ms_ = 0;      // how long building its snapshot held the strand
+    int64_t pass_longest_step_ms_ = 0;  // the longest a step (plan and apply) held it
     size_t pass_starts_ = 0;
     uint64_t next_job_id_ = 1;
     bool purging_ = false;

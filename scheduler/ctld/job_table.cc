@@ -33,8 +33,14 @@ void JobTable::load(Job job) {
     if (job.is_array_task()) {
         array_sizes_[job.array_job_id] = job.array_count;
     }
+    put(std::move(job));
+}
+
+Job& JobTable::put(Job job) {
     const uint64_t id = job.job_id;
-    jobs_.insert_or_assign(id, std::move(job));
+    auto it = jobs_.insert_or_assign(id, std::move(job)).first;
+    by_id_[id] = it;
+    return it->second;
 }
 
 void JobTable::add_submitted(Job job) {
@@ -70,8 +76,7 @@ Job& JobTable::split_task(uint64_t array_id, uint32_t index) {
     if (remainder.pending.empty()) {
         remainders_.erase(it);
     }
-    const uint64_t id = task.job_id;
-    return jobs_.insert_or_assign(id, std::move(task)).first->second;
+    return put(std::move(task));
 }
 
 void JobTable::forget_remainder(uint64_t array_id) {
@@ -152,7 +157,7 @@ std::optional<sched::OtherJob> JobTable::other_job(uint64_t id) const {
 }
 
 std::optional<sched::OtherJob> JobTable::single_job(uint64_t id) const {
-    if (auto it = jobs_.find(id); it != jobs_.end()) {
+    if (auto it = find(id); it != jobs_.end()) {
         return sched::OtherJob{it->second.state, it->second.start_time};
     }
     if (auto it = finished_states_.find(id); it != finished_states_.end()) {

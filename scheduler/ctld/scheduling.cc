@@ -215,6 +215,8 @@ void Controller::schedule() {
     refresh_fairshare(now);
     refresh_remainder_priorities(now);
     sched::Snapshot snapshot = build_snapshot(now);
+    pass_snapshot_ms_ = clock_.steady_ms() - pass_started_ms_;
+    pass_longest_step_ms_ = 0;
     note_timed_changes(snapshot);
     if (snapshot.pending.empty()) {
         return;
@@ -222,7 +224,8 @@ void Controller::schedule() {
     pass_ = std::make_unique<sched::PlanPass>(std::move(snapshot), backfill_);
     pass_steps_ = 0;
     pass_starts_ = 0;
-    continue_pass();
+    // Building the snapshot held the strand long enough: requests queued meanwhile go first.
+    on_strand([this] { continue_pass(); });
 }
 
 void Controller::delay_pass(int64_t delay_ms) {
@@ -620,10 +623,12 @@ void Controller::continue_pass() {
             return clock_.steady_ms() >= deadline;
         };
     }
+    const int64_t step_started_ms = clock_.steady_ms();
     sched::Decisions decisions = pass_->step(budget);
     ++pass_steps_;
     pass_starts_ += decisions.starts.size();
     apply(decisions, pass_->snapshot());
+    pass_longest_step_ms_ = std::max(pass_longest_step_ms_, clock_.steady_ms() - step_started_ms);
     if (!pass_->done()) {
         on_strand([this] { continue_pass(); });  // requests queued meanwhile are served first
         return;
@@ -646,9 +651,10 @@ void Controller::log_pass() const {
     const int64_t took_ms = clock_.steady_ms() - pass_started_ms_;
     const auto level = took_ms >= kSlowPassMs ? spdlog::level::info : spdlog::level::debug;
     spdlog::log(level,
-                "scheduling pass: {} pending jobs on {} nodes, {} started, {} ms in {} steps",
+                "scheduling pass: {} pending jobs on {} nodes, {} started, {} ms in {} steps "
+                "(snapshot {} ms, longest step {} ms)",
                 pass_->snapshot().pending.size(), pass_->snapshot().nodes.size(), pass_starts_,
-                took_ms, pass_steps_);
+                took_ms, pass_steps_, pass_snapshot_ms_, pass_longest_step_ms_);
 }
 
 void Controller::apply(const sched::Decisions& decisions, const sched::Snapshot& snapshot) {

@@ -85,5 +85,42 @@ TEST(JobTable, TasksStillInTheirArraysRecordAreSeenByDependencies) {
     EXPECT_EQ(jobs.other_job(103)->state, JobState::kPending);    // split off before
 }
 
+// Lookups by id go through a hash index beside the ordered map: both must always hold the
+// same jobs, whichever way a job came in or left.
+TEST(JobTable, LookupsByIdFindEveryJobTheWalkSees) {
+    JobTable jobs;
+    ArrayRemainder remainder{table_job(100, JobState::kPending, 100, 4), {}, {}};
+    remainder.all = sched::parse_array_spec("0-3")->indexes;
+    remainder.pending = remainder.all;
+    jobs.add_submitted(std::move(remainder));
+    for (uint64_t id = 1; id <= 50; ++id) {
+        jobs.add_submitted(table_job(id, JobState::kPending));
+    }
+    jobs.load(table_job(7, JobState::kRunning));  // read again from the store: replaced
+    jobs.split_task(100, 0);
+    jobs.split_task(100, 3);
+    for (uint64_t id = 2; id <= 50; id += 2) {
+        jobs.forget(id);
+    }
+    jobs.forget(999);  // never there: nothing changes
+
+    std::vector<uint64_t> walked;
+    for (const auto& [id, job] : jobs) {
+        walked.push_back(id);
+        ASSERT_NE(jobs.find(id), jobs.end()) << id;
+        EXPECT_EQ(&jobs.find(id)->second, &job) << id;
+        EXPECT_EQ(&jobs.at(id), &job) << id;
+    }
+    EXPECT_EQ(walked.size(), 27u);  // 25 odd ids and tasks 100, 103
+    EXPECT_EQ(walked.back(), 103u);
+    EXPECT_EQ(jobs.at(7).state, JobState::kRunning);
+    EXPECT_EQ(jobs.find(2), jobs.end());
+    EXPECT_EQ(jobs.find(101), jobs.end());  // still in its array's record
+    EXPECT_THROW(jobs.at(2), std::out_of_range);
+    const JobTable& read_only = jobs;
+    EXPECT_EQ(read_only.find(3)->second.job_id, 3u);
+    EXPECT_EQ(read_only.find(4), read_only.end());
+}
+
 }  // namespace
 }  // namespace cohort::ctld
