@@ -48,13 +48,14 @@ cohort() { "$BIN/cohort" "$@"; }
 now_ms() { date +%s%3N; }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 row() { echo "$1,$2,$3" >> "$CSV"; printf "%-58s %12s %s\n" "$1" "$2" "$3"; }
-# Waits (at most $1 s) until the command's output has $2 lines.
+# Waits (at most $1 s) until the command's output has $2 lines; polls every 0.1 s, so the
+# times it ends are not rounded up to whole seconds.
 wait_lines() {
     local limit=$1 want=$2
     shift 2
-    for _ in $(seq "$limit"); do
+    for _ in $(seq $((limit * 10))); do
         [ "$("$@" | wc -l)" -ge "$want" ] && return 0
-        sleep 1
+        sleep 0.1
     done
     echo "run.sh: gave up after $limit s waiting for $want lines of: $*" >&2
     return 1

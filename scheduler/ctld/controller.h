@@ -283,11 +283,20 @@ private:
     sched::EligibilityFacts eligibility_facts(const Job& job,
                                               int64_t now,
                                               bool reservation_exists) const;
+
+    // An array's tasks already split off its remainder, as the snapshot's walk counts them.
+    struct ArrayTaskCounts {
+        int64_t running = 0;
+        int64_t waiting = 0;  // pending and not held
+    };
+
     // Splits off the tasks of each array's remainder that the pass may start: as many as
-    // `idle_cpus` could hold, within the array's throttle.
-    void split_startable_tasks(int64_t now,
-                               int64_t idle_cpus,
-                               const std::map<std::string, int>& window_index);
+    // `idle_cpus` could hold, within the array's throttle. Returns their ids.
+    std::vector<uint64_t> split_startable_tasks(
+            int64_t now,
+            int64_t idle_cpus,
+            const std::map<uint64_t, ArrayTaskCounts>& task_counts,
+            const std::map<std::string, int>& window_index);
     // Splits these tasks off the array's remainder into pending jobs, stores both, and
     // returns the tasks' ids.
     std::vector<uint64_t> split_tasks(uint64_t array_id, const std::vector<uint32_t>& indexes);
