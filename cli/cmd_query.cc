@@ -417,6 +417,9 @@ int cmd_show(const Args& args) {
     std::cout << "   Features=" << or_null(job.spec.constraint)
               << " Prefer=" << or_null(job.spec.prefer)
               << " Licenses=" << or_null(job.spec.licenses) << "\n";
+    if (const std::string tres = tres_per_node(job.spec); !tres.empty()) {
+        std::cout << "   TresPerNode=" << tres << "\n";
+    }
     if (!job.spec.nodelist.empty()) {
         std::cout << "   ReqNodeList=" << compress_hostlist(job.spec.nodelist) << "\n";
     }

@@ -17,6 +17,7 @@
 
 #include "cli/json_output.h"
 #include "common/begin_time.h"
+#include "common/generic_gres.h"
 #include "common/gpu_options.h"
 #include "common/hostlist.h"
 #include "common/licenses.h"
@@ -67,7 +68,11 @@ Status take_gpu_count(const std::string& option,
 
 Result<GpuOptions> gpu_options_from(const JobOptions& o) {
     GpuOptions gpu;
-    if (!o.gres.empty() && !o.gpus_per_node.empty()) {
+    auto gres = split_gres_option(o.gres);
+    if (!gres) {
+        return gres.status();
+    }
+    if (!gres->gpu.empty() && !o.gpus_per_node.empty()) {
         return Status::invalid(
                 "--gres: cannot be combined with --gpus-per-node (accepted: "
                 "one of them)");
@@ -83,8 +88,8 @@ Result<GpuOptions> gpu_options_from(const JobOptions& o) {
             }
         }
     }
-    if (!o.gres.empty()) {
-        if (Status s = take_gpu_count("--gres", parse_gres(o.gres), gpu.per_node, gpu); !s) {
+    if (!gres->gpu.empty()) {
+        if (Status s = take_gpu_count("--gres", parse_gres(gres->gpu), gpu.per_node, gpu); !s) {
             return s;
         }
     }
@@ -315,6 +320,13 @@ Status read_node_options(const JobOptions& o, protocol::JobSpec& spec) {
         }
         spec.licenses = o.licenses;
     }
+    if (auto gres = split_gres_option(o.gres); gres && !gres->generic.empty()) {
+        auto parsed = parse_generic_gres("--gres", gres->generic);
+        if (!parsed) {
+            return parsed.status();
+        }
+        spec.gres = generic_gres_text(*parsed);
+    }
     spec.overcommit = o.overcommit;
     auto mincpus = count_option("--mincpus", o.mincpus, 0);
     if (!mincpus) {
@@ -399,7 +411,8 @@ void add_job_options(CLI::App& app, JobOptions& o, JobCommand command) {
     app.add_option("--reservation", o.reservation, "run inside this advance reservation");
     app.add_option("-G,--gpus", o.gpus, "GPUs for the whole job: [type:]N");
     app.add_option("--gpus-per-node", o.gpus_per_node, "GPUs on each node: [type:]N");
-    app.add_option("--gres", o.gres, "generic resources per node: gpu[:type][:N]");
+    app.add_option("--gres", o.gres,
+                   "generic resources per node: gpu[:type][:N] and name[:N] the nodes declare");
     app.add_option("--gpus-per-task", o.gpus_per_task, "GPUs for each task: [type:]N");
     app.add_option("--cpus-per-gpu", o.cpus_per_gpu, "CPUs for each GPU: N");
     app.add_option("--mem-per-gpu", o.mem_per_gpu, "memory per GPU: N[K|M|G|T], no suffix = MiB");

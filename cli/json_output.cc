@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "common/comma_list.h"
 #include "common/gpu_options.h"
 #include "common/hostlist.h"
 #include "common/mail_type.h"
@@ -93,13 +94,25 @@ void add_usage_json(const protocol::JobUsage& used, json& time, json& out) {
 
 }  // namespace
 
-// As sinfo prints a node's GRES: "gpu:h100:8", or "gpu:8" when the GPUs' type is unknown.
-std::string node_gres(const protocol::NodeResources& resources) {
-    if (resources.gpus <= 0) {
-        return "";
+std::string tres_per_node(const protocol::JobSpec& spec) {
+    std::vector<std::string> items;
+    if (spec.gpu.per_node > 0) {
+        items.push_back("gres:gpu:" + (spec.gpu.type.empty() ? "" : spec.gpu.type + ":")
+                        + std::to_string(spec.gpu.per_node));
     }
-    return "gpu:" + (resources.gpu_type.empty() ? "" : resources.gpu_type + ":")
-           + std::to_string(resources.gpus);
+    for (const std::string& gres : split_comma_list(spec.gres)) {
+        items.push_back("gres:" + gres);
+    }
+    return join_comma_list(items);
+}
+
+std::string node_gres(const protocol::NodeInfo& node) {
+    const protocol::NodeResources& r = node.resources;
+    std::string gpus;
+    if (r.gpus > 0) {
+        gpus = "gpu:" + (r.gpu_type.empty() ? "" : r.gpu_type + ":") + std::to_string(r.gpus);
+    }
+    return gpus.empty() || node.gres.empty() ? gpus + node.gres : gpus + "," + node.gres;
 }
 
 // Slurm's OverSubscribe= words for how the job shares its nodes.
@@ -180,6 +193,7 @@ json job_to_json(const protocol::JobRecord& job) {
             {"features", job.spec.constraint},
             {"prefer", job.spec.prefer},
             {"licenses", job.spec.licenses},
+            {"tres_per_node", tres_per_node(job.spec)},
             {"shared", node_sharing_name(job.spec.sharing)},
             {"exclusive", job.spec.sharing == protocol::NodeSharing::kExclusive
                                   || job.spec.sharing == protocol::NodeSharing::kExclusiveUser
@@ -211,7 +225,7 @@ json node_to_json(const protocol::NodeInfo& node) {
             {"alloc_cpus", node.cpus_alloc},
             {"real_memory", node.resources.memory_mib},
             {"alloc_memory", node.memory_alloc_mib},
-            {"gres", node_gres(node.resources)},
+            {"gres", node_gres(node)},
             {"partitions", node.partitions},
             {"boot_time", number(node.boot_time / 1000000, node.boot_time != 0)},
             {"last_busy", number(node.last_heartbeat, node.last_heartbeat != 0)}};

@@ -14,9 +14,13 @@ namespace cohort::cli {
 // Local time as Slurm prints it (2026-12-02T21:00:00), "Unknown" for 0.
 std::string format_time(int64_t unix_seconds);
 
-// As sinfo prints a node's GRES: "gpu:h100:8", or "gpu:8" when the GPUs' type is unknown;
-// "" without GPUs.
-std::string node_gres(const protocol::NodeResources& resources);
+// As sinfo prints a node's GRES: "gpu:h100:8,nvme:20", "gpu:8" when the GPUs' type is
+// unknown; "" when it has none.
+std::string node_gres(const protocol::NodeInfo& node);
+
+// What the job asks of each node, as scontrol's TresPerNode= prints it:
+// "gres:gpu:a100:2,gres:nvme:20"; "" when nothing per node.
+std::string tres_per_node(const protocol::JobSpec& spec);
 
 // Slurm's OverSubscribe= word for how a job shares its nodes: OK, NO, USER, MCS, YES.
 std::string node_sharing_name(protocol::NodeSharing sharing);

@@ -116,7 +116,7 @@ std::string node_value(char code,
         case 'm':
             return std::to_string(node.resources.memory_mib);
         case 'G':
-            return node.resources.gpus > 0 ? node_gres(node.resources) : "(null)";
+            return node_gres(node).empty() ? "(null)" : node_gres(node);
         case 'f':
             return join_comma_list(config.features_of(node.name, node.resources.gpu_type),
                                    "(null)");

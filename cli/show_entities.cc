@@ -42,7 +42,7 @@ void print_node(const ClusterConfig& config, const protocol::NodeInfo& node) {
               << "   CPUAlloc=" << node.cpus_alloc << " CPUTot=" << r.cpus << "\n"
               << "   AvailableFeatures=" << features << "\n"
               << "   ActiveFeatures=" << features << "\n"
-              << "   Gres=" << (r.gpus > 0 ? node_gres(r) : "(null)") << "\n"
+              << "   Gres=" << (node_gres(node).empty() ? "(null)" : node_gres(node)) << "\n"
               << "   NodeAddr=" << node.address << " NodeHostName=" << node.name << "\n"
               << "   RealMemory=" << r.memory_mib << " AllocMem=" << node.memory_alloc_mib
               << " Sockets=" << r.sockets << "\n"

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -101,6 +102,60 @@ Result<std::map<std::string, std::vector<std::string>>> read_node_features(
             for (const json& feature : features) {
                 list.push_back(feature.get<std::string>());
             }
+        }
+    }
+    return out;
+}
+
+// "node_gres": {"node[1-4]": {"nvme": 20}, ...}: countable resources of configured nodes,
+// as Slurm's Gres= on a node line. GPUs are not declared here: each agent discovers its own.
+Result<std::map<std::string, std::vector<GresCount>>> read_node_gres(
+        const json& doc, const std::vector<std::string>& nodes) {
+    std::map<std::string, std::vector<GresCount>> out;
+    if (!doc.contains("node_gres")) {
+        return out;
+    }
+    const json& object = doc.at("node_gres");
+    const std::string accepted =
+            "an object of hostlist: {name: count}, e.g. {\"node[1-2]\": {\"nvme\": 20}}";
+    if (!object.is_object()) {
+        return Status::invalid("node_gres: expected " + accepted);
+    }
+    for (const auto& [hosts_text, counts] : object.items()) {
+        auto hosts = expand_hostlist(hosts_text);
+        if (!hosts) {
+            return hosts.status().with_context("node_gres");
+        }
+        if (!counts.is_object()) {
+            return Status::invalid("node_gres: " + hosts_text + ": " + counts.dump()
+                                   + " (accepted: " + accepted + ")");
+        }
+        std::vector<GresCount> declared;
+        for (const auto& [name, count] : counts.items()) {
+            if (!count.is_number_integer() || count.get<int64_t>() < 0
+                || count.get<int64_t>() > kMaxGresCount) {
+                return Status::invalid("node_gres: " + hosts_text + ": " + name + ": invalid count "
+                                       + count.dump() + " (accepted: 0 to "
+                                       + std::to_string(kMaxGresCount) + ")");
+            }
+            if (name == "gpu") {
+                return Status::invalid("node_gres: " + hosts_text
+                                       + ": gpu (accepted: other resources; each node's agent "
+                                         "discovers its GPUs)");
+            }
+            auto parsed = parse_generic_gres("node_gres", name);
+            if (!parsed) {
+                return parsed.status();
+            }
+            declared.push_back({name, count.get<int64_t>()});
+        }
+        for (const std::string& host : *hosts) {
+            if (std::find(nodes.begin(), nodes.end(), host) == nodes.end()) {
+                return Status::invalid("node_gres: node '" + host
+                                       + "' is not in the cluster (accepted: nodes listed under "
+                                         "nodes)");
+            }
+            out[host] = declared;
         }
     }
     return out;
@@ -312,6 +367,11 @@ Result<ClusterConfig> parse_config(const json& doc) {
         return features.status();
     }
     config.node_features = std::move(*features);
+    auto gres = read_node_gres(doc, config.nodes);
+    if (!gres) {
+        return gres.status();
+    }
+    config.node_gres = std::move(*gres);
     auto licenses = read_licenses(doc);
     if (!licenses) {
         return licenses.status();
@@ -383,6 +443,16 @@ std::vector<std::string> ClusterConfig::features_of(const std::string& node,
         features.push_back(gpu_type);
     }
     return features;
+}
+
+std::vector<std::string> ClusterConfig::gres_names() const {
+    std::set<std::string> names;
+    for (const auto& [node, counts] : node_gres) {
+        for (const GresCount& gres : counts) {
+            names.insert(gres.name);
+        }
+    }
+    return {names.begin(), names.end()};
 }
 
 Result<ClusterConfig> load_config(const std::string& path) {
@@ -478,6 +548,15 @@ Status save_config(const ClusterConfig& config, const std::string& path) {
             features[node] = list;
         }
         doc["node_features"] = features;
+    }
+    if (!config.node_gres.empty()) {
+        json gres = json::object();
+        for (const auto& [node, counts] : config.node_gres) {
+            for (const GresCount& count : counts) {
+                gres[node][count.name] = count.count;
+            }
+        }
+        doc["node_gres"] = gres;
     }
     if (!config.licenses.empty()) {
         doc["licenses"] = config.licenses;

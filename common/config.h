@@ -9,6 +9,7 @@
 
 #include "common/backfill_policy.h"
 #include "common/billing_weights.h"
+#include "common/generic_gres.h"
 #include "common/network_config.h"
 #include "common/policy_config.h"
 #include "common/status.h"
@@ -82,6 +83,8 @@ struct ClusterConfig {
     // Each node's features, as Slurm's Features=, for -C/--constraint and --prefer; a node's
     // GPU type (e.g. "h100") is a feature too, without being listed.
     std::map<std::string, std::vector<std::string>> node_features;
+    // Countable resources of each node besides its GPUs ("node_gres"), sorted by name.
+    std::map<std::string, std::vector<GresCount>> node_gres;
     // Cluster-wide licenses and how many of each exist, as Slurm's Licenses=, for -L.
     std::map<std::string, int64_t> licenses;
     int64_t heartbeat_interval_ms = 1000;
@@ -129,6 +132,8 @@ struct ClusterConfig {
 
     const PartitionConfig* default_partition() const;
     const PartitionConfig* find_partition(const std::string& name) const;
+    // Every resource name node_gres declares, sorted: the generic resources' indexes.
+    std::vector<std::string> gres_names() const;
     // The node's features as listed, then its GPU type (empty when it has no GPUs).
     std::vector<std::string> features_of(const std::string& node,
                                          const std::string& gpu_type) const;

@@ -12,6 +12,15 @@
 
 namespace cohort::sched {
 
+// A generic resource (--gres other than GPUs) taken on each of a job's nodes: its kind, an
+// index into the cluster's resource names (ClusterConfig::gres_names), and how many.
+struct GresUse {
+    int kind = 0;
+    int64_t per_node = 0;
+
+    auto operator<=>(const GresUse&) const = default;
+};
+
 struct NodeCapacity {
     std::string name;
     int32_t cpus = 0;
@@ -23,6 +32,7 @@ struct NodeCapacity {
     // so the job goes where its GPUs share one NVLink clique. Null: GPUs are only counted.
     std::shared_ptr<const NodeGpuLayout> gpu_layout;
     std::vector<int> free_gpus;
+    std::vector<int64_t> gres;  // how many of each generic resource, by kind; missing: none
 };
 
 struct ResourceRequest {
@@ -41,6 +51,7 @@ struct ResourceRequest {
     int64_t memory_mib_per_cpu = 0;  // --mem-per-cpu: memory follows the CPUs on each node
     uint32_t min_cpus_per_node = 0;  // --mincpus
     bool overcommit = false;         // -O: a node gives CPUs for one task, whatever it runs
+    std::vector<GresUse> gres_per_node;  // by kind, ascending
 
     // Whether memory can stop the job from fitting a node.
     bool asks_memory() const {
@@ -55,6 +66,7 @@ struct RunningAllocation {
     int64_t memory_mib_per_node = 0;
     int64_t expected_end = 0;  // start + time limit; kForever when unlimited
     int32_t gpus_per_node = 0;
+    std::vector<GresUse> gres_per_node;
 };
 
 // A cap on what a group of jobs may hold at once, such as one user's jobs under a QoS.

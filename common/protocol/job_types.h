@@ -85,18 +85,20 @@ struct JobSpec {
     std::string prefer;                 // --prefer as given: nodes with these go first
     std::vector<std::string> nodelist;  // -w/--nodelist, expanded: nodes the job must have
     std::string licenses;               // -L/--licenses as given (licenses.h)
-    bool overcommit = false;            // -O: CPUs for one task per node
-    uint32_t mincpus = 0;               // --mincpus: at least this many CPUs per node
-    std::string hint;                   // --hint as given
-    int64_t time_min_s = 0;             // --time-min; 0: not given
-    bool wait_all_nodes = false;        // --wait-all-nodes=1
+    // --gres other than GPUs, per node, normalized ("nvme:20"; generic_gres.h); GPUs: `gpu`.
+    std::string gres;
+    bool overcommit = false;      // -O: CPUs for one task per node
+    uint32_t mincpus = 0;         // --mincpus: at least this many CPUs per node
+    std::string hint;             // --hint as given
+    int64_t time_min_s = 0;       // --time-min; 0: not given
+    bool wait_all_nodes = false;  // --wait-all-nodes=1
     // Options accepted for compatibility that change nothing on this cluster (--wckey,
     // --profile, ...): the option and its value as given, shown by `show job`.
     std::vector<std::pair<std::string, std::string>> kept_options;
 
     // Version 1 added requeue, open_mode and signal; version 2 comment, mail and exclude;
-    // version 3 sharing through kept_options. Stored specs of an earlier version read without
-    // them.
+    // version 3 sharing through kept_options; version 4 gres. Stored specs of an earlier version
+    // read without them.
     template <class Archive>
     void serialize(Archive& ar, unsigned version) {
         serialize_fields(ar, name, partition, nodes_min, nodes_max, ntasks, ntasks_per_node,
@@ -114,6 +116,9 @@ struct JobSpec {
             serialize_fields(ar, sharing, mem_whole_node, mem_per_cpu_mib, constraint, prefer,
                              nodelist, licenses, overcommit, mincpus, hint, time_min_s,
                              wait_all_nodes, kept_options);
+        }
+        if (version >= 4) {
+            serialize_fields(ar, gres);
         }
     }
 };
@@ -343,12 +348,13 @@ struct NodeInfo {
     bool drain = false;       // an operator drains it: running jobs finish, nothing new starts
     std::string reason_user;  // who set `reason` (sinfo -R's USER)
     int64_t reason_time = 0;  // when, unix seconds
+    std::string gres;         // generic resources the config declares ("nvme:20"); GPUs: above
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {
         serialize_fields(ar, name, address, port, state, reason, resources, cpus_alloc,
                          memory_alloc_mib, partitions, jobs, boot_time, last_heartbeat, drain,
-                         reason_user, reason_time);
+                         reason_user, reason_time, gres);
     }
 };
 
@@ -436,6 +442,6 @@ struct StepLayout {
 
 }  // namespace cohort::protocol
 
-BOOST_CLASS_VERSION(cohort::protocol::JobSpec, 3)
+BOOST_CLASS_VERSION(cohort::protocol::JobSpec, 4)
 BOOST_CLASS_VERSION(cohort::protocol::JobRecord, 4)
 BOOST_CLASS_VERSION(cohort::protocol::StepRecord, 1)

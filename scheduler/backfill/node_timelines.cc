@@ -19,12 +19,22 @@ int64_t cpus_of(const std::vector<NodeCapacity>& nodes) {
 
 NodeTimelines::NodeTimelines(const std::vector<NodeCapacity>& nodes, int64_t origin)
     : cpus_total_(cpus_of(nodes), origin) {
+    size_t gres_kinds = 0;
+    for (const NodeCapacity& node : nodes) {
+        gres_kinds = std::max(gres_kinds, node.gres.size());
+    }
     nodes_.reserve(nodes.size());
     cpus_unheld_.reserve(nodes.size());
     for (const NodeCapacity& node : nodes) {
-        nodes_.push_back({AvailabilityProfile(node.cpus, origin),
-                          AvailabilityProfile(node.memory_mib, origin),
-                          AvailabilityProfile(node.gpus, origin)});
+        NodeTimeline timeline{AvailabilityProfile(node.cpus, origin),
+                              AvailabilityProfile(node.memory_mib, origin),
+                              AvailabilityProfile(node.gpus, origin),
+                              {}};
+        timeline.gres.reserve(gres_kinds);
+        for (size_t kind = 0; kind < gres_kinds; ++kind) {
+            timeline.gres.emplace_back(kind < node.gres.size() ? node.gres[kind] : 0, origin);
+        }
+        nodes_.push_back(std::move(timeline));
         cpus_unheld_.push_back(node.cpus);
     }
 }
@@ -50,6 +60,11 @@ void NodeTimelines::apply(const Held& held, int64_t end, int sign) {
         change(timeline.cpus, a.cpus_per_node[i]);
         change(timeline.memory, a.memory_mib_per_node);
         change(timeline.gpus, a.gpus_per_node);
+        for (const GresUse& gres : a.gres_per_node) {
+            if (static_cast<size_t>(gres.kind) < timeline.gres.size()) {
+                change(timeline.gres[static_cast<size_t>(gres.kind)], gres.per_node);
+            }
+        }
     }
     change(cpus_total_, cpus);
 }
@@ -97,29 +112,44 @@ void NodeTimelines::forget_before(int64_t t) {
         timeline.cpus.advance_origin(t);
         timeline.memory.advance_origin(t);
         timeline.gpus.advance_origin(t);
+        for (AvailabilityProfile& gres : timeline.gres) {
+            gres.advance_origin(t);
+        }
     }
 }
 
 int64_t PassHold::amount(NodeResource resource) const {
-    switch (resource) {
-        case NodeResource::kCpus:
+    switch (resource.kind) {
+        case NodeResource::Kind::kCpus:
             return cpus;
-        case NodeResource::kMemory:
+        case NodeResource::Kind::kMemory:
             return memory_mib;
-        case NodeResource::kGpus:
+        case NodeResource::Kind::kGpus:
             return gpus;
+        case NodeResource::Kind::kGres:
+            for (const GresUse& use : gres) {
+                if (use.kind == resource.gres) {
+                    return use.per_node;
+                }
+            }
+            return 0;
     }
     return 0;
 }
 
 const AvailabilityProfile& HeldNode::profile(NodeResource resource) const {
-    switch (resource) {
-        case NodeResource::kCpus:
+    static const AvailabilityProfile kNone(0, 0);
+    switch (resource.kind) {
+        case NodeResource::Kind::kCpus:
             return committed_.cpus;
-        case NodeResource::kMemory:
+        case NodeResource::Kind::kMemory:
             return committed_.memory;
-        case NodeResource::kGpus:
+        case NodeResource::Kind::kGpus:
             return committed_.gpus;
+        case NodeResource::Kind::kGres:
+            return static_cast<size_t>(resource.gres) < committed_.gres.size()
+                           ? committed_.gres[static_cast<size_t>(resource.gres)]
+                           : kNone;
     }
     return committed_.cpus;
 }

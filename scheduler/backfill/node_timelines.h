@@ -14,18 +14,36 @@
 
 namespace cohort::sched {
 
-// One node's free CPUs, memory and GPUs over time.
+// One node's free CPUs, memory, GPUs and generic resources over time.
 struct NodeTimeline {
     AvailabilityProfile cpus;
     AvailabilityProfile memory;
     AvailabilityProfile gpus;
+    std::vector<AvailabilityProfile> gres;  // by kind: every node has one per kind
 };
 
-enum class NodeResource : uint8_t {
-    kCpus,
-    kMemory,
-    kGpus
+// Which of a node's resources: NodeResource::kCpus, kMemory, kGpus, or generic(kind).
+struct NodeResource {
+    enum class Kind : uint8_t {
+        kCpus,
+        kMemory,
+        kGpus,
+        kGres
+    };
+
+    Kind kind = Kind::kCpus;
+    int gres = 0;  // with kGres: the generic resource's kind
+
+    static const NodeResource kCpus;
+    static const NodeResource kMemory;
+    static const NodeResource kGpus;
+
+    static constexpr NodeResource generic(int kind) { return {Kind::kGres, kind}; }
 };
+
+inline constexpr NodeResource NodeResource::kCpus{NodeResource::Kind::kCpus, 0};
+inline constexpr NodeResource NodeResource::kMemory{NodeResource::Kind::kMemory, 0};
+inline constexpr NodeResource NodeResource::kGpus{NodeResource::Kind::kGpus, 0};
 
 // What a pass took from one node during [start, end): a job it starts or a reservation.
 struct PassHold {
@@ -34,6 +52,7 @@ struct PassHold {
     int64_t cpus = 0;
     int64_t memory_mib = 0;
     int64_t gpus = 0;
+    std::span<const GresUse> gres;  // the job's request, which outlives the pass
 
     int64_t amount(NodeResource resource) const;
 };

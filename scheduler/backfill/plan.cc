@@ -41,7 +41,8 @@ using Shape = std::tuple<int,
                          bool,
                          int64_t,
                          uint32_t,
-                         bool>;
+                         bool,
+                         std::vector<GresUse>>;
 
 Shape shape_of(const PendingJob& job) {
     const ResourceRequest& r = job.request;
@@ -62,7 +63,8 @@ Shape shape_of(const PendingJob& job) {
             r.whole_node_memory,
             r.memory_mib_per_cpu,
             r.min_cpus_per_node,
-            r.overcommit};
+            r.overcommit,
+            r.gres_per_node};
 }
 
 // What one task needs of a node's memory and GPUs at least, to know when a node could
@@ -221,7 +223,7 @@ private:
                     decisions.waits.push_back({job.id, WaitReason::kLimit, limit});
                     return;
                 }
-                hold(*placement, snapshot_.now, shortened > 0 ? shortened : duration);
+                hold(*placement, job, snapshot_.now, shortened > 0 ? shortened : duration);
                 count_usage(job, *placement);
                 decisions.starts.push_back({job.id, std::move(*placement), shortened});
                 return;
@@ -363,11 +365,17 @@ private:
                 r, preferred,
                 [&](int index) -> uint32_t {
                     const NodeCapacity& node = snapshot_.nodes[static_cast<size_t>(index)];
-                    if (!node.up || !has_gpu_type(r, node)
+                    if (!node.up || !has_gpu_type(r, node) || !has_gres(r, node)
                         || (honour_windows && !windows_allow(job, index, start, duration))) {
                         return 0;
                     }
                     const HeldNode view = node_view(static_cast<size_t>(index));
+                    for (const GresUse& use : r.gres_per_node) {
+                        if (view.min_free(NodeResource::generic(use.kind), start, duration)
+                            < use.per_node) {
+                            return 0;
+                        }
+                    }
                     // What the job does not ask for cannot stop it: skip those profiles.
                     const auto free = [&](NodeResource resource, bool asked) -> int64_t {
                         return asked ? view.min_free(resource, start, duration) : 0;
@@ -440,7 +448,7 @@ private:
         return *pass_cpus_total_;
     }
 
-    void hold(const Placement& placement, int64_t start, int64_t duration) {
+    void hold(const Placement& placement, const PendingJob& job, int64_t start, int64_t duration) {
         const int64_t cpus = cpus_of(placement);
         pass_holds_.emplace_back(start, duration, cpus);
         if (pass_cpus_total_) {
@@ -465,7 +473,8 @@ private:
             }
             held_[static_cast<size_t>(slot)].push_back(
                     {start, start + duration, placement.cpus_per_node[i],
-                     placement.memory_mib_per_node, placement.gpus_per_node});
+                     placement.memory_mib_per_node, placement.gpus_per_node,
+                     job.request.gres_per_node});
         }
     }
 
@@ -556,8 +565,8 @@ private:
         }
         // The start is the bound or a change: a job fits at t only if it fits at the last
         // change of what it asks for at or before t. Changes of what it does not ask for
-        // (memory, GPUs) cannot make it fit, so they are not tried. Changes are gathered a
-        // horizon at a time, since the start is most often soon after the bound.
+        // (memory, GPUs, generic resources) cannot make it fit, so they are not tried. Changes are
+        // gathered a horizon at a time, since the start is most often soon after the bound.
         if (try_reserve_at(job, lower_bound, duration, cpus_needed, decisions)) {
             return;  // most often: no change needs gathering
         }
@@ -593,7 +602,7 @@ private:
         if (!placement) {
             return false;
         }
-        hold(*placement, start, duration);
+        hold(*placement, job, start, duration);
         decisions.reservations.push_back({job.id, start, std::move(*placement)});
         return true;
     }
@@ -605,11 +614,11 @@ private:
         const size_t nodes_needed = std::max<uint32_t>(r.nodes_min, 1);
         const bool shaped = r.nodes_min > 1 || r.ntasks_per_node > 0 || r.cpus_per_task > 1
                             || r.asks_memory() || r.gpus_per_node > 0 || r.whole_node
-                            || r.min_cpus_per_node > 1;
+                            || r.min_cpus_per_node > 1 || !r.gres_per_node.empty();
         std::vector<int64_t> one_task_from;
         for (int index : nodes_for(job)) {
             const NodeCapacity& node = snapshot_.nodes[static_cast<size_t>(index)];
-            if (!node.up) {
+            if (!node.up || !has_gres(r, node)) {
                 continue;
             }
             if (!shaped) {
@@ -626,6 +635,10 @@ private:
             if (const int64_t gpus = gpus_for_one_task(r, node); gpus > 0) {
                 earliest = std::max(earliest,
                                     view.earliest_start(NodeResource::kGpus, from, duration, gpus));
+            }
+            for (const GresUse& use : r.gres_per_node) {
+                earliest = std::max(earliest, view.earliest_start(NodeResource::generic(use.kind),
+                                                                  from, duration, use.per_node));
             }
             one_task_from.push_back(earliest);
         }
@@ -664,6 +677,10 @@ private:
             }
             if (r.gpus_per_node > 0 || r.whole_node) {
                 more |= view.append_changes_between(NodeResource::kGpus, after, until, out);
+            }
+            for (const GresUse& use : r.gres_per_node) {
+                more |= view.append_changes_between(NodeResource::generic(use.kind), after, until,
+                                                    out);
             }
             for (int w : windows_on(index)) {
                 add(snapshot_.windows[static_cast<size_t>(w)].end);

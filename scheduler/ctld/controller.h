@@ -329,7 +329,8 @@ private:
     asio::ip::tcp::acceptor acceptor_;
     asio::steady_timer tick_;
     ClusterConfig config_;
-    protocol::FrameAuth auth_;  // the cluster key, and MUNGE where configured
+    const std::vector<std::string> gres_names_;  // generic resources' kinds, by index
+    protocol::FrameAuth auth_;                   // the cluster key, and MUNGE where configured
     protocol::Credential self_;
     Roles roles_;
     // Before writer_, whose thread feeds it until writer_ stops.

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "common/generic_gres.h"
 #include "scheduler/job_rules.h"
 
 namespace cohort::ctld {
@@ -16,8 +17,24 @@ int64_t requested_cpus_of(const JobRequest& spec) {
     return sched::requested_cpus(request);
 }
 
+std::vector<sched::GresUse> gres_uses_of(const std::string& gres,
+                                         const std::vector<std::string>& gres_names) {
+    std::vector<sched::GresUse> uses;
+    auto parsed = parse_generic_gres("--gres", gres);
+    for (const GresCount& count : parsed ? *parsed : std::vector<GresCount>{}) {
+        const auto kind = std::lower_bound(gres_names.begin(), gres_names.end(), count.name);
+        if (kind != gres_names.end() && *kind == count.name) {
+            uses.push_back({static_cast<int>(kind - gres_names.begin()), count.count});
+        }
+    }
+    return uses;
+}
+
 sched::RunningAllocation running_allocation_of(
-        const Job& job, const std::function<int(const std::string&)>& index_of, int64_t now) {
+        const Job& job,
+        const std::function<int(const std::string&)>& index_of,
+        const std::vector<std::string>& gres_names,
+        int64_t now) {
     sched::RunningAllocation running;
     for (size_t i = 0; i < job.nodes.size(); ++i) {
         if (const int index = index_of(job.nodes[i]); index >= 0) {
@@ -30,6 +47,9 @@ sched::RunningAllocation running_allocation_of(
     for (const protocol::NodeGpuAlloc& alloc : job.gpu_alloc) {  // --exclusive: all of them
         running.gpus_per_node =
                 std::max(running.gpus_per_node, static_cast<int32_t>(alloc.gpus.size()));
+    }
+    if (!job.spec.gres.empty()) {
+        running.gres_per_node = gres_uses_of(job.spec.gres.str(), gres_names);
     }
     running.expected_end = sched::expected_end(job.start_time, job.time_limit_s, now);
     return running;

@@ -20,10 +20,18 @@ int64_t requested_cpus_of(const JobRequest& spec);
 // Views `job`, which must outlive the result.
 sched::PriorityJob priority_job_of(const Job& job);
 
+// A job's generic resources per node ("nvme:20") as the core counts them, by their index in
+// `gres_names` (ClusterConfig::gres_names). Names not there are left out: submit refused them.
+std::vector<sched::GresUse> gres_uses_of(const std::string& gres,
+                                         const std::vector<std::string>& gres_names);
+
 // What a running (or completing) job holds, for planning; `index_of` gives a node's index in
 // the snapshot (-1: not configured, skipped).
 sched::RunningAllocation running_allocation_of(
-        const Job& job, const std::function<int(const std::string&)>& index_of, int64_t now);
+        const Job& job,
+        const std::function<int(const std::string&)>& index_of,
+        const std::vector<std::string>& gres_names,
+        int64_t now);
 
 // The running job a step is laid out in, its open steps holding `held_by_steps`.
 sched::StepAllocation step_allocation_of(const Job& job, std::vector<uint32_t> held_by_steps);

@@ -56,6 +56,7 @@ JobRequest request_from_spec(const protocol::JobSpec& spec) {
     request.constraint = spec.constraint;
     request.prefer = spec.prefer;
     request.licenses = spec.licenses;
+    request.gres = spec.gres;
     request.hint = spec.hint;
     request.nodelist = spec.nodelist;
     request.kept_options = spec.kept_options;
@@ -109,6 +110,7 @@ protocol::JobSpec spec_from_request(const JobRequest& request) {
     spec.constraint = request.constraint;
     spec.prefer = request.prefer;
     spec.licenses = request.licenses;
+    spec.gres = request.gres;
     spec.hint = request.hint;
     spec.nodelist = request.nodelist;
     spec.kept_options = request.kept_options;

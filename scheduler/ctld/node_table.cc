@@ -21,10 +21,19 @@ void refresh_node_state(NodeEntry& node) {
 }
 
 NodeTable::NodeTable(const ClusterConfig& config) {
+    const std::vector<std::string> gres_names = config.gres_names();
     nodes_.reserve(config.nodes.size());
     for (const auto& name : config.nodes) {
         NodeEntry node;
         node.info.name = name;
+        if (auto declared = config.node_gres.find(name); declared != config.node_gres.end()) {
+            node.info.gres = generic_gres_text(declared->second);
+            node.gres.assign(gres_names.size(), 0);
+            for (const GresCount& gres : declared->second) {
+                const auto kind = std::lower_bound(gres_names.begin(), gres_names.end(), gres.name);
+                node.gres[static_cast<size_t>(kind - gres_names.begin())] = gres.count;
+            }
+        }
         for (const auto& partition : config.partitions) {
             if (std::find(partition.nodes.begin(), partition.nodes.end(), name)
                 != partition.nodes.end()) {
@@ -119,6 +128,7 @@ std::vector<sched::NodeCapacity> NodeTable::capacities() const {
         cap.gpus = node.info.resources.gpus;
         cap.gpu_type = node.info.resources.gpu_type;
         cap.up = takes_jobs(i);
+        cap.gres = node.gres;
         if (cap.gpus > 0) {
             cap.gpu_layout = node.gpu_layout;
             cap.free_gpus = free_gpus(node);  // CPU ids are not ranked on: skip them

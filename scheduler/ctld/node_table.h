@@ -34,6 +34,7 @@ struct NodeEntry {
     std::shared_ptr<const sched::NodeGpuLayout> gpu_layout =
             std::make_shared<const sched::NodeGpuLayout>();
     std::map<uint64_t, protocol::NodeGpuAlloc> gpu_jobs;  // GPUs (and bound CPUs) per job
+    std::vector<int64_t> gres;  // of each generic resource, by kind (ClusterConfig::gres_names)
 };
 
 // Sets IDLE, MIXED or ALLOCATED from the node's allocated CPUs; a DOWN node stays DOWN.

@@ -38,7 +38,7 @@ void Controller::preempt_for_waiting(const sched::Decisions& decisions,
     std::vector<const Job*> holders;
     for (const auto& [id, running] : jobs_) {
         if (running.state == JobState::kRunning || running.state == JobState::kCompleting) {
-            held.push_back(running_allocation_of(running, node_index, now));
+            held.push_back(running_allocation_of(running, node_index, gres_names_, now));
             holders.push_back(&running);
         }
     }

@@ -296,7 +296,7 @@ Result<protocol::WillRunReply> Controller::will_run(const protocol::JobRecord& r
     };
     for (const auto& [id, job] : jobs_) {
         if (job.state == JobState::kRunning || job.state == JobState::kCompleting) {
-            snapshot.running.push_back(running_allocation_of(job, node_index, now));
+            snapshot.running.push_back(running_allocation_of(job, node_index, gres_names_, now));
         }
     }
     snapshot.windows = reservations_.windows(node_index);
@@ -307,6 +307,7 @@ Result<protocol::WillRunReply> Controller::will_run(const protocol::JobRecord& r
     pending.time_limit_s = job.time_limit_s;
     pending.time_min_s = job.spec.time_min_s;
     pending.request = job.resources;
+    pending.request.gres_per_node = gres_uses_of(job.spec.gres.str(), gres_names_);
     ChosenPartitions chosen;
     pending.partition = partition_for(snapshot, partition_index.at(job.partition), job, nodes_,
                                       config_, false, chosen);
@@ -422,7 +423,7 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
         if (!running) {
             continue;
         }
-        snapshot.running.push_back(running_allocation_of(job, node_index, now));
+        snapshot.running.push_back(running_allocation_of(job, node_index, gres_names_, now));
         if (!job.spec.licenses.empty()) {
             for (const sched::LicenseUse& use : licenses_of(job)) {
                 snapshot.limits[static_cast<size_t>(use.limit)].used += use.count;
@@ -519,6 +520,9 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
         pending.time_limit_s = job.time_limit_s;
         pending.time_min_s = job.spec.time_min_s;
         pending.request = job.resources;
+        if (!job.spec.gres.empty()) {
+            pending.request.gres_per_node = gres_uses_of(job.spec.gres.str(), gres_names_);
+        }
         if (job.spec.partition.str().find(',') != std::string::npos) {
             job.partition = partition_with_room(job);
         }

@@ -9,10 +9,12 @@
 
 #include <fmt/format.h>
 
+#include "common/generic_gres.h"
 #include "common/hostlist.h"
 #include "common/licenses.h"
 #include "common/time_spec.h"
 #include "common/warning_signal.h"
+#include "scheduler/ctld/core_inputs.h"
 #include "scheduler/ctld/job_nodes.h"
 #include "scheduler/placement/node_fit.h"
 
@@ -254,6 +256,42 @@ Status check_licenses(const protocol::JobSpec& spec, const ClusterConfig& config
     return Status::ok();
 }
 
+// --gres: every generic resource must be one the partition's nodes declare, and no more be
+// asked per node than the best of them has (Slurm refuses both at submit).
+Status check_gres(const protocol::JobSpec& spec,
+                  const ClusterConfig& config,
+                  const std::vector<std::string>& partition_nodes) {
+    if (spec.gres.empty()) {
+        return Status::ok();
+    }
+    auto asked = parse_generic_gres("--gres", spec.gres);
+    if (!asked) {
+        return asked.status();
+    }
+    std::map<std::string, int64_t> most;  // per resource, the most one node has
+    for (const std::string& node : partition_nodes) {
+        if (auto declared = config.node_gres.find(node); declared != config.node_gres.end()) {
+            for (const GresCount& gres : declared->second) {
+                most[gres.name] = std::max(most[gres.name], gres.count);
+            }
+        }
+    }
+    std::vector<std::string> offered;
+    for (const auto& [name, count] : most) {
+        offered.push_back(fmt::format("{}:{}", name, count));
+    }
+    for (const GresCount& gres : *asked) {
+        if (auto it = most.find(gres.name); it == most.end() || it->second < gres.count) {
+            return Status::invalid(fmt::format(
+                    "--gres: invalid generic resource specification '{}' (accepted: gpu{})",
+                    spec.gres,
+                    offered.empty() ? "; the partition's nodes declare no other resources"
+                                    : ", and per node at most " + joined(offered)));
+        }
+    }
+    return Status::ok();
+}
+
 // Features the cluster's nodes have, to refuse names no node has (as Slurm does); empty
 // while a node has not registered, since its GPU type is a feature too.
 std::vector<std::string> known_features(const SubmitContext& context) {
@@ -489,6 +527,10 @@ Result<ValidatedJob> validate_in_partition(const protocol::JobSpec& given,
     if (Status licenses = check_licenses(spec, config); !licenses) {
         return licenses;
     }
+    if (Status gres = check_gres(spec, config, partition.nodes); !gres) {
+        return gres;
+    }
+    job.request.gres_per_node = gres_uses_of(spec.gres, config.gres_names());
     const std::vector<sched::NodeCapacity>& nodes = context.nodes;
     auto found = context.partition_nodes.find(partition.name);
     const std::vector<int> members =

@@ -109,6 +109,14 @@ bool has_gpu_type(const ResourceRequest& request, const NodeCapacity& node) {
     return request.gpu_type.empty() || request.gpu_type == node.gpu_type;
 }
 
+bool has_gres(const ResourceRequest& request, const NodeCapacity& node) {
+    return std::all_of(request.gres_per_node.begin(), request.gres_per_node.end(),
+                       [&](const GresUse& use) {
+                           const auto kind = static_cast<size_t>(use.kind);
+                           return kind < node.gres.size() && node.gres[kind] >= use.per_node;
+                       });
+}
+
 std::vector<int> gpu_fit_order(const std::vector<int>& eligible,
                                const std::function<int64_t(int node)>& free_gpus,
                                const std::function<GpuSetLocality(int node)>& reachable) {
@@ -187,7 +195,7 @@ Status check_feasible(const ResourceRequest& request,
                       const std::vector<int>& eligible) {
     auto empty = [&](int index) -> uint32_t {
         const NodeCapacity& node = nodes[static_cast<size_t>(index)];
-        if (!has_gpu_type(request, node)) {
+        if (!has_gpu_type(request, node) || !has_gres(request, node)) {
             return 0;
         }
         return tasks_that_fit_on(request, node, node.cpus, node.memory_mib, node.gpus);

@@ -43,6 +43,9 @@ void widen_to_whole_nodes(const ResourceRequest& request,
 // Does the node have the GPU type the request names (any node when it names none)?
 bool has_gpu_type(const ResourceRequest& request, const NodeCapacity& node);
 
+// Does the node have as many of each generic resource as the request asks, however busy?
+bool has_gres(const ResourceRequest& request, const NodeCapacity& node);
+
 // The eligible nodes in the order a GPU job tries them, best gpu_node_rank() first (ties in
 // the given order): where its GPUs can share one NVLink clique, then the fullest node it fits
 // on, so whole nodes stay whole for whole-node jobs. `reachable` is the best locality the

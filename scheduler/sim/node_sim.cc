@@ -276,7 +276,8 @@ private:
                 free_total_ -= outcome.cpus_per_node[i];
             }
             const int64_t held_until = expected_end(index, now);
-            timelines_.add(index, {outcome.nodes, outcome.cpus_per_node, 0, held_until, 0}, now);
+            timelines_.add(index, {outcome.nodes, outcome.cpus_per_node, 0, held_until, 0, {}},
+                           now);
             held_until_[index] = held_until;
             held_ends_.push({held_until, index});
             completions_.push({now + jobs_[index].run, index});

@@ -1,7 +1,7 @@
 // The options that choose and size a job's nodes, end to end on a 3-node instance whose
-// nodes have features and whose cluster has one license: --exclusive, -C/--constraint,
-// -w/--nodelist, -L/--licenses, --mem-per-cpu and --mem=0, options kept for compatibility,
-// and SBATCH_* input variables.
+// nodes have features, two of them 20 units of "nvme", and whose cluster has one license:
+// --exclusive, -C/--constraint, -w/--nodelist, -L/--licenses, --gres beyond GPUs, --mem-per-cpu and
+// --mem=0, options kept for compatibility, and SBATCH_* input variables.
 #include <fstream>
 #include <sstream>
 
@@ -24,7 +24,8 @@ public:
         return with_settings(
                 {{"node_features",
                   {{"node1", {"ib", "rack1"}}, {"node2", {"ib", "rack2"}}, {"node3", {"rack2"}}}},
-                 {"licenses", {{"matlab", 1}}}});
+                 {"licenses", {{"matlab", 1}}},
+                 {"node_gres", {{"node[1-2]", {{"nvme", 20}}}}}});
     }
 
 protected:
@@ -138,6 +139,45 @@ TEST_F(NodeOptionsTest, LicensesAreCountedAcrossJobs) {
                             "matlab:1)"),
               std::string::npos);
     EXPECT_NE(refusal({"-L", "fluent"}).find("invalid license specification 'fluent'"),
+              std::string::npos);
+}
+
+// node1 and node2 declare nvme:20. What a job takes per node is held until it ends: a job
+// that needs more of node1 than is left waits, while one that fits on node2 starts there;
+// node3 has none, so no nvme job goes there. Asking for more than a node has, or for a
+// resource no node declares, is refused.
+TEST_F(NodeOptionsTest, GenericResourcesAreCountedPerNode) {
+    const uint64_t first = submit({"-w", "node1", "--gres=nvme:15", "--wrap", "sleep 4"});
+    ASSERT_TRUE(eventually([&] { return cluster_->job_state(first) == "RUNNING"; }, seconds(20)));
+    const uint64_t waits = submit({"-w", "node1", "--gres=nvme:10", "--wrap", "true"});
+    const uint64_t beside = submit({"--gres", "nvme:10", "-n1", "--wrap", "sleep 1"});
+    ASSERT_TRUE(
+            eventually([&] { return shown(waits).find("Reason=Resources") != std::string::npos; },
+                       seconds(10)))
+            << shown(waits);
+    ASSERT_TRUE(eventually([&] { return cluster_->job_state(beside) != "PENDING"; }, seconds(10)))
+            << shown(beside);
+    EXPECT_EQ(cluster_->job_state(waits), "PENDING");
+    EXPECT_NE(shown(beside).find(" NodeList=node2\n"), std::string::npos) << shown(beside);
+    EXPECT_NE(shown(beside).find("\n   TresPerNode=gres:nvme:10\n"), std::string::npos)
+            << shown(beside);
+    EXPECT_EQ(job_json(beside)["tres_per_node"], "gres:nvme:10");
+    EXPECT_EQ(cluster_->wait_final_state(waits, seconds(30)), "COMPLETED");
+    EXPECT_EQ(cluster_->wait_final_state(beside, seconds(30)), "COMPLETED");
+    EXPECT_EQ(cluster_->wait_final_state(first, seconds(30)), "COMPLETED");
+
+    const CommandResult node = cluster_->cohort({"scontrol", "show", "node", "node1"});
+    EXPECT_NE(node.out.find("\n   Gres=nvme:20\n"), std::string::npos) << node.out;
+    const std::string per_node = cluster_->cohort({"sinfo", "-h", "-N", "-o", "%N %G"}).out;
+    EXPECT_NE(per_node.find("node2 nvme:20\n"), std::string::npos) << per_node;
+    EXPECT_NE(per_node.find("node3 (null)\n"), std::string::npos) << per_node;
+    EXPECT_NE(refusal({"--gres=nvme:30"})
+                      .find("--gres: invalid generic resource specification 'nvme:30' "
+                            "(accepted: gpu, and per node at most nvme:20)"),
+              std::string::npos);
+    EXPECT_NE(refusal({"--gres=fpga:1"}).find("invalid generic resource specification 'fpga:1'"),
+              std::string::npos);
+    EXPECT_NE(refusal({"--gres=nvme:x"}).find("count 'x' of 'nvme' is not a number"),
               std::string::npos);
 }
 

@@ -67,6 +67,35 @@ TEST(ClusterConfigFile, BadArraySizeAndPurgeNameTheKey) {
             << config.status().message();
 }
 
+TEST(ClusterConfigFile, NodeGresRoundTripsAndBadEntriesNameTheNodeAndValue) {
+    std::string text = kMinimal;
+    text.insert(1, R"("node_gres": {"n[1-2]": {"nvme": 20, "fpga": 2}}, )");
+    auto config = load_config(temp_config(text));
+    ASSERT_TRUE(config) << config.status().message();
+    EXPECT_EQ(config->gres_names(), (std::vector<std::string>{"fpga", "nvme"}));
+    EXPECT_EQ(config->node_gres.at("n2"), (std::vector<GresCount>{{"fpga", 2}, {"nvme", 20}}));
+    const std::string path = temp_config("");
+    ASSERT_TRUE(save_config(*config, path));
+    auto again = load_config(path);
+    ASSERT_TRUE(again) << again.status().message();
+    EXPECT_EQ(again->node_gres, config->node_gres);
+
+    const std::pair<const char*, const char*> bad[] = {
+            {R"("node_gres": {"n1": {"nvme": -1}}, )", "node_gres: n1: nvme: invalid count -1"},
+            {R"("node_gres": {"n1": {"gpu": 4}}, )", "node_gres: n1: gpu (accepted: other"},
+            {R"("node_gres": {"n9": {"nvme": 1}}, )", "node_gres: node 'n9' is not in the cluster"},
+            {R"("node_gres": {"n1": ["nvme"]}, )", "node_gres: n1: [\"nvme\"] (accepted: an"},
+            {R"("node_gres": {"n1": {"nv me": 1}}, )", "invalid generic resource 'nv me'"}};
+    for (const auto& [entry, message] : bad) {
+        text = kMinimal;
+        text.insert(1, entry);
+        auto refused = load_config(temp_config(text));
+        ASSERT_FALSE(refused) << entry;
+        EXPECT_NE(refused.status().message().find(message), std::string::npos)
+                << refused.status().message();
+    }
+}
+
 TEST(ClusterConfigFile, RequeueSettingsDefaultAsSlurmsAndRoundTrip) {
     auto config = load_config(temp_config(kMinimal));
     ASSERT_TRUE(config) << config.status().message();

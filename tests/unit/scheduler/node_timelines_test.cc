@@ -26,7 +26,7 @@ std::vector<NodeCapacity> timeline_nodes(int count, int cpus) {
 
 TEST(NodeTimelines, JobsTakeTheirNodesUntilTheyEndOrAreExtended) {
     NodeTimelines timelines(timeline_nodes(2, 8), 0);
-    timelines.add(7, {{0, 1}, {8, 2}, 1024, 100, 0}, 0);
+    timelines.add(7, {{0, 1}, {8, 2}, 1024, 100, 0, {}}, 0);
     EXPECT_EQ(timelines.cpus_unheld(0), 0);
     EXPECT_EQ(timelines.cpus_unheld(1), 6);
     EXPECT_EQ(timelines.node(0).cpus.free_at(99), 0);
@@ -54,8 +54,8 @@ TEST(NodeTimelines, JobsTakeTheirNodesUntilTheyEndOrAreExtended) {
 // A pass's holds are subtracted where and when they hold, in every read of the node.
 TEST(HeldNode, ReadsTheCommittedProfilesLessThePassHolds) {
     NodeTimelines timelines(timeline_nodes(1, 8), 0);
-    timelines.add(1, {{0}, {4}, 0, 100, 0}, 0);  // 4 free until 100, then 8
-    const std::vector<PassHold> holds = {{0, 50, 2, 1024, 0}, {150, 200, 6, 0, 0}};
+    timelines.add(1, {{0}, {4}, 0, 100, 0, {}}, 0);  // 4 free until 100, then 8
+    const std::vector<PassHold> holds = {{0, 50, 2, 1024, 0, {}}, {150, 200, 6, 0, 0, {}}};
     const HeldNode node(timelines.node(0), holds);
     EXPECT_EQ(node.min_free(NodeResource::kCpus, 0, 10), 2);
     EXPECT_EQ(node.min_free(NodeResource::kCpus, 50, 50), 4);
@@ -95,7 +95,7 @@ TEST(NodeTimelines, APassOverKeptTimelinesDecidesAsOneBuiltFromTheSnapshot) {
         }
         // Kept timelines start earlier and have seen jobs come and go.
         NodeTimelines kept(snapshot.nodes, 0);
-        kept.add(9999, {{3}, {8}, 0, 900, 0}, 100);
+        kept.add(9999, {{3}, {8}, 0, 900, 0, {}}, 100);
         kept.remove(9999);
         std::vector<int32_t> free(24, 8);
         for (uint64_t id = 0; id < 30; ++id) {
@@ -106,7 +106,7 @@ TEST(NodeTimelines, APassOverKeptTimelinesDecidesAsOneBuiltFromTheSnapshot) {
             }
             free[static_cast<size_t>(node)] -= cpus;
             RunningAllocation running{
-                    {node}, {cpus}, 0, now + 1 + static_cast<int64_t>(random() % 5000), 0};
+                    {node}, {cpus}, 0, now + 1 + static_cast<int64_t>(random() % 5000), 0, {}};
             snapshot.running.push_back(running);
             kept.add(id, running, now - static_cast<int64_t>(random() % 500));
         }

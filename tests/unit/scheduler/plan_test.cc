@@ -142,7 +142,7 @@ TEST(Plan, DoesNotOverCommitANode) {
 // which needs all four nodes, can start only at 100.
 Snapshot busy_cluster() {
     Snapshot snapshot = cluster_of(4, 4);
-    snapshot.running.push_back({{0, 1}, {4, 4}, 0, 100});
+    snapshot.running.push_back({{0, 1}, {4, 4}, 0, 100, 0, {}});
     snapshot.pending.push_back(job(1, tasks(16, 4), 0, 100));  // top: all 4 nodes for 100 s
     return snapshot;
 }
@@ -200,7 +200,7 @@ TEST(Backfill, TimeMinLowersALimitToTheLongestThatStartsNow) {
     // nodes asking two hours would delay it; with --time-min=5:00 it starts now, its limit
     // lowered to the longest whole minute from there that ends by 1000: 300 + 11 * 60.
     Snapshot snapshot = cluster_of(4, 4);
-    snapshot.running.push_back({{0, 1}, {4, 4}, 0, 1000});
+    snapshot.running.push_back({{0, 1}, {4, 4}, 0, 1000, 0, {}});
     snapshot.pending.push_back(job(1, tasks(16, 4), 0, 100));
     PendingJob flexible = job(2, tasks(8, 2), 1, 7200);
     flexible.time_min_s = 300;
@@ -278,8 +278,8 @@ TEST(Plan, GpuTypeLimitsTheNodes) {
 TEST(Plan, AWholeNodeJobTakesOnlyEmptyNodesAndHoldsAllOfThem) {
     Snapshot snapshot = cluster_of(3, 8);
     snapshot.nodes[1].gpus = 2;
-    snapshot.running.push_back({{0}, {1}, 0, 1000});
-    snapshot.running.push_back({{2}, {8}, 0, 1000});
+    snapshot.running.push_back({{0}, {1}, 0, 1000, 0, {}});
+    snapshot.running.push_back({{2}, {8}, 0, 1000, 0, {}});
     ResourceRequest whole = tasks(1);
     whole.whole_node = true;
     snapshot.pending = {job(1, whole), job(2, tasks(8), 1)};
@@ -307,7 +307,7 @@ TEST(Plan, MemoryPerCpuFollowsTheCpusPlaced) {
 // --mem=0 asks for all of a node's memory: a node where another job holds some is not used.
 TEST(Plan, AllOfANodesMemoryNeedsANodeWithNoneHeld) {
     Snapshot snapshot = cluster_of(2, 8);
-    snapshot.running.push_back({{0}, {1}, 100, 1000});
+    snapshot.running.push_back({{0}, {1}, 100, 1000, 0, {}});
     ResourceRequest request = tasks(1);
     request.whole_node_memory = true;
     snapshot.pending = {job(1, request)};
@@ -344,6 +344,34 @@ TEST(Plan, LicensesInUseMakeAJobWait) {
     EXPECT_EQ(decisions.starts[0].job_id, 1u);
     ASSERT_EQ(decisions.waits.size(), 1u);
     EXPECT_EQ(wait_reason_name(decisions.waits[0], snapshot.limits), "Licenses");
+}
+
+// --gres=nvme:N: only node 0 has any (20). A running job holds 15 until 1000, so a job
+// needing 10 is planned for 1000 there; one needing 5 starts now beside it, since 5 are
+// still free at 1000 too; a second one finds none left and waits.
+TEST(Plan, GenericResourcesBoundWhatANodeTakesOverTime) {
+    Snapshot snapshot = cluster_of(2, 8);
+    snapshot.nodes[0].gres = {20};
+    snapshot.running.push_back({{0}, {1}, 0, 1000, 0, {{0, 15}}});
+    const auto asking = [](int64_t nvme) {
+        ResourceRequest request = tasks(1);
+        request.gres_per_node = {{0, nvme}};
+        return request;
+    };
+    snapshot.pending = {job(1, asking(10), 0, 100), job(2, asking(5), 1), job(3, asking(5), 2)};
+    Decisions decisions = plan(snapshot, {BackfillPolicy::kEasy});
+    ASSERT_EQ(decisions.starts.size(), 1u);
+    EXPECT_EQ(decisions.starts[0].job_id, 2u);
+    EXPECT_EQ(decisions.starts[0].placement.nodes, std::vector<int>{0});
+    ASSERT_EQ(decisions.reservations.size(), 1u);
+    EXPECT_EQ(decisions.reservations[0].job_id, 1u);
+    EXPECT_EQ(decisions.reservations[0].start, 1000);
+    EXPECT_EQ(decisions.reservations[0].placement.nodes, std::vector<int>{0});
+    ASSERT_EQ(decisions.waits.size(), 2u);
+    EXPECT_EQ(decisions.waits[1].job_id, 3u);
+
+    EXPECT_TRUE(check_feasible(asking(20), snapshot.nodes, all(2)));
+    EXPECT_EQ(check_feasible(asking(21), snapshot.nodes, all(2)).code(), StatusCode::kInfeasible);
 }
 
 }  // namespace

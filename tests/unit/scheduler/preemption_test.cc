@@ -20,7 +20,7 @@ std::vector<NodeCapacity> preemption_nodes(int count, int32_t cpus) {
 }
 
 PreemptionCandidate running(uint64_t id, int64_t priority, int node, int32_t cpus) {
-    return {id, priority, RunningAllocation{{node}, {cpus}, 0, 0, 0}};
+    return {id, priority, RunningAllocation{{node}, {cpus}, 0, 0, 0, {}}};
 }
 
 ResourceRequest tasks_over(uint32_t nodes_min, uint32_t ntasks) {
@@ -59,7 +59,7 @@ TEST(Preemption, NeverForAJobThatStillCouldNotStart) {
     // n2 is held by a job that may not be preempted: a two-node job cannot start even if the
     // candidate on n1 ends, so the candidate is left alone.
     const std::vector<PreemptionCandidate> jobs = {running(1, 1, 0, 4)};
-    const RunningAllocation protected_job{{1}, {4}, 0, 0, 0};
+    const RunningAllocation protected_job{{1}, {4}, 0, 0, 0, {}};
     EXPECT_TRUE(choose_preemptees(preemption_nodes(2, 4), {0, 1}, held(jobs, {protected_job}),
                                   tasks_over(2, 8), jobs)
                         .empty());
