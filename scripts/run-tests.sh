@@ -12,14 +12,25 @@
 # machine.
 set -eu
 cd "$(dirname "$0")/.."
+started=$(date +%s)
+# One line per stage with the seconds so far, to see where the budget goes.
+stage() { echo "run-tests: $1 at $(($(date +%s) - started)) s"; }
+
+stage "setup and dev build"
 scripts/setup.sh
+stage "dev tests"
 (cd build && ctest --output-on-failure -LE slow --timeout 600 -j2)
 
+stage "asan-ubsan build"
 cmake --preset asan-ubsan >/dev/null
 cmake --build build-asan
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+stage "asan-ubsan tests"
 (cd build-asan && ctest --output-on-failure -LE 'slow|source|sim|scale|compat' --timeout 600 -j2)
 
+stage "fuzz build"
 cmake --preset fuzz >/dev/null
 cmake --build build-fuzz --target fuzz_targets
+stage "fuzz targets"
 (cd build-fuzz && ctest --output-on-failure -L fuzz --timeout 120)
+stage "done"
