@@ -65,6 +65,18 @@ const std::vector<Migration>& migrations() {
                      "start_time))",
                      "CREATE INDEX node_events_end ON node_events (end_time)",
              }},
+            // Generic resources per node (--gres besides GPUs), for AllocTRES and ReqTRES.
+            {4,
+             [] {
+                 std::vector<std::string> statements;
+                 for (const char* table : {"jobs", "job_attempts", "array_remainders"}) {
+                     for (std::string& statement :
+                          added_columns(table, job_column_definitions(4, 4))) {
+                         statements.push_back(std::move(statement));
+                     }
+                 }
+                 return statements;
+             }()},
     };
     return steps;
 }

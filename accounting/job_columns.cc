@@ -250,6 +250,8 @@ const std::vector<Column<JobRecord>>& job_columns() {
                     "features", [](auto& j) -> auto& { return j.spec.constraint; }),
             text<JobRecord>(
                     "dependency", [](auto& j) -> auto& { return j.spec.dependency; }),
+            added_in(4, text<JobRecord>(
+                                "req_gres", [](auto& j) -> auto& { return j.spec.gres; })),
     };
     return columns;
 }

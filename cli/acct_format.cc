@@ -219,6 +219,19 @@ std::string joined(const std::vector<AcctField>& fields,
 
 }  // namespace
 
+// The job's generic resources per node (--gres besides GPUs) times `nodes`.
+std::vector<GresCount> gres_on(const protocol::JobRecord& job, int64_t nodes) {
+    if (job.spec.gres.empty()) {
+        return {};
+    }
+    auto per_node = parse_generic_gres("--gres", job.spec.gres);
+    std::vector<GresCount> total = per_node ? *per_node : std::vector<GresCount>{};
+    for (GresCount& gres : total) {
+        gres.count *= nodes;
+    }
+    return total;
+}
+
 TresCounts allocated_tres(const protocol::JobRecord& job, const BillingWeights& weights) {
     TresCounts tres;
     tres.node = static_cast<int64_t>(job.nodes.size());
@@ -228,6 +241,7 @@ TresCounts allocated_tres(const protocol::JobRecord& job, const BillingWeights& 
         tres.gpu += static_cast<int64_t>(node.gpus.size());
     }
     tres.billing = weights.billing(tres.cpu, tres.mem_mib, tres.gpu);
+    tres.gres = gres_on(job, tres.node);
     return tres;
 }
 
@@ -243,6 +257,7 @@ TresCounts step_tres(const protocol::JobRecord& job, const protocol::StepRecord&
             tres.gpu += static_cast<int64_t>(job.gpu_alloc[index].gpus.size());
         }
     }
+    tres.gres = gres_on(job, tres.node);
     return tres;
 }
 
@@ -260,25 +275,30 @@ TresCounts requested_tres(const protocol::JobRecord& job, const BillingWeights& 
     tres.mem_mib = job.spec.mem_per_cpu_mib > 0 ? job.spec.mem_per_cpu_mib * tres.cpu
                                                 : job.spec.mem_mib * tres.node;
     tres.billing = weights.billing(tres.cpu, tres.mem_mib, 0);
+    tres.gres = gres_on(job, tres.node);
     return tres;
 }
 
 std::string tres_text(const TresCounts& tres) {
-    std::vector<std::string> items;
+    std::vector<std::pair<std::string, std::string>> items;  // name, value
     if (tres.billing > 0) {
-        items.push_back(fmt::format("billing={}", static_cast<int64_t>(tres.billing + 0.5)));
+        items.emplace_back("billing", std::to_string(static_cast<int64_t>(tres.billing + 0.5)));
     }
-    items.push_back(fmt::format("cpu={}", tres.cpu));
+    items.emplace_back("cpu", std::to_string(tres.cpu));
     if (tres.gpu > 0) {
-        items.push_back(fmt::format("gres/gpu={}", tres.gpu));
+        items.emplace_back("gres/gpu", std::to_string(tres.gpu));
+    }
+    for (const GresCount& gres : tres.gres) {
+        items.emplace_back("gres/" + gres.name, std::to_string(gres.count));
     }
     if (tres.mem_mib > 0) {
-        items.push_back("mem=" + tres_memory(tres.mem_mib));
+        items.emplace_back("mem", tres_memory(tres.mem_mib));
     }
-    items.push_back(fmt::format("node={}", tres.node));
+    items.emplace_back("node", std::to_string(tres.node));
+    std::sort(items.begin(), items.end());
     std::string out;
-    for (const std::string& item : items) {
-        out += (out.empty() ? "" : ",") + item;
+    for (const auto& [name, value] : items) {
+        out += (out.empty() ? "" : ",") + name + "=" + value;
     }
     return out;
 }

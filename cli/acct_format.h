@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/billing_weights.h"
+#include "common/generic_gres.h"
 #include "common/protocol/job_types.h"
 #include "common/status.h"
 
@@ -30,6 +31,7 @@ struct TresCounts {
     int64_t gpu = 0;
     int64_t mem_mib = 0;
     int64_t node = 0;
+    std::vector<GresCount> gres;  // other generic resources, summed over the nodes, by name
 };
 
 TresCounts allocated_tres(const protocol::JobRecord& job, const BillingWeights& weights);
@@ -42,8 +44,8 @@ int64_t step_gpu_seconds(const protocol::JobRecord& job,
                          int64_t now);
 // From the job's request: nodes, tasks times CPUs per task, memory per node or per CPU.
 TresCounts requested_tres(const protocol::JobRecord& job, const BillingWeights& weights);
-// "billing=8,cpu=8,gres/gpu=2,mem=16G,node=2", in name order as sacct prints them; memory in
-// whole GiB as G, else MiB; zero billing, GPUs and memory left out.
+// "billing=8,cpu=8,gres/gpu=2,gres/nvme=40,mem=16G,node=2", in name order as sacct prints
+// them; memory in whole GiB as G, else MiB; zero billing, GPUs and memory left out.
 std::string tres_text(const TresCounts& tres);
 
 // sacct's default: JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode.

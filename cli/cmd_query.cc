@@ -460,9 +460,9 @@ int cmd_show(const Args& args) {
 namespace {
 
 // sacct --json's TRES list: {"type", "name", "id", "count"}, ids as slurmdbd numbers them
-// (gres/gpu as the first GRES a database registers).
+// (gres/gpu as the first GRES a database registers, the others after it by name).
 nlohmann::json tres_json(const TresCounts& tres) {
-    auto item = [](const char* type, const char* name, int id, int64_t count) {
+    auto item = [](const char* type, const std::string& name, int id, int64_t count) {
         return nlohmann::json{{"type", type}, {"name", name}, {"id", id}, {"count", count}};
     };
     nlohmann::json items = nlohmann::json::array();
@@ -474,6 +474,10 @@ nlohmann::json tres_json(const TresCounts& tres) {
     items.push_back(item("billing", "", 5, static_cast<int64_t>(tres.billing + 0.5)));
     if (tres.gpu > 0) {
         items.push_back(item("gres", "gpu", 1001, tres.gpu));
+    }
+    int id = 1002;
+    for (const GresCount& gres : tres.gres) {
+        items.push_back(item("gres", gres.name, id++, gres.count));
     }
     return items;
 }

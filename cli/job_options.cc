@@ -325,7 +325,7 @@ Status read_node_options(const JobOptions& o, protocol::JobSpec& spec) {
         if (!parsed) {
             return parsed.status();
         }
-        spec.gres = generic_gres_text(*parsed);
+        spec.gres = gres->generic;  // as given: show job prints it so, as Slurm does
     }
     spec.overcommit = o.overcommit;
     auto mincpus = count_option("--mincpus", o.mincpus, 0);

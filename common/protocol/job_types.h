@@ -85,7 +85,7 @@ struct JobSpec {
     std::string prefer;                 // --prefer as given: nodes with these go first
     std::vector<std::string> nodelist;  // -w/--nodelist, expanded: nodes the job must have
     std::string licenses;               // -L/--licenses as given (licenses.h)
-    // --gres other than GPUs, per node, normalized ("nvme:20"; generic_gres.h); GPUs: `gpu`.
+    // --gres other than GPUs, per node, as given ("nvme:20,fpga"; generic_gres.h); GPUs: `gpu`.
     std::string gres;
     bool overcommit = false;      // -O: CPUs for one task per node
     uint32_t mincpus = 0;         // --mincpus: at least this many CPUs per node

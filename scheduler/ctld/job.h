@@ -71,7 +71,7 @@ struct JobRequest {
     InternedString constraint;
     InternedString prefer;
     InternedString licenses;
-    InternedString gres;  // generic resources per node, normalized ("nvme:20")
+    InternedString gres;  // generic resources per node, as given ("nvme:20,fpga")
     InternedString hint;
     std::vector<std::string> nodelist;
     std::vector<std::pair<std::string, std::string>> kept_options;

@@ -39,6 +39,8 @@ QOS = ["normal", "dlav", "besteffort", "debug", "general-compute", "reservation"
        "standard", "debug_preempt", "preempt", "primary", "regular"]
 FEATURES = {"node[1-4]": ["gpu", "V100", "80g"], "node[5-8]": ["gpu", "hpcf2009", "wm"]}
 LICENSES = {"SCRATCH": 10, "perfreport": 64, "matlab": 1}
+# Countable generic resources per node besides the GPUs (Slurm's Gres=nvme:N).
+GRES = {"node[1-4]": {"nvme": 20}, "node[5-8]": {"nvme": 40}}
 
 # How the corpus's NOTES.md says each script is submitted, where it takes arguments.
 CORPUS_ARGS = {
@@ -79,6 +81,9 @@ OWN_CASES = [
     ["--signal=B:USR1@120"], ["--profile=all", "--acctg-freq=30"], ["--spread-job"],
     ["--ntasks-per-core=1", "-n", "4"], ["--threads-per-core=1"], ["-J", "named job"],
     ["--nice=100"], ["--exclusive", "--oversubscribe"], ["--hint=bogus"],
+    ["--gres=nvme:10"], ["--gres=nvme"], ["--gres=nvme:40", "-N", "4"],
+    ["--gres=nvme:40", "-N", "5"], ["--gres=nvme:50"], ["--gres=fpga:1"],
+    ["--gres=gpu:v100:2,nvme:5"], ["--gpus-per-node=2", "--gres=nvme:5"],
 ]
 
 # sinfo forms whose output must be the same text on both (the nodes' states differ: Slurm's
@@ -141,6 +146,7 @@ class Cohort:
             "qos": [{"name": q} for q in QOS],
             "node_features": FEATURES,
             "licenses": LICENSES,
+            "node_gres": GRES,
         }
         self.settings = work / "cohort-settings.json"
         self.settings.write_text(json.dumps(settings))
@@ -187,8 +193,9 @@ class Slurm:
         self.procs = []
         nodes = []
         for hosts, features in FEATURES.items():
+            generic = ",".join(f"{name}:{count}" for name, count in GRES[hosts].items())
             nodes.append(f"NodeName={hosts} NodeAddr=127.0.0.1 CPUs={CPUS} "
-                         f"RealMemory={node_memory_mib} Gres=gpu:{gpu_type}:{gpus} "
+                         f"RealMemory={node_memory_mib} Gres=gpu:{gpu_type}:{gpus},{generic} "
                          f"Features={','.join(features)} State=UNKNOWN")
         partitions = [f"PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP"]
         partitions += [f"PartitionName={p} Nodes=ALL MaxTime=INFINITE State=UP"
@@ -219,7 +226,7 @@ class Slurm:
             "EnforcePartLimits=ALL",
             "AccountingStorageType=accounting_storage/none",
             "JobCompType=jobcomp/none",
-            "GresTypes=gpu",
+            "GresTypes=gpu," + ",".join(sorted({n for g in GRES.values() for n in g})),
             f"Licenses={licenses}",
         ] + nodes + partitions) + "\n")
         self.env = dict(os.environ, SLURM_CONF=str(self.conf))
@@ -334,6 +341,7 @@ def slurm_view(fields, job_id):
         "cpus_per_task": int(fields.get("CPUs/Task", "0")),
         "features": "" if fields.get("Features") == "(null)" else fields.get("Features"),
         "licenses": licenses_of(fields.get("Licenses", "(null)")),
+        "tres_per_node": fields.get("TresPerNode", ""),
         "required_nodes": expand_hostlist(fields.get("ReqNodeList", "(null)")),
         "excluded_nodes": expand_hostlist(fields.get("ExcNodeList", "(null)")),
         "shared": fields.get("OverSubscribe"),
@@ -368,6 +376,7 @@ def cohort_view(job):
         "cpus_per_task": number(job["cpus_per_task"]),
         "features": job["features"],
         "licenses": licenses_of(job["licenses"]),
+        "tres_per_node": job["tres_per_node"],
         "required_nodes": expand_hostlist(job["required_nodes"]),
         "excluded_nodes": expand_hostlist(job["excluded_nodes"]),
         "shared": job["shared"],
@@ -484,7 +493,7 @@ def main():
     try:
         cohort.start()
         node = cohort.nodes()[0]
-        _, gpu_type, gpus = node["gres"].split(":")
+        _, gpu_type, gpus = node["gres"].split(",")[0].split(":")
         slurm = Slurm(work, node["real_memory"], gpus, gpu_type)
         slurm.start()
         for name, args in cases():

@@ -165,6 +165,15 @@ TEST_F(NodeOptionsTest, GenericResourcesAreCountedPerNode) {
     EXPECT_EQ(cluster_->wait_final_state(waits, seconds(30)), "COMPLETED");
     EXPECT_EQ(cluster_->wait_final_state(beside, seconds(30)), "COMPLETED");
     EXPECT_EQ(cluster_->wait_final_state(first, seconds(30)), "COMPLETED");
+    const auto alloc_tres = [&] {
+        return cluster_
+                ->cohort(
+                        {"acct", "-X", "-P", "-n", "-j", std::to_string(beside), "-o", "AllocTRES"})
+                .out;
+    };
+    EXPECT_TRUE(eventually([&] { return alloc_tres().find(",gres/nvme=10,") != std::string::npos; },
+                           seconds(10)))
+            << alloc_tres();
 
     const CommandResult node = cluster_->cohort({"scontrol", "show", "node", "node1"});
     EXPECT_NE(node.out.find("\n   Gres=nvme:20\n"), std::string::npos) << node.out;

@@ -192,7 +192,18 @@ TEST_F(RequeueByRequest, RequeueByHandRunsTheJobAgainOrHoldsIt) {
     auto state = [&] {
         return cluster_->job_state(id);
     };
+    // RUNNING comes before the script's first line: requeue only an attempt that printed.
+    const std::string out = cluster_->work_dir() + "/by-hand.out";
+    auto printed = [&](int restart) {
+        return eventually(
+                [&] {
+                    return read_text(out).find("run " + std::to_string(restart) + "\n")
+                           != std::string::npos;
+                },
+                seconds(30));
+    };
     ASSERT_TRUE(eventually([&] { return state() == "RUNNING"; }, seconds(30)));
+    ASSERT_TRUE(printed(0)) << read_text(out);
 
     CommandResult refused = cluster_->cohort({"requeue", id_text, std::to_string(held)});
     EXPECT_EQ(refused.exit_code, 1);
@@ -210,6 +221,7 @@ TEST_F(RequeueByRequest, RequeueByHandRunsTheJobAgainOrHoldsIt) {
                        && state() == "RUNNING";
             },
             seconds(30)));
+    ASSERT_TRUE(printed(1)) << read_text(out);
     ASSERT_EQ(cluster_->cohort({"requeuehold", id_text}).exit_code, 0);
     ASSERT_TRUE(eventually(
             [&] {
@@ -223,7 +235,7 @@ TEST_F(RequeueByRequest, RequeueByHandRunsTheJobAgainOrHoldsIt) {
     EXPECT_EQ(attempts_of(*cluster_, id),
               (std::vector<std::pair<int, std::string>>{
                       {0, "REQUEUED"}, {1, "REQUEUED"}, {2, "COMPLETED"}}));
-    const std::string output = read_text(cluster_->work_dir() + "/by-hand.out");
+    const std::string output = read_text(out);
     EXPECT_NE(output.find("run 0\n"), std::string::npos) << output;
     EXPECT_NE(output.find("run 2\n"), std::string::npos) << output;
     cluster_->cohort({"cancel", std::to_string(held)});

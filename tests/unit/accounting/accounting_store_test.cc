@@ -91,6 +91,7 @@ TEST_P(AccountingStoreTest, RecordsJobsAndStepsAndListsThemBack) {
     job.usage.max_rss_kib = 204800;
     job.usage.max_rss_node = "node2";
     job.gpu_alloc = {{{0, 1}, {}, {}, "nvidia"}, {{2}, {}, {}, "nvidia"}};
+    job.spec.gres = "nvme:20,fpga";
     StepRecord step;
     step.job_id = 7;
     step.step_id = 0;
@@ -119,6 +120,7 @@ TEST_P(AccountingStoreTest, RecordsJobsAndStepsAndListsThemBack) {
     EXPECT_EQ(back.nodes, (std::vector<std::string>{"node1", "node2"}));
     EXPECT_EQ(back.cpus_per_node, (std::vector<uint32_t>{4, 4}));
     EXPECT_EQ(back.restart_count, 1u);
+    EXPECT_EQ(back.spec.gres, "nvme:20,fpga");
     EXPECT_EQ(back.usage.cpu_user_usec, 1500000u);
     EXPECT_EQ(back.usage.cpu_system_usec, 250000u);
     EXPECT_EQ(back.usage.max_rss_kib, 204800u);
@@ -424,6 +426,10 @@ TEST_P(AccountingStoreTest, AVersion1DatabaseGainsStepUsageAndKeepsItsSteps) {
             ASSERT_TRUE((*sql)->execute(std::string("ALTER TABLE steps DROP COLUMN ") + column));
         }
         ASSERT_TRUE((*sql)->execute("DROP TABLE node_events"));
+        for (const char* table : {"jobs", "job_attempts", "array_remainders"}) {
+            ASSERT_TRUE(
+                    (*sql)->execute(std::string("ALTER TABLE ") + table + " DROP COLUMN req_gres"));
+        }
         ASSERT_TRUE((*sql)->execute("UPDATE schema_version SET version = 1"));
     }
     store_ = open();

@@ -53,6 +53,11 @@ TEST(AcctFormat, TresAsSacctWritesThem) {
     ASSERT_TRUE(weights);
     EXPECT_EQ(acct_line(*fields, AcctStyle::kParsable2, job, nullptr, 0, *weights),
               "billing=20,cpu=8,gres/gpu=4,mem=16G,node=2|billing=4,cpu=8,mem=16G,node=2");
+    // Other generic resources are per node, in name order among the rest.
+    job.spec.gres = "fpga:1,nvme:20";
+    EXPECT_EQ(acct_line(*fields, AcctStyle::kParsable2, job, nullptr, 0),
+              "billing=8,cpu=8,gres/fpga=2,gres/gpu=4,gres/nvme=40,mem=16G,node=2|"
+              "billing=8,cpu=8,gres/fpga=2,gres/nvme=40,mem=16G,node=2");
 }
 
 // A step holds its CPUs and nodes, and its job's memory and GPUs on those nodes.
