@@ -48,6 +48,7 @@ constexpr Column kColumns[] = {
         {'e', "END_TIME", "EndTime", "end time"},
         {'Z', "WORK_DIR", "WorkDir", "working directory"},
         {'m', "MIN_MEMORY", "MinMemory", "memory per node"},
+        {'b', "TRES_PER_NODE", "tres-per-node", "GPUs and generic resources per node"},
 };
 
 const Column* find_column(char code) {
@@ -192,6 +193,10 @@ std::string value_of(char code, const protocol::JobRecord& job, int64_t now) {
         case 'm':
             return fmt::format("{}M",
                                job.mem_per_node_mib != 0 ? job.mem_per_node_mib : job.spec.mem_mib);
+        case 'b': {
+            const std::string tres = tres_per_node(job.spec);
+            return tres.empty() ? "N/A" : tres;
+        }
         default:
             return "";
     }
@@ -388,11 +393,14 @@ void sort_jobs(std::vector<protocol::JobRecord>& jobs,
 }
 
 bool columns_only_suffice(const std::vector<QueueField>& fields, const std::vector<SortKey>& keys) {
-    constexpr char kNotInColumns = 'Z';
-    return std::none_of(fields.begin(), fields.end(),
-                        [](const QueueField& field) { return field.code == kNotInColumns; })
-           && std::none_of(keys.begin(), keys.end(),
-                           [](const SortKey& key) { return key.code == kNotInColumns; });
+    constexpr std::string_view kNotInColumns = "Zb";
+    const auto in_columns = [&](char code) {
+        return kNotInColumns.find(code) == std::string_view::npos;
+    };
+    return std::all_of(fields.begin(), fields.end(),
+                       [&](const QueueField& field) { return in_columns(field.code); })
+           && std::all_of(keys.begin(), keys.end(),
+                          [&](const SortKey& key) { return in_columns(key.code); });
 }
 
 }  // namespace cohort::cli

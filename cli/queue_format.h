@@ -43,7 +43,7 @@ void sort_jobs(std::vector<protocol::JobRecord>& jobs,
                int64_t now);
 
 // Whether a columns-only listing (JobRecord::serialize_columns) holds what these columns and
-// sort keys show: every code but %Z, the working directory.
+// sort keys show: every code but %Z, the working directory, and %b, what it asks per node.
 bool columns_only_suffice(const std::vector<QueueField>& fields, const std::vector<SortKey>& keys);
 
 }  // namespace cohort::cli

@@ -158,6 +158,8 @@ TEST_F(NodeOptionsTest, GenericResourcesAreCountedPerNode) {
     ASSERT_TRUE(eventually([&] { return cluster_->job_state(beside) != "PENDING"; }, seconds(10)))
             << shown(beside);
     EXPECT_EQ(cluster_->job_state(waits), "PENDING");
+    EXPECT_EQ(cluster_->cohort({"squeue", "-h", "-j", std::to_string(waits), "-o", "%b"}).out,
+              "gres:nvme:10\n");
     EXPECT_NE(shown(beside).find(" NodeList=node2\n"), std::string::npos) << shown(beside);
     EXPECT_NE(shown(beside).find("\n   TresPerNode=gres:nvme:10\n"), std::string::npos)
             << shown(beside);

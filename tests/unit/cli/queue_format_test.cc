@@ -53,6 +53,23 @@ TEST(QueueFormat, ArrayTasksShowTheirIdsAndRunningJobsTheirNodes) {
 }
 
 // As squeue's %e: when the time limit would end a job that has not ended, NONE without one.
+// %b as squeue prints it: GPUs and generic resources per node, N/A when none; a listing of
+// columns only does not hold them.
+TEST(QueueFormat, TresPerNodeShowsWhatTheJobAsksOfEachNode) {
+    auto fields = parse_queue_format("%i %b");
+    ASSERT_TRUE(fields);
+    protocol::JobRecord job = pending(5, "train", 1);
+    EXPECT_EQ(queue_line(*fields, job, 0), "5 N/A");
+    job.spec.gpu.per_node = 2;
+    job.spec.gres = "nvme:10";
+    EXPECT_EQ(queue_line(*fields, job, 0), "5 gres:gpu:2,gres:nvme:10");
+    EXPECT_FALSE(columns_only_suffice(*fields, {}));
+    EXPECT_TRUE(columns_only_suffice(*parse_queue_format("%i %T"), {}));
+    auto named = parse_queue_fields("JobID,tres-per-node");
+    ASSERT_TRUE(named) << named.status().message();
+    EXPECT_EQ(queue_header(*named).find("TRES_PER_NODE") != std::string::npos, true);
+}
+
 TEST(QueueFormat, EndTimeIsWhenTheLimitWouldEndTheJob) {
     setenv("TZ", "UTC", 1);
     tzset();
