@@ -117,6 +117,9 @@ struct PendingJob {
     int64_t switches_wait_until = 0;
     std::vector<LicenseUse> licenses;  // -L: what it takes of kLicense limits
     std::vector<int> required_nodes;   // -w: nodes every placement must include
+    // A heterogeneous job's component: its leader's id (Slurm's het_job_id); 0: none. The
+    // components of one job start together or not at all, all planned at the first one's turn.
+    uint64_t het_leader = 0;
 };
 
 struct Snapshot {

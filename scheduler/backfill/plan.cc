@@ -5,6 +5,7 @@
 #include <map>
 #include <memory_resource>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <tuple>
@@ -137,6 +138,7 @@ public:
             return std::tie(jb.priority, ja.submit_time, ja.id)
                    < std::tie(ja.priority, jb.submit_time, jb.id);
         });
+        index_het_groups();
         max_reservations_ = options_.policy == BackfillPolicy::kEasy ? 1
                             : options_.policy == BackfillPolicy::kConservative
                                     ? options_.reservations
@@ -201,12 +203,39 @@ private:
         }
     }
 
+    // The components of each heterogeneous job, in id order (their offsets). Only the first
+    // of them in priority order stays in order_: the whole job is decided at its turn.
+    void index_het_groups() {
+        const auto& pending = snapshot_.pending;
+        for (size_t i = 0; i < pending.size(); ++i) {
+            if (const uint64_t leader = pending[i].het_leader; leader != 0) {
+                het_groups_[leader].push_back(i);
+            }
+        }
+        if (het_groups_.empty()) {
+            return;
+        }
+        for (auto& [leader, members] : het_groups_) {
+            std::sort(members.begin(), members.end(),
+                      [&](size_t a, size_t b) { return pending[a].id < pending[b].id; });
+        }
+        std::set<uint64_t> seen;
+        std::erase_if(order_, [&](size_t i) {
+            const uint64_t leader = pending[i].het_leader;
+            return leader != 0 && !seen.insert(leader).second;
+        });
+    }
+
     const std::vector<int>& gpus_free_now(size_t node) const {
         auto it = gpus_free_changed_.find(node);
         return it != gpus_free_changed_.end() ? it->second : snapshot_.nodes[node].free_gpus;
     }
 
     void decide(const PendingJob& job, Decisions& decisions) {
+        if (job.het_leader != 0) {
+            decide_het_job(het_groups_.at(job.het_leader), decisions);
+            return;
+        }
         const int64_t duration = duration_of(job);
         if (int limit = binding_limit(job, job_cpus_lower_bound(job)); limit >= 0) {
             decisions.waits.push_back({job.id, WaitReason::kLimit, limit});
@@ -239,6 +268,150 @@ private:
                 sort_rest_shortest_first();
             }
         }
+    }
+
+    // A heterogeneous job: every component starts now or none does. Waiting, its components
+    // are reserved at one common start, so none holds nodes idle while the others wait.
+    void decide_het_job(const std::vector<size_t>& members, Decisions& decisions) {
+        std::vector<const PendingJob*> components;
+        for (size_t i : members) {
+            components.push_back(&snapshot_.pending[i]);
+        }
+        const auto wait_all = [&](WaitReason reason, int limit) {
+            for (const PendingJob* component : components) {
+                decisions.waits.push_back({component->id, reason, limit});
+            }
+        };
+        for (const PendingJob* component : components) {
+            if (int limit = binding_limit(*component, job_cpus_lower_bound(*component));
+                limit >= 0) {
+                wait_all(WaitReason::kLimit, limit);
+                return;
+            }
+        }
+        const PendingJob* stopped = components.front();
+        if (!(blocked_ && options_.policy == BackfillPolicy::kNone)) {
+            const PassMark saved = mark();
+            std::vector<Placement> held;
+            for (const PendingJob* component : components) {
+                const int64_t duration = duration_of(*component);
+                auto placement = start_now(*component, duration);
+                if (!placement) {
+                    stopped = component;
+                    break;
+                }
+                if (int limit = binding_limit(*component, cpus_of(*placement)); limit >= 0) {
+                    undo(saved, held, snapshot_.now);
+                    wait_all(WaitReason::kLimit, limit);
+                    return;
+                }
+                hold(*placement, *component, snapshot_.now, duration);
+                count_usage(*component, *placement);
+                held.push_back(std::move(*placement));
+            }
+            if (held.size() == components.size()) {
+                for (size_t i = 0; i < held.size(); ++i) {
+                    decisions.starts.push_back({components[i]->id, std::move(held[i]), 0});
+                }
+                return;
+            }
+            undo(saved, held, snapshot_.now);
+        }
+        wait_all(why_not_now(*stopped, duration_of(*stopped)), -1);
+        blocked_ = true;
+        if (reservation_attempts_ < max_reservations_) {
+            ++reservation_attempts_;
+            reserve_het_job(components, decisions);
+            if (reservation_attempts_ == max_reservations_
+                && options_.candidates == CandidateOrder::kShortestFirst) {
+                sort_rest_shortest_first();
+            }
+        }
+    }
+
+    // The earliest time at which every component fits at once. Each component alone bounds
+    // it from below; components then competing for the same nodes push it to a later try.
+    void reserve_het_job(const std::vector<const PendingJob*>& components, Decisions& decisions) {
+        constexpr int kTries = 16;
+        int64_t from = snapshot_.now;
+        for (int attempt = 0; attempt < kTries; ++attempt) {
+            int64_t start = from;
+            for (const PendingJob* component : components) {
+                auto earliest = find_earliest(*component, duration_of(*component), from);
+                if (!earliest) {
+                    return;  // one can never start: the job gets no reservation
+                }
+                start = std::max(start, earliest->first);
+            }
+            const PassMark saved = mark();
+            std::vector<Placement> held;
+            for (const PendingJob* component : components) {
+                const int64_t duration = duration_of(*component);
+                auto placement = place_at(*component, start, duration, true);
+                if (!placement) {
+                    break;
+                }
+                hold(*placement, *component, start, duration);
+                held.push_back(std::move(*placement));
+            }
+            if (held.size() == components.size()) {
+                for (size_t i = 0; i < held.size(); ++i) {
+                    decisions.reservations.push_back(
+                            {components[i]->id, start, std::move(held[i])});
+                }
+                return;
+            }
+            undo(saved, held, start);
+            from = next_change_after(components, start);
+            if (from == INT64_MAX) {
+                return;
+            }
+        }
+    }
+
+    // The first time after `t` at which what any of `components` asks for changes.
+    int64_t next_change_after(const std::vector<const PendingJob*>& components, int64_t t) const {
+        std::vector<int64_t> changes;
+        for (const PendingJob* component : components) {
+            changes_between(*component, t, INT64_MAX, changes);
+        }
+        return changes.empty() ? INT64_MAX : *std::min_element(changes.begin(), changes.end());
+    }
+
+    // What hold() and count_usage() change beyond the per-node holds, saved so that a
+    // heterogeneous job's components can be held one by one and released if one fails.
+    struct PassMark {
+        size_t pass_holds = 0;
+        std::vector<int64_t> limit_used;
+        std::map<Shape, int64_t> failed_for;
+        std::map<size_t, std::vector<int>> gpus_free_changed;
+    };
+
+    PassMark mark() const {
+        return {pass_holds_.size(), limit_used_, failed_for_, gpus_free_changed_};
+    }
+
+    // Releases `held` (each held from `start`, in this order) and what changed since `mark`.
+    void undo(const PassMark& mark, const std::vector<Placement>& held, int64_t start) {
+        for (auto placement = held.rbegin(); placement != held.rend(); ++placement) {
+            for (size_t i = 0; i < placement->nodes.size(); ++i) {
+                const auto node = static_cast<size_t>(placement->nodes[i]);
+                held_[static_cast<size_t>(held_slot_[node])].pop_back();
+                if (start == snapshot_.now) {
+                    free_now_[node] += placement->cpus_per_node[i];
+                    for (size_t j = partitions_from_[node]; j < partitions_from_[node + 1]; ++j) {
+                        partition_free_now_[static_cast<size_t>(partitions_of_node_[j])] +=
+                                placement->cpus_per_node[i];
+                    }
+                }
+            }
+        }
+        pass_holds_.resize(mark.pass_holds);
+        pass_cpus_total_.reset();  // rebuilt from pass_holds_ when next asked
+        limit_used_ = mark.limit_used;
+        failed_for_ = mark.failed_for;  // failures seen with the released holds in place
+        gpus_free_changed_ = mark.gpus_free_changed;
+        reachable_cache_.clear();
     }
 
     WaitReason why_not_now(const PendingJob& job, int64_t duration) {
@@ -545,19 +718,31 @@ private:
         }
     }
 
-    // The earliest start: no earlier than the time the cluster has the job's CPUs free for
-    // its duration nor, for jobs with a per-node shape, the time by which enough nodes could
-    // each take one task; then every later time at which what the job asks for frees up.
     void reserve_earliest(const PendingJob& job, int64_t duration, Decisions& decisions) {
-        const int64_t cpus_needed = job_cpus_lower_bound(job);
-        int64_t lower_bound =
-                pass_cpus_total().earliest_start(snapshot_.now, duration, cpus_needed);
-        if (lower_bound == INT64_MAX) {
+        auto earliest = find_earliest(job, duration, snapshot_.now);
+        if (!earliest) {
             return;
+        }
+        auto& [start, placement] = *earliest;
+        hold(placement, job, start, duration);
+        decisions.reservations.push_back({job.id, start, std::move(placement)});
+    }
+
+    // The earliest start from `from`: no earlier than the time the cluster has the job's CPUs
+    // free for its duration nor, for jobs with a per-node shape, the time by which enough nodes
+    // could each take one task; then every later time at which what the job asks for frees up.
+    // nullopt: never, as far as this pass sees.
+    std::optional<std::pair<int64_t, Placement>> find_earliest(const PendingJob& job,
+                                                               int64_t duration,
+                                                               int64_t from) {
+        const int64_t cpus_needed = job_cpus_lower_bound(job);
+        int64_t lower_bound = pass_cpus_total().earliest_start(from, duration, cpus_needed);
+        if (lower_bound == INT64_MAX) {
+            return std::nullopt;
         }
         lower_bound = enough_nodes_from(job, duration, lower_bound);
         if (lower_bound == INT64_MAX) {
-            return;
+            return std::nullopt;
         }
         if (job.reservation >= 0) {
             lower_bound = std::max(lower_bound,
@@ -567,44 +752,36 @@ private:
         // change of what it asks for at or before t. Changes of what it does not ask for
         // (memory, GPUs, generic resources) cannot make it fit, so they are not tried. Changes are
         // gathered a horizon at a time, since the start is most often soon after the bound.
-        if (try_reserve_at(job, lower_bound, duration, cpus_needed, decisions)) {
-            return;  // most often: no change needs gathering
+        if (auto placement = fits_at(job, lower_bound, duration, cpus_needed)) {
+            return std::pair{lower_bound, std::move(*placement)};  // most often: no change needed
         }
         std::vector<int64_t> candidates;
-        int64_t from = lower_bound;
         for (int64_t span = std::max<int64_t>(duration, 3600);; span *= 4) {
-            const int64_t until = span > INT64_MAX - from ? INT64_MAX : from + span;
-            const bool more = changes_between(job, from, until, candidates);
+            const int64_t until = span > INT64_MAX - lower_bound ? INT64_MAX : lower_bound + span;
+            const bool more = changes_between(job, lower_bound, until, candidates);
             std::sort(candidates.begin(), candidates.end());
             candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
             for (int64_t t : candidates) {
-                if (try_reserve_at(job, t, duration, cpus_needed, decisions)) {
-                    return;
+                if (auto placement = fits_at(job, t, duration, cpus_needed)) {
+                    return std::pair{t, std::move(*placement)};
                 }
             }
             if (!more) {
-                return;
+                return std::nullopt;
             }
             candidates.clear();
-            from = until;
+            lower_bound = until;
         }
     }
 
-    bool try_reserve_at(const PendingJob& job,
-                        int64_t start,
-                        int64_t duration,
-                        int64_t cpus_needed,
-                        Decisions& decisions) {
+    std::optional<Placement> fits_at(const PendingJob& job,
+                                     int64_t start,
+                                     int64_t duration,
+                                     int64_t cpus_needed) {
         if (pass_cpus_total().min_free(start, duration) < cpus_needed) {
-            return false;  // no node scan can find them
+            return std::nullopt;  // no node scan can find them
         }
-        auto placement = place_at(job, start, duration, true);
-        if (!placement) {
-            return false;
-        }
-        hold(*placement, job, start, duration);
-        decisions.reservations.push_back({job.id, start, std::move(*placement)});
-        return true;
+        return place_at(job, start, duration, true);
     }
 
     // `from`, or later for a job with a per-node shape: the time by which enough up nodes
@@ -716,6 +893,7 @@ private:
     size_t reservation_attempts_ = 0;
     bool blocked_ = false;                 // a higher-priority job waits for resources
     std::map<Shape, int64_t> failed_for_;  // shortest duration that did not start now
+    std::map<uint64_t, std::vector<size_t>> het_groups_;  // leader id: components in snapshot_
     // CPUs free at `now` per node and summed per partition: an upper bound on what a job
     // could get now, kept as jobs start.
     std::vector<int64_t> free_now_;
