@@ -34,13 +34,6 @@ Result<std::string> read_file(const std::string& path) {
 // `words`; its values alone are judged into `alone` (ok when they pass).
 Status parse_directive(
         const DirectiveLine& line, CLI::App& app, JobOptions& scratch, Args& words, Status& alone) {
-    if (!line.words.empty()
-        && (line.words.front() == "hetjob" || line.words.front() == "packjob")) {
-        return Status::invalid(fmt::format(
-                "script line {} '{}': heterogeneous jobs are not supported yet (accepted: one "
-                "job component per script)",
-                line.line_number, line.text));
-    }
     scratch = JobOptions{};
     auto spelled = spell_out_prefixes(app, line.words);
     if (!spelled) {
@@ -155,54 +148,85 @@ int cmd_batch(const Args& args) {
     }
     // Directives first, then SBATCH_* variables, then the command line: the last value of an
     // option wins. As sbatch, rules between options (--gpus-per-task needs --ntasks, ...) are
-    // judged on the merged set, not line by line.
+    // judged on the merged set, not line by line. A line `#SBATCH hetjob` (or `packjob`) starts
+    // the next component of a heterogeneous job; the variables and the command line apply to
+    // every component.
     // One App serves every line, and the command line's App the merged parse: building the
     // ~130 options of an App costs more than the rest of the client's work for a submission.
-    std::vector<std::string> combined;
-    std::vector<std::pair<int, Status>> alone_errors;  // line number, what it fails alone
+    std::vector<Args> component_words(1);
+    std::vector<std::vector<std::pair<int, Status>>> alone_errors(1);  // line, its error alone
     JobOptions line_options;
     CLI::App line_app;
     if (!directives->empty()) {
         add_job_options(line_app, line_options, JobCommand::kBatch);
     }
-    for (const auto& line : *directives) {
+    for (DirectiveLine line : *directives) {
+        if (!line.words.empty()
+            && (line.words.front() == "hetjob" || line.words.front() == "packjob")) {
+            component_words.emplace_back();
+            alone_errors.emplace_back();
+            line.words.erase(line.words.begin());
+        }
         Status alone = Status::ok();
         Args words;
         if (Status parsed = parse_directive(line, line_app, line_options, words, alone); !parsed) {
             return report_error("batch", parsed);
         }
         if (!alone) {
-            alone_errors.emplace_back(line.line_number, alone);
+            alone_errors.back().emplace_back(line.line_number, alone);
         }
-        combined.insert(combined.end(), words.begin(), words.end());
+        component_words.back().insert(component_words.back().end(), words.begin(), words.end());
     }
     const std::vector<std::string> from_environment = environment_options(JobCommand::kBatch, app);
-    combined.insert(combined.end(), from_environment.begin(), from_environment.end());
-    combined.insert(combined.end(), spelled->begin(), spelled->end());
-    std::vector<std::string> reversed(combined.rbegin(), combined.rend());
-    options = JobOptions{};  // the command line alone found the script; now all of it, merged
-    try {
-        app.parse(reversed);
-    } catch (const CLI::ParseError& e) {
-        return report_error("batch", Status::invalid(e.what()));
-    }
+    std::vector<protocol::JobSpec> specs;
     std::vector<std::string> warnings;
-    auto spec = job_spec_from(options, &warnings);
-    if (!spec) {
-        // A bad value fails its own line the same way: name that line.
-        for (const auto& [line_number, alone] : alone_errors) {
-            if (alone.message() == spec.status().message()) {
-                return report_error("batch",
-                                    alone.with_context(fmt::format("script line {}", line_number)));
-            }
+    JobOptions first;
+    for (size_t component = 0; component < component_words.size(); ++component) {
+        const auto in_component = [&](const Status& status) {
+            return component == 0 ? status
+                                  : status.with_context(
+                                          fmt::format("heterogeneous job component {}", component));
+        };
+        Args combined = component_words[component];
+        combined.insert(combined.end(), from_environment.begin(), from_environment.end());
+        combined.insert(combined.end(), spelled->begin(), spelled->end());
+        std::vector<std::string> reversed(combined.rbegin(), combined.rend());
+        // The command line alone found the script; now all of it, merged over what the
+        // previous component carries over.
+        options = component == 0 ? JobOptions{} : next_het_component(options);
+        try {
+            app.parse(reversed);
+        } catch (const CLI::ParseError& e) {
+            return report_error("batch", in_component(Status::invalid(e.what())));
         }
-        return report_error("batch", spec.status());
+        auto spec = job_spec_from(options, component == 0 ? &warnings : nullptr);
+        if (!spec) {
+            // A bad value fails its own line the same way: name that line.
+            for (const auto& [line_number, alone] : alone_errors[component]) {
+                if (alone.message() == spec.status().message()) {
+                    return report_error("batch", alone.with_context(fmt::format("script line {}",
+                                                                                line_number)));
+                }
+            }
+            return report_error("batch", in_component(spec.status()));
+        }
+        if (spec->name.empty()) {
+            spec->name = default_name;
+        }
+        if (component == 0) {
+            first = options;
+            spec->script = script;
+            spec->script_args = script_args;
+        } else {
+            spec->env.clear();  // the leader's script and environment serve every component
+        }
+        specs.push_back(std::move(*spec));
     }
-    if (spec->name.empty()) {
-        spec->name = default_name;
-    }
-    spec->script = std::move(script);
-    spec->script_args = std::move(script_args);
+    options = first;
+    protocol::SubmitJobRequest request;
+    request.spec = specs.front();
+    request.het_components.assign(std::make_move_iterator(specs.begin() + 1),
+                                  std::make_move_iterator(specs.end()));
     auto context = load_client_context();
     if (!context) {
         return report_error("batch", context.status());
@@ -215,8 +239,8 @@ int cmd_batch(const Args& args) {
         return report_error("batch", client.status());
     }
     if (options.test_only) {
-        auto will_run =
-                client->call<protocol::WillRunReply>(protocol::SubmitJobRequest{*spec, true});
+        request.test_only = true;
+        auto will_run = client->call<protocol::WillRunReply>(request);
         if (!will_run) {
             return report_error("batch", will_run.status().with_context("allocation failure"));
         }
@@ -224,7 +248,7 @@ int cmd_batch(const Args& args) {
         std::cerr << will_run_line("sbatch", *will_run) << "\n";
         return 0;
     }
-    auto reply = client->call<protocol::SubmitJobReply>(protocol::SubmitJobRequest{*spec});
+    auto reply = client->call<protocol::SubmitJobReply>(request);
     if (!reply) {
         return report_error("batch", reply.status().with_context("Batch job submission failed"));
     }

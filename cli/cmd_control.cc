@@ -5,6 +5,7 @@
 
 #include "cli/client_context.h"
 #include "cli/commands.h"
+#include "cli/job_ids.h"
 #include "common/warning_signal.h"
 
 namespace cohort::cli {
@@ -13,13 +14,13 @@ namespace {
 Result<std::vector<uint64_t>> parse_ids(const std::vector<std::string>& words) {
     std::vector<uint64_t> ids;
     for (const auto& word : words) {
-        char* end = nullptr;
-        uint64_t id = std::strtoull(word.c_str(), &end, 10);
-        if (word.empty() || *end != '\0' || id == 0) {
+        const auto id = parse_job_id(word);
+        if (!id) {
             return Status::invalid("job id: invalid value '" + word
-                                   + "' (accepted: a positive job id such as 42)");
+                                   + "' (accepted: a positive job id such as 42, or 42+1 for a "
+                                     "heterogeneous job's component)");
         }
-        ids.push_back(id);
+        ids.push_back(*id);
     }
     return ids;
 }

@@ -15,6 +15,7 @@
 #include "cli/acct_format.h"
 #include "cli/client_context.h"
 #include "cli/commands.h"
+#include "cli/job_ids.h"
 #include "cli/json_output.h"
 #include "cli/node_format.h"
 #include "cli/queue_format.h"
@@ -37,13 +38,12 @@ std::string fit(const std::string& text, size_t width) {
 Result<std::vector<uint64_t>> parse_job_ids(const std::string& option, const std::string& text) {
     std::vector<uint64_t> ids;
     for (const std::string& id : split_comma_list(text)) {
-        char* end = nullptr;
-        const uint64_t value = std::strtoull(id.c_str(), &end, 10);
-        if (*end != '\0' || value == 0 || !std::isdigit(static_cast<unsigned char>(id[0]))) {
+        const auto value = parse_job_id(id);
+        if (!value) {
             return Status::invalid(fmt::format(
                     "{}: invalid job id '{}' (accepted: comma-separated job ids)", option, id));
         }
-        ids.push_back(value);
+        ids.push_back(*value);
     }
     return ids;
 }
@@ -386,7 +386,11 @@ int cmd_show(const Args& args) {
                   << (job.is_array_remainder() ? job.array_pending
                                                : std::to_string(job.array_task_id));
     }
+    if (job.is_het_component()) {
+        std::cout << " HetJobId=" << job.het_job_id << " HetJobOffset=" << job.het_job_offset;
+    }
     std::cout << " JobName=" << job.spec.name << "\n"
+              << (job.is_het_component() ? "   HetJobIdSet=" + het_job_id_set(job) + "\n" : "")
               << "   UserId=" << job.user_name << "(" << job.uid << ") GroupId=" << job.gid << "\n"
               << "   JobState=" << job_state_name(job.state) << " Reason=" << job.reason
               << " ExitCode=" << job.exit_code << ":" << job.exit_signal << "\n"

@@ -1,4 +1,6 @@
 // cohort run (srun): a parallel step inside an allocation, or in a new one.
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <iostream>
 #include <thread>
@@ -27,6 +29,32 @@ uint64_t allocation_from_env() {
         }
     }
     return 0;
+}
+
+// The job a step runs in: the allocation's or, with --het-group=N inside a heterogeneous job,
+// its component N's (SLURM_JOB_ID_HET_GROUP_N), as srun does.
+Result<uint64_t> step_job_of(const std::string& het_group) {
+    const uint64_t job = allocation_from_env();
+    if (het_group.empty()) {
+        return job;
+    }
+    const bool digits = std::all_of(het_group.begin(), het_group.end(),
+                                    [](unsigned char c) { return std::isdigit(c) != 0; });
+    if (!digits || het_group.size() > 9) {
+        return Status::invalid("--het-group: invalid value '" + het_group
+                               + "' (accepted: one component's index, such as 1; a step "
+                                 "across components is not supported yet)");
+    }
+    const char* component = std::getenv(("SLURM_JOB_ID_HET_GROUP_" + het_group).c_str());
+    if (component != nullptr && *component != '\0') {
+        return std::strtoull(component, nullptr, 10);
+    }
+    if (job != 0 && std::stoul(het_group) == 0) {
+        return job;  // a job of one component is its own component 0
+    }
+    return Status::invalid("--het-group: invalid value '" + het_group
+                           + "' (accepted: the index of a component of this job; "
+                             "SLURM_JOB_ID_HET_GROUP_" + het_group + " is not set)");
 }
 
 // Inside a job, srun's default distribution: the job's (or the enclosing step's), which the
@@ -151,6 +179,10 @@ int cmd_run(const Args& args) {
     app.add_option("--signal", signal,
                    "SIGNAL[@SECONDS]: send the step's tasks SIGNAL SECONDS (default 60) before the "
                    "job's time limit");
+    std::string het_group;
+    app.add_option("--het-group,--pack-group", het_group,
+                   "inside a heterogeneous job: the component whose nodes run the step "
+                   "(default 0)");
     bool overlap = false;
     app.add_flag("--overlap", overlap,
                  "share the CPUs the job's running steps hold instead of waiting for them");
@@ -228,7 +260,11 @@ int cmd_run(const Args& args) {
     asio::io_context io;
     std::shared_ptr<transport::Connection> allocation;
     protocol::StepLayout layout;
-    const uint64_t job_id = allocation_from_env();
+    auto step_job = step_job_of(het_group);
+    if (!step_job) {
+        return report_error("run", step_job.status());
+    }
+    const uint64_t job_id = *step_job;
     if (options.test_only) {
         if (job_id != 0) {
             return report_error("run", Status::invalid("--test-only: inside an allocation, "
@@ -239,7 +275,9 @@ int cmd_run(const Args& args) {
         if (!client) {
             return report_error("run", client.status());
         }
-        protocol::SubmitJobRequest ask{*spec, true};
+        protocol::SubmitJobRequest ask;
+        ask.spec = *spec;
+        ask.test_only = true;
         ask.spec.script.clear();  // srun's: a command, not a script
         auto will_run = client->call<protocol::WillRunReply>(ask);
         if (!will_run) {

@@ -386,6 +386,31 @@ void warn_of_kept(const JobOptions& o, std::vector<std::string>& warnings) {
 
 }  // namespace
 
+JobOptions next_het_component(const JobOptions& previous) {
+    JobOptions next = previous;
+    for (std::string* reset : {&next.nodes,         &next.ntasks,      &next.ntasks_per_node,
+                               &next.cpus_per_task, &next.partition,   &next.gpus,
+                               &next.gpus_per_node, &next.gres,        &next.gpus_per_task,
+                               &next.cpus_per_gpu,  &next.mem_per_gpu, &next.ntasks_per_gpu,
+                               &next.gpu_bind,      &next.switches,    &next.distribution,
+                               &next.mail_user,     &next.exclusive,   &next.mem_per_cpu,
+                               &next.constraint,    &next.nodelist,    &next.licenses,
+                               &next.mincpus,       &next.hint}) {
+        reset->clear();
+    }
+    next.mail_type.clear();
+    next.oversubscribe = false;
+    next.overcommit = false;
+    for (const char* reset :
+         {"--bb", "--contiguous", "--core-spec", "--cores-per-socket", "--cpu-freq", "--gpu-freq",
+          "--gres-flags", "--mem-bind", "--network", "--ntasks-per-core", "--ntasks-per-socket",
+          "--power", "--sockets-per-node", "--spread-job", "--thread-spec", "--threads-per-core",
+          "--tmp", "--use-min-nodes"}) {
+        next.kept.erase(reset);
+    }
+    return next;
+}
+
 void add_job_options(CLI::App& app, JobOptions& o, JobCommand command) {
     app.add_option("-J,--job-name", o.job_name, "name of the job");
     app.add_option("-N,--nodes", o.nodes, "number of nodes: N or MIN-MAX");

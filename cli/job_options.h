@@ -82,6 +82,12 @@ enum class JobCommand {
     kAlloc,
 };
 
+// What a heterogeneous job's next component (#SBATCH hetjob) starts from, as in Slurm: the
+// previous component's options, less those that shape its resources (nodes, tasks, CPUs,
+// GPUs, partition, constraint, node list, ...), which start anew. Account, QoS, time, memory
+// per node, names, files, dependency and hold carry over.
+JobOptions next_het_component(const JobOptions& previous);
+
 // Registers the options on `app`; every one keeps its last value when repeated, so
 // directives followed by command-line flags give flags precedence.
 void add_job_options(CLI::App& app, JobOptions& options, JobCommand command);

@@ -137,6 +137,12 @@ std::string shown_partition(const protocol::JobRecord& job) {
     return job.state == JobState::kPending && several ? job.spec.partition : job.partition;
 }
 
+std::string het_job_id_set(const protocol::JobRecord& job) {
+    const uint64_t last = job.het_job_id + std::max<uint32_t>(job.het_size, 1) - 1;
+    return last == job.het_job_id ? std::to_string(last)
+                                  : std::to_string(job.het_job_id) + "-" + std::to_string(last);
+}
+
 json job_to_json(const protocol::JobRecord& job) {
     const bool finished = is_final(job.state);
     // Tasks and CPUs per task as the GPU options imply them (--cpus-per-gpu, ...).
@@ -153,6 +159,9 @@ json job_to_json(const protocol::JobRecord& job) {
              number(job.array_task_id, job.is_array_task() && !job.is_array_remainder())},
             {"array_task_string", job.array_pending},
             {"array_max_tasks", number(job.array_max_running, job.array_max_running != 0)},
+            {"het_job_id", number(static_cast<int64_t>(job.het_job_id), job.is_het_component())},
+            {"het_job_id_set", job.is_het_component() ? het_job_id_set(job) : ""},
+            {"het_job_offset", number(job.het_job_offset, job.is_het_component())},
             {"dependency", job.spec.dependency},
             {"user_name", job.user_name},
             {"user_id", job.uid},

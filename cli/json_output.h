@@ -28,6 +28,9 @@ std::string node_sharing_name(protocol::NodeSharing sharing);
 // A pending job that may run in several partitions (-p a,b) shows them all, as squeue does.
 std::string shown_partition(const protocol::JobRecord& job);
 
+// A heterogeneous job's component ids as Slurm's HetJobIdSet prints them: "120-122".
+std::string het_job_id_set(const protocol::JobRecord& job);
+
 nlohmann::json job_to_json(const protocol::JobRecord& job);
 nlohmann::json node_to_json(const protocol::NodeInfo& node);
 nlohmann::json step_to_json(const protocol::StepRecord& step);

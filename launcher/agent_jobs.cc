@@ -176,7 +176,9 @@ void Agent::start_batch(const protocol::LaunchBatchRequest& request) {
                          topology_address(config_.network, options_.name),
                          options_.address,
                          pick_free_port(io_, options_.address)};
-    spec.env = env_to_strings(batch_environment(job, context));
+    EnvMap env = batch_environment(job, context);
+    add_het_environment(env, request.het_components);
+    spec.env = env_to_strings(env);
     spec.cwd = cwd;
     spec.user = *user;
     spec.switch_user = self_.uid == 0 && job.uid != 0;

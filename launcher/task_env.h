@@ -34,6 +34,11 @@ struct BatchContext {
 // Open MPI would take the script for a direct-launched rank.
 EnvMap batch_environment(const protocol::JobRecord& job, const BatchContext& context);
 
+// A heterogeneous job's script also sees, for each component n (`components`, in offset
+// order), SLURM_JOB_ID_HET_GROUP_<n>, _JOB_NODELIST_, _NTASKS_, ... and Slurm's older
+// _PACK_GROUP_<n> names, with SLURM_HET_SIZE; the unsuffixed variables are component 0's.
+void add_het_environment(EnvMap& env, const std::vector<protocol::JobRecord>& components);
+
 struct TaskContext {
     uint32_t node_index = 0;
     uint32_t local_rank = 0;

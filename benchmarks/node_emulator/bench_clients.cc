@@ -67,7 +67,9 @@ Result<uint64_t> submit(const cli::ClientContext& context, const protocol::JobSp
     if (!client) {
         return client.status();
     }
-    auto reply = client->call<protocol::SubmitJobReply>(protocol::SubmitJobRequest{spec});
+    protocol::SubmitJobRequest request;
+    request.spec = spec;
+    auto reply = client->call<protocol::SubmitJobReply>(request);
     if (!reply) {
         return reply.status();
     }

@@ -216,13 +216,25 @@ struct JobRecord {
     // When this attempt could first start: its begin time reached, its dependencies met and
     // not held (Slurm's EligibleTime). 0: not yet.
     int64_t eligible_time = 0;
+    // A heterogeneous job's component (Slurm's het_job_id and het_job_offset): the components
+    // have consecutive ids from their leader's, which is offset 0 and runs the script.
+    // het_size: how many there are; 0: not a heterogeneous job.
+    uint64_t het_job_id = 0;
+    uint32_t het_job_offset = 0;
+    uint32_t het_size = 0;
 
     bool is_array_task() const { return array_job_id != 0; }
 
+    bool is_het_component() const { return het_size != 0; }
+
     bool is_array_remainder() const { return !array_pending.empty(); }
 
-    // "123", "120_3" or "120_[4-9]" (a remainder), as squeue and sacct print job ids.
+    // "123", "120_3", "120_[4-9]" (a remainder) or "130+1" (a hetjob component), as squeue and
+    // sacct print job ids.
     std::string display_id() const {
+        if (is_het_component()) {
+            return std::to_string(het_job_id) + "+" + std::to_string(het_job_offset);
+        }
         if (is_array_remainder()) {
             return std::to_string(array_job_id) + "_[" + array_pending
                    + (array_max_running != 0 ? "%" + std::to_string(array_max_running) : "") + "]";
@@ -232,7 +244,8 @@ struct JobRecord {
     }
 
     // Version 1 added array_pending, version 2 failed_nodes and requeue_action, version 3
-    // usage, version 4 eligible_time; stored records of older versions read without them.
+    // usage, version 4 eligible_time, version 5 the hetjob fields; stored records of older
+    // versions read without them.
     template <class Archive>
     void serialize(Archive& ar, unsigned version) {
         serialize_fields(ar, job_id, spec, uid, gid, user_name, partition, state, reason, held,
@@ -253,6 +266,9 @@ struct JobRecord {
         if (version >= 4) {
             ar& eligible_time;
         }
+        if (version >= 5) {
+            serialize_fields(ar, het_job_id, het_job_offset, het_size);
+        }
     }
 
     // The fields squeue's columns show (all but the working directory), for listings that
@@ -264,7 +280,7 @@ struct JobRecord {
                          user_name, partition, state, reason, priority, submit_time, start_time,
                          end_time, time_limit_s, nodes, cpus_per_node, mem_per_node_mib,
                          array_job_id, array_task_id, array_max_running, array_pending,
-                         expected_start);
+                         expected_start, het_job_id, het_job_offset, het_size);
     }
 };
 
@@ -419,6 +435,7 @@ struct StepLayout {
     std::vector<uint32_t> job_cpus_per_node;
     std::vector<NodeGpuBinding> gpu_nodes;  // per node of `nodes`; empty: no GPUs
     TaskDistribution distribution;          // how ranks are dealt over `nodes`
+    uint64_t het_job_id = 0;  // a hetjob component's leader, which SLURM_JOB_ID names; 0: none
 
     // Which ranks run on which node, by `distribution`.
     RankMap rank_map() const { return map_ranks(tasks_per_node, distribution); }
@@ -436,12 +453,12 @@ struct StepLayout {
         serialize_fields(ar, job_id, step_id, job_name, partition, cluster_name, nodes, addresses,
                          ports, tasks_per_node, cpus_per_task, cpus_per_task_set, job_end_time,
                          job_signal, restart_count, job_nodes, job_cpus_per_node, gpu_nodes,
-                         distribution);
+                         distribution, het_job_id);
     }
 };
 
 }  // namespace cohort::protocol
 
 BOOST_CLASS_VERSION(cohort::protocol::JobSpec, 4)
-BOOST_CLASS_VERSION(cohort::protocol::JobRecord, 4)
+BOOST_CLASS_VERSION(cohort::protocol::JobRecord, 5)
 BOOST_CLASS_VERSION(cohort::protocol::StepRecord, 1)

@@ -103,10 +103,13 @@ struct SubmitJobRequest {
     static constexpr MessageType kType = MessageType::kSubmitJob;
     JobSpec spec;
     bool test_only = false;
+    // A heterogeneous job's further components (#SBATCH hetjob), without script or
+    // environment: `spec` is the leader's. All are accepted or none.
+    std::vector<JobSpec> het_components;
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        serialize_fields(ar, spec, test_only);
+        serialize_fields(ar, spec, test_only, het_components);
     }
 };
 
@@ -533,10 +536,13 @@ struct LaunchBatchRequest {
     JobRecord job;
     std::string cluster_name;
     std::string submit_dir;
+    // A heterogeneous job's components, the leader (`job`) first, for the script's
+    // SLURM_*_HET_GROUP_<n> variables; empty otherwise.
+    std::vector<JobRecord> het_components;
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        serialize_fields(ar, job, cluster_name, submit_dir);
+        serialize_fields(ar, job, cluster_name, submit_dir, het_components);
     }
 };
 

@@ -216,7 +216,9 @@ void Controller::register_handlers() {
     // Clients
     dispatcher_.on<SubmitJobRequest>(
             [this](const ConnectionPtr& conn, const Credential& cred, SubmitJobRequest m) {
-                if (m.test_only) {
+                if (!m.het_components.empty()) {
+                    handle_het_submit(conn, cred, std::move(m));
+                } else if (m.test_only) {
                     handle_will_run(conn, cred, std::move(m.spec));
                 } else {
                     handle_submit(conn, cred, std::move(m.spec), false);

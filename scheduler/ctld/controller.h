@@ -89,13 +89,19 @@ private:
         sched::ArraySpec array;  // empty: not an array
     };
 
+    // A hetjob component other than the leader has no script of its own.
     Result<Admitted> admit(const protocol::Credential& cred,
                            protocol::JobSpec spec,
-                           bool interactive);
+                           bool interactive,
+                           bool het_component = false);
     void handle_submit(const ConnectionPtr& conn,
                        const protocol::Credential& cred,
                        protocol::JobSpec spec,
                        bool interactive);
+    // #SBATCH hetjob: the components, with consecutive ids from the leader's, in one write.
+    void handle_het_submit(const ConnectionPtr& conn,
+                           const protocol::Credential& cred,
+                           protocol::SubmitJobRequest request);
     // sbatch and srun --test-only: admits the job (srun's has no script), then answers when
     // and where it would start.
     void handle_will_run(const ConnectionPtr& conn,

@@ -120,6 +120,9 @@ protocol::JobSpec spec_from_request(const JobRequest& request) {
 }  // namespace
 
 std::string Job::display_id() const {
+    if (is_het_component()) {
+        return fmt::format("{}+{}", het_job_id, het_job_offset);
+    }
     return is_array_task() ? fmt::format("{}_{}", array_job_id, array_task_id)
                            : std::to_string(job_id);
 }
@@ -153,6 +156,9 @@ protocol::JobRecord to_columns_record(const Job& job) {
     record.array_job_id = job.array_job_id;
     record.array_task_id = job.array_task_id;
     record.array_max_running = job.array_max_running;
+    record.het_job_id = job.het_job_id;
+    record.het_job_offset = job.het_job_offset;
+    record.het_size = job.het_size;
     return record;
 }
 
@@ -225,6 +231,9 @@ Job job_from_record(const protocol::JobRecord& record) {
     job.failed_nodes = record.failed_nodes;
     job.usage = record.usage;
     job.requeue_action = record.requeue_action;
+    job.het_job_id = record.het_job_id;
+    job.het_job_offset = record.het_job_offset;
+    job.het_size = record.het_size;
     job.resources = request_of(record.spec);
     job.geometry = effective_geometry(record.spec);
     return job;

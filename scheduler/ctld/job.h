@@ -117,6 +117,9 @@ struct Job {
     std::vector<std::string> failed_nodes;
     protocol::RequeueAction requeue_action = protocol::RequeueAction::kNone;
     protocol::JobUsage usage;  // of the current attempt, summed as its nodes report
+    uint64_t het_job_id = 0;   // a hetjob component's leader; 0: not heterogeneous
+    uint32_t het_job_offset = 0;
+    uint32_t het_size = 0;
 
     // Derived from `spec` when the job enters the table.
     sched::ResourceRequest resources;  // what the planner places
@@ -124,7 +127,11 @@ struct Job {
 
     bool is_array_task() const { return array_job_id != 0; }
 
-    // "123" or "120_3", as squeue and sacct print job ids.
+    bool is_het_component() const { return het_size != 0; }
+
+    bool is_het_leader() const { return het_size != 0 && het_job_offset == 0; }
+
+    // "123", "120_3" or "130+1", as squeue and sacct print job ids.
     std::string display_id() const;
 };
 

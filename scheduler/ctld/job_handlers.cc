@@ -91,6 +91,21 @@ JobSelection select_jobs(const JobTable& jobs,
         if (!is_array) {
             tasks.push_back(id);
         }
+        // A hetjob's leader stands for every component; a pending component cannot be acted
+        // on alone, since the components start together.
+        if (const Job* named = usable(id); named != nullptr && named->is_het_component()) {
+            if (!named->is_het_leader() && named->state == JobState::kPending) {
+                out.errors.push_back(Status::invalid(fmt::format(
+                        "job {}: a pending component of a heterogeneous job cannot be acted on "
+                        "alone (accepted: the whole job, {})",
+                        named->display_id(), named->het_job_id)));
+                continue;
+            }
+            for (uint32_t offset = 1; named->is_het_leader() && offset < named->het_size;
+                 ++offset) {
+                tasks.push_back(id + offset);
+            }
+        }
         bool found = false;
         if (remainder != nullptr) {
             found = true;
@@ -170,6 +185,10 @@ Status check_requeueable(const JobTable& jobs, const JobSelection& selected) {
                     fmt::format("job {}: an interactive allocation cannot be requeued{}",
                                 job.display_id(), accepted));
         }
+        if (job.is_het_component()) {
+            return Status::invalid(fmt::format("job {}: heterogeneous jobs are not requeued yet{}",
+                                               job.display_id(), accepted));
+        }
     }
     return Status::ok();
 }
@@ -186,8 +205,9 @@ const std::string& Controller::user_name(uint32_t uid) {
 
 Result<Controller::Admitted> Controller::admit(const protocol::Credential& cred,
                                                protocol::JobSpec spec,
-                                               bool interactive) {
-    if (!interactive && spec.script.empty()) {
+                                               bool interactive,
+                                               bool het_component) {
+    if (!interactive && !het_component && spec.script.empty()) {
         return Status::invalid("script: empty batch script");
     }
     const std::vector<sched::NodeCapacity> nodes = nodes_.capacities();
@@ -304,6 +324,81 @@ void Controller::handle_submit(const ConnectionPtr& conn,
                   });
 }
 
+void Controller::handle_het_submit(const ConnectionPtr& conn,
+                                   const protocol::Credential& cred,
+                                   protocol::SubmitJobRequest request) {
+    std::vector<protocol::JobSpec> specs;
+    specs.push_back(std::move(request.spec));
+    std::move(request.het_components.begin(), request.het_components.end(),
+              std::back_inserter(specs));
+    if (request.test_only) {
+        conn->send_error(Status::invalid(
+                "--test-only: not for heterogeneous jobs yet (accepted: one job component)"));
+        return;
+    }
+    // Each component is checked as a job of its own; all are accepted or none is.
+    const uint64_t leader = next_job_id_;
+    const auto size = static_cast<uint32_t>(specs.size());
+    std::vector<protocol::JobRecord> records;
+    for (uint32_t offset = 0; offset < size; ++offset) {
+        protocol::JobSpec& spec = specs[offset];
+        const auto refused = [&](const Status& status) {
+            conn->send_error(
+                    status.with_context(fmt::format("heterogeneous job component {}", offset)));
+        };
+        if (spec.requeue == 1) {
+            refused(
+                    Status::invalid("--requeue: heterogeneous jobs are not requeued yet "
+                                    "(accepted: --no-requeue, or neither)"));
+            return;
+        }
+        spec.requeue = 0;
+        auto admitted = admit(cred, std::move(spec), false, offset > 0);
+        if (!admitted) {
+            refused(admitted.status());
+            return;
+        }
+        if (!admitted->array.indexes.empty()) {
+            refused(Status::invalid(
+                    "--array: a heterogeneous job cannot be an array (as in Slurm)"));
+            return;
+        }
+        protocol::JobRecord& job = admitted->job;
+        job.job_id = leader + offset;
+        job.het_job_id = leader;
+        job.het_job_offset = offset;
+        job.het_size = size;
+        records.push_back(std::move(job));
+    }
+    next_job_id_ += size;
+    const bool held = records.front().held;
+    std::vector<StateChange> changes;
+    changes.emplace_back(StoredPayload{leader, take_payload(records.front().spec)});
+    for (protocol::JobRecord& job : records) {
+        jobs_.add_submitted(job_from_record(job));
+        changes.emplace_back(std::in_place_type<protocol::JobRecord>, std::move(job));
+    }
+    changes.emplace_back(std::in_place_type<NextJobId>, NextJobId{next_job_id_});
+    writer_.write(std::move(changes), [this, conn, leader, size, held](const Status& status) {
+        on_strand([this, conn, leader, size, held, status] {
+            for (uint64_t id = leader; id < leader + size; ++id) {
+                jobs_.committed(id);
+                if (!status) {
+                    jobs_.forget(id);
+                }
+            }
+            if (!status) {
+                conn->send_error(status.with_context("storing the job"));
+                return;
+            }
+            conn->send(protocol::SubmitJobReply{leader});
+            if (!held) {
+                request_schedule();
+            }
+        });
+    });
+}
+
 void Controller::handle_will_run(const ConnectionPtr& conn,
                                  const protocol::Credential& cred,
                                  protocol::JobSpec spec) {
@@ -371,6 +466,13 @@ void Controller::handle_query(const ConnectionPtr& conn,
             std::vector<uint64_t> tasks = jobs_.array_tasks(id);
             ids.insert(tasks.begin(), tasks.end());
             ids.insert(id);
+            // A hetjob's leader stands for all its components, as in squeue -j.
+            if (auto leader = jobs_.find(id);
+                leader != jobs_.end() && leader->second.is_het_leader()) {
+                for (uint32_t offset = 1; offset < leader->second.het_size; ++offset) {
+                    ids.insert(id + offset);
+                }
+            }
             if (auto task = jobs_.unsplit_task(id)) {
                 arrays.insert(task->first);
             }
@@ -532,6 +634,7 @@ Result<protocol::StepLayout> Controller::make_layout(Job& job,
         layout.ports.push_back(node->info.port);
     }
     layout.job_id = job.job_id;
+    layout.het_job_id = job.het_job_id;
     layout.step_id = job.next_step_id++;
     layout.job_name = job.spec.name;
     layout.partition = job.partition;

@@ -49,7 +49,9 @@ void Controller::handle_register(const ConnectionPtr& conn,
     reply.terminate = unknown_jobs(request.name, request.running_jobs);
     // Batch jobs whose script ran here but is gone without a report were lost with the agent.
     for (auto& [id, job] : jobs_) {
-        bool batch_here = !job.interactive && job.state == JobState::kRunning && !job.nodes.empty()
+        const bool has_script =
+                !job.interactive && (!job.is_het_component() || job.is_het_leader());
+        bool batch_here = has_script && job.state == JobState::kRunning && !job.nodes.empty()
                           && job.nodes.front() == request.name;
         bool reported = std::any_of(request.finished.begin(), request.finished.end(),
                                     [id = id](const auto& r) { return r.job_id == id; });

@@ -52,8 +52,10 @@ void Controller::preempt_for_waiting(const sched::Decisions& decisions,
             continue;  // a limit or a reservation holds it: freeing nodes would not help
         }
         auto waiting = jobs_.find(wait.job_id);
+        // Hetjobs neither preempt nor are preempted yet: their components start and end
+        // together, which choose_preemptees does not weigh.
         if (waiting == jobs_.end() || waiting->second.state != JobState::kPending
-            || waiting->second.held) {
+            || waiting->second.held || waiting->second.is_het_component()) {
             continue;
         }
         const Job& job = waiting->second;
@@ -76,6 +78,7 @@ void Controller::preempt_for_waiting(const sched::Decisions& decisions,
             const Job& running = *holders[i];
             const bool preemptable =
                     running.state == JobState::kRunning && !being_preempted(running)
+                    && !running.is_het_component()
                     && std::find(qos->preempt.begin(), qos->preempt.end(), running.spec.qos.str())
                                != qos->preempt.end();
             if (preemptable) {

@@ -1,6 +1,7 @@
 // The scheduling loop around the pure core, and the job life cycle it drives.
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include <spdlog/spdlog.h>
@@ -104,6 +105,27 @@ int partition_for(sched::Snapshot& snapshot,
         chosen.emplace(key, index);
     }
     return index;
+}
+
+// A hetjob is offered to the pass only whole: a component held, or waiting on its own
+// dependency or begin time, keeps the others back.
+void offer_whole_het_jobs_only(std::vector<sched::PendingJob>& pending, const JobTable& jobs) {
+    std::map<uint64_t, size_t> offered;
+    for (const sched::PendingJob& job : pending) {
+        if (job.het_leader != 0) {
+            ++offered[job.het_leader];
+        }
+    }
+    if (offered.empty()) {
+        return;
+    }
+    std::erase_if(pending, [&](const sched::PendingJob& job) {
+        if (job.het_leader == 0) {
+            return false;
+        }
+        auto leader = jobs.find(job.het_leader);
+        return leader == jobs.end() || offered.at(job.het_leader) != leader->second.het_size;
+    });
 }
 
 }  // namespace
@@ -542,8 +564,10 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
                                                                : config_.network.max_switch_wait_s;
             pending.switches_wait_until = std::max(job.submit_time, job.spec.begin_time) + wait;
         }
+        pending.het_leader = job.het_job_id;
         snapshot.pending.push_back(std::move(pending));
     }
+    offer_whole_het_jobs_only(snapshot.pending, jobs_);
     for (uint64_t id : never) {
         spdlog::info("job {}: dependency '{}' can never be satisfied; cancelling", id,
                      jobs_.at(id).spec.dependency);
@@ -701,8 +725,32 @@ void Controller::apply(const sched::Decisions& decisions, const sched::Snapshot&
             job->expected_start = reserved.start;
         }
     }
+    // A hetjob starts whole or not at all: all its components must still be pending.
+    std::set<uint64_t> het_started;
+    for (const auto& start : decisions.starts) {
+        const Job* job = still_pending(start.job_id);
+        if (job != nullptr && job->is_het_leader()) {
+            het_started.insert(job->job_id);
+        }
+    }
+    std::erase_if(het_started, [&](uint64_t leader) {
+        const uint32_t size = jobs_.at(leader).het_size;
+        for (uint64_t id = leader; id < leader + size; ++id) {
+            if (still_pending(id) == nullptr
+                || std::none_of(decisions.starts.begin(), decisions.starts.end(),
+                                [&](const sched::StartJob& start) { return start.job_id == id; })) {
+                return true;
+            }
+        }
+        return false;
+    });
     for (const auto& start : decisions.starts) {
         Job* pending = still_pending(start.job_id);
+        if (pending != nullptr && pending->is_het_component()
+            && !het_started.contains(pending->het_job_id)) {
+            pass_again_ = true;
+            continue;
+        }
         const bool nodes_up = std::all_of(
                 start.placement.nodes.begin(), start.placement.nodes.end(),
                 [&](int index) { return nodes_.takes_jobs(static_cast<size_t>(index)); });
@@ -730,8 +778,16 @@ void Controller::apply(const sched::Decisions& decisions, const sched::Snapshot&
         assign_gpus(job, start.placement.gpus_per_node);
         nodes_.claim(job);
         // Launch only once RUNNING is durable, so a restarted controller never meets a
-        // running job it believes pending.
-        persist(job, [this, id = job.job_id] { launch(id); });
+        // running job it believes pending. A hetjob's leader, which runs the script, is
+        // launched once its last component is durable; the others run steps only.
+        const uint64_t to_launch = !job.is_het_component()                  ? job.job_id
+                                   : job.het_job_offset + 1 == job.het_size ? job.het_job_id
+                                                                            : 0;
+        persist(job, [this, to_launch] {
+            if (to_launch != 0) {
+                launch(to_launch);
+            }
+        });
     }
     preempt_for_waiting(decisions, snapshot);
 }
@@ -776,6 +832,9 @@ void Controller::launch(uint64_t job_id) {
     request.job = to_record(job);
     request.cluster_name = config_.cluster_name;
     request.submit_dir = job.spec.cwd;
+    for (uint32_t offset = 0; offset < job.het_size; ++offset) {
+        request.het_components.push_back(to_record(jobs_.at(job_id + offset)));
+    }
     writer_.read_committed([this, request = std::move(request)](StateStore& store) mutable {
         Result<JobPayload> payload = store.payload(payload_key(request.job));
         on_strand([this, request = std::move(request), payload = std::move(payload)]() mutable {
@@ -820,6 +879,12 @@ void Controller::end_job(Job& job, JobState final_state, const std::string& clea
         finish_if_clean(job);
     } else {
         persist(job);
+    }
+    // The script's end, a cancel or a failure of the leader ends every component.
+    for (uint32_t offset = 1; job.is_het_leader() && offset < job.het_size; ++offset) {
+        if (auto component = jobs_.find(job.job_id + offset); component != jobs_.end()) {
+            end_job(component->second, final_state, "");
+        }
     }
 }
 

@@ -103,6 +103,9 @@ protocol::JobRecord full_record() {
                    {{2, 3}, {}, {"0000:03:00.0", "0000:04:00.0"}, "nvidia"}};
     r.failed_nodes = {"n3"};
     r.requeue_action = protocol::RequeueAction::kRequeueHeld;
+    r.het_job_id = 38;
+    r.het_job_offset = 2;
+    r.het_size = 3;
     return r;
 }
 

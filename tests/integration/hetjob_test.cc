@@ -1,0 +1,178 @@
+// Heterogeneous jobs (#SBATCH hetjob) end to end on a 4-node instance: components with
+// consecutive ids shown as N+k, the options each carries over from the one before, one
+// all-or-nothing start, the script's SLURM_*_HET_GROUP_<n> variables, steps in a component
+// (cohort run --het-group), and cancel and refusals as Slurm 22.05 has them.
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/fixtures/shared_cluster.h"
+#include "tests/fixtures/submit_batch.h"
+
+namespace cohort::testing {
+namespace {
+
+using std::chrono::seconds;
+
+const std::string kCohort = std::string(COHORT_BIN_DIR) + "/cohort";
+
+class HetJobTest : public SharedCluster<HetJobTest> {
+public:
+    static constexpr int kNodes = 4;
+
+protected:
+    std::string write_script(const std::string& name, const std::string& text) const {
+        const std::string path = cluster_->work_dir() + "/" + name;
+        std::ofstream(path) << text;
+        return path;
+    }
+
+    std::string shown(const std::string& id) const {
+        return cluster_->cohort({"show", "job", id}).out;
+    }
+
+    std::string queue_ids() const { return cluster_->cohort({"queue", "-h", "-o", "%i %T"}).out; }
+};
+
+TEST_F(HetJobTest, ComponentsStartTogetherAndTheScriptSeesEachOne) {
+    const std::string out = cluster_->work_dir() + "/het-%j.out";
+    const std::string script = write_script(
+            "het.sh",
+            "#!/bin/bash\n"
+            "#SBATCH --job-name=rlhf --time=5 --comment=shared -o " + out + "\n"
+            "#SBATCH --nodes=1 --ntasks=1 --cpus-per-task=2\n"
+            "#SBATCH hetjob\n"
+            "#SBATCH --nodes=2 --ntasks-per-node=1 --time=7\n"
+            "env | grep -E '^SLURM_(HET_SIZE|JOB_ID|NTASKS|JOB_NODELIST|CPUS_PER_TASK)"
+            "(_HET_GROUP_[01])?=' | sort\n"
+            + kCohort + " run --het-group=1 bash -c 'echo g1 $SLURM_PROCID/$SLURM_NTASKS "
+            "$SLURM_JOB_ID $SLURMD_NODENAME' | sort\n"
+            + kCohort + " run bash -c 'echo g0 $SLURM_PROCID/$SLURM_NTASKS $SLURMD_NODENAME'\n");
+    const uint64_t id = submit_batch(*cluster_, {"-H", script});
+    ASSERT_NE(id, 0u);
+    const std::string leader = std::to_string(id);
+    const std::string second = std::to_string(id + 1);
+    EXPECT_EQ(queue_ids(), leader + "+0 PENDING\n" + leader + "+1 PENDING\n");
+
+    // Component 1 carries over the name, comment and output; sets its own size and time.
+    const std::string component = shown(second);
+    EXPECT_NE(component.find("JobId=" + second + " HetJobId=" + leader
+                             + " HetJobOffset=1 JobName=rlhf\n   HetJobIdSet=" + leader + "-"
+                             + second + "\n"),
+              std::string::npos)
+            << component;
+    EXPECT_NE(component.find("TimeLimit=00:07:00"), std::string::npos) << component;
+    EXPECT_NE(component.find("Comment=shared"), std::string::npos) << component;
+    EXPECT_NE(shown(leader).find("TimeLimit=00:05:00"), std::string::npos) << shown(leader);
+    const auto json = nlohmann::json::parse(
+            cluster_->cohort({"show", "job", leader + "+1", "--json"}).out, nullptr, false);
+    ASSERT_FALSE(json.is_discarded());
+    EXPECT_EQ(json["jobs"][0]["het_job_id"]["number"], id);
+    EXPECT_EQ(json["jobs"][0]["het_job_offset"]["number"], 1);
+
+    // Releasing the leader releases the whole job; both components start at once.
+    ASSERT_EQ(cluster_->cohort({"release", leader}).exit_code, 0);
+    EXPECT_EQ(cluster_->wait_final_state(id, seconds(60)), "COMPLETED");
+    EXPECT_EQ(cluster_->wait_final_state(id + 1, seconds(30)), "COMPLETED");
+    const auto start_of = [&](uint64_t job) {
+        return cluster_
+                ->cohort({"acct", "-X", "-n", "-P", "-j", std::to_string(job), "-o", "Start"})
+                .out;
+    };
+    EXPECT_EQ(start_of(id), start_of(id + 1));
+
+    const std::string text = read_text(cluster_->work_dir() + "/het-" + leader + ".out");
+    for (const std::string& line : std::vector<std::string>{
+                 std::string("SLURM_HET_SIZE=2\n"), "SLURM_JOB_ID=" + leader + "\n",
+                 "SLURM_JOB_ID_HET_GROUP_0=" + leader + "\n",
+                 "SLURM_JOB_ID_HET_GROUP_1=" + second + "\n", "SLURM_NTASKS_HET_GROUP_0=1\n",
+                 "SLURM_NTASKS_HET_GROUP_1=2\n", "SLURM_CPUS_PER_TASK_HET_GROUP_0=2\n",
+                 "g1 0/2 " + leader + " ", "g1 1/2 " + leader + " ", "g0 0/1 "}) {
+        EXPECT_NE(text.find(line), std::string::npos) << line << " in\n" << text;
+    }
+    EXPECT_EQ(text.find("SLURM_CPUS_PER_TASK_HET_GROUP_1"), std::string::npos) << text;
+    // Component 1's two tasks ran on its two nodes, none of them component 0's.
+    const auto nodes_of = [&](const std::string& job) {
+        return cluster_->cohort({"acct", "-X", "-n", "-P", "-j", job, "-o", "NodeList"}).out;
+    };
+    EXPECT_EQ(nodes_of(second).find(nodes_of(leader).substr(0, 5)), std::string::npos);
+}
+
+// Three nodes are busy: component 0 would fit on the fourth now, but component 1 needs two
+// nodes, so neither starts until the blocker ends; then both do.
+TEST_F(HetJobTest, NoComponentStartsWithoutTheOthers) {
+    const uint64_t blocker = submit_batch(*cluster_, {"-N3", "--exclusive", "--wrap", "sleep 4"});
+    ASSERT_TRUE(eventually([&] { return cluster_->job_state(blocker) == "RUNNING"; }, seconds(20)));
+    const std::string script = write_script("wait.sh",
+                                            "#!/bin/bash\n"
+                                            "#SBATCH -N1 --exclusive\n"
+                                            "#SBATCH hetjob\n"
+                                            "#SBATCH -N2 --exclusive\n"
+                                            "true\n");
+    const uint64_t id = submit_batch(*cluster_, {script});
+    ASSERT_TRUE(eventually(
+            [&] { return shown(std::to_string(id)).find("Reason=Resources") != std::string::npos; },
+            seconds(10)))
+            << shown(std::to_string(id));
+    EXPECT_EQ(cluster_->job_state(id), "PENDING");
+    EXPECT_EQ(cluster_->job_state(id + 1), "PENDING");
+    EXPECT_EQ(cluster_->wait_final_state(blocker, seconds(30)), "COMPLETED");
+    EXPECT_EQ(cluster_->wait_final_state(id, seconds(30)), "COMPLETED");
+    EXPECT_EQ(cluster_->wait_final_state(id + 1, seconds(30)), "COMPLETED");
+}
+
+TEST_F(HetJobTest, CancelAndRefusalsActOnTheWholeJob) {
+    const std::string script = write_script("two.sh",
+                                            "#!/bin/bash\n"
+                                            "#SBATCH -N1\n"
+                                            "#SBATCH hetjob\n"
+                                            "#SBATCH -N1\n"
+                                            "true\n");
+    const uint64_t id = submit_batch(*cluster_, {"-H", script});
+    const std::string leader = std::to_string(id);
+    const CommandResult alone = cluster_->cohort({"cancel", leader + "+1"});
+    EXPECT_EQ(alone.exit_code, 1);
+    EXPECT_NE(alone.err.find("job " + leader
+                             + "+1: a pending component of a heterogeneous job cannot be acted "
+                               "on alone (accepted: the whole job, "
+                             + leader + ")"),
+              std::string::npos)
+            << alone.err;
+    EXPECT_EQ(cluster_->job_state(id + 1), "PENDING");
+    ASSERT_EQ(cluster_->cohort({"cancel", leader}).exit_code, 0);
+    EXPECT_EQ(cluster_->wait_final_state(id, seconds(10)), "CANCELLED");
+    EXPECT_EQ(cluster_->wait_final_state(id + 1, seconds(10)), "CANCELLED");
+
+    // Refused whole, with one line naming the component; nothing is queued.
+    const std::string before = queue_ids();
+    const auto refused = [&](const std::vector<std::string>& args) {
+        std::vector<std::string> argv{"batch", "-H"};
+        argv.insert(argv.end(), args.begin(), args.end());
+        argv.push_back(script);
+        const CommandResult result = cluster_->cohort(argv);
+        EXPECT_EQ(result.exit_code, 1);
+        EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
+        EXPECT_EQ(queue_ids(), before);
+        return result.err;
+    };
+    EXPECT_NE(refused({"--array=1-2"}).find("--array: a heterogeneous job cannot be an array"),
+              std::string::npos);
+    EXPECT_NE(refused({"--requeue"})
+                      .find("heterogeneous job component 0: --requeue: "
+                            "heterogeneous jobs are not requeued yet"),
+              std::string::npos);
+    const std::string too_big = write_script("big.sh",
+                                             "#!/bin/bash\n"
+                                             "#SBATCH -N1\n"
+                                             "#SBATCH hetjob\n"
+                                             "#SBATCH -N9\n"
+                                             "true\n");
+    const CommandResult big = cluster_->cohort({"batch", too_big});
+    EXPECT_EQ(big.exit_code, 1);
+    EXPECT_NE(big.err.find("heterogeneous job component 1: "), std::string::npos) << big.err;
+    EXPECT_EQ(queue_ids(), before);
+}
+
+}  // namespace
+}  // namespace cohort::testing
