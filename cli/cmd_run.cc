@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/job_options.h"
 #include "cli/step_client.h"
+#include "common/comma_list.h"
 #include "common/transport/connect.h"
 #include "common/transport/connect_timeouts.h"
 #include "common/warning_signal.h"
@@ -31,30 +32,59 @@ uint64_t allocation_from_env() {
     return 0;
 }
 
-// The job a step runs in: the allocation's or, with --het-group=N inside a heterogeneous job,
-// its component N's (SLURM_JOB_ID_HET_GROUP_N), as srun does.
-Result<uint64_t> step_job_of(const std::string& het_group) {
+// The job a step runs in: the allocation's or, with --het-group inside a heterogeneous job,
+// that of the components named (SLURM_JOB_ID_HET_GROUP_<n>), as srun does. Several
+// components make one step over all of them: it is asked of the leader, naming each.
+struct StepJob {
+    uint64_t job_id = 0;
+    std::vector<uint64_t> het_jobs;  // with several components: each one's id, in order
+};
+
+Result<StepJob> step_job_of(const std::string& het_group) {
     const uint64_t job = allocation_from_env();
     if (het_group.empty()) {
-        return job;
+        return StepJob{job, {}};
     }
-    const bool digits = std::all_of(het_group.begin(), het_group.end(),
-                                    [](unsigned char c) { return std::isdigit(c) != 0; });
-    if (!digits || het_group.size() > 9) {
-        return Status::invalid("--het-group: invalid value '" + het_group
-                               + "' (accepted: one component's index, such as 1; a step "
-                                 "across components is not supported yet)");
+    const auto invalid = [&](const std::string& why) {
+        return Status::invalid("--het-group: invalid value '" + het_group + "' (accepted: " + why
+                               + ")");
+    };
+    std::vector<uint32_t> indexes;
+    for (const std::string& item : split_comma_list(het_group)) {
+        const size_t dash = item.find('-');
+        const std::string first = item.substr(0, dash);
+        const std::string last = dash == std::string::npos ? first : item.substr(dash + 1);
+        const auto digits = [](const std::string& text) {
+            return !text.empty() && text.size() < 4
+                   && std::all_of(text.begin(), text.end(),
+                                  [](unsigned char c) { return std::isdigit(c) != 0; });
+        };
+        if (!digits(first) || !digits(last) || std::stoul(last) < std::stoul(first)) {
+            return invalid("component indexes such as 1, 0,2 or 0-2");
+        }
+        for (uint32_t n = std::stoul(first); n <= std::stoul(last); ++n) {
+            if (std::find(indexes.begin(), indexes.end(), n) == indexes.end()) {
+                indexes.push_back(n);
+            }
+        }
     }
-    const char* component = std::getenv(("SLURM_JOB_ID_HET_GROUP_" + het_group).c_str());
-    if (component != nullptr && *component != '\0') {
-        return std::strtoull(component, nullptr, 10);
+    StepJob step{job, {}};
+    for (uint32_t n : indexes) {
+        const std::string name = "SLURM_JOB_ID_HET_GROUP_" + std::to_string(n);
+        const char* component = std::getenv(name.c_str());
+        if (component != nullptr && *component != '\0') {
+            step.het_jobs.push_back(std::strtoull(component, nullptr, 10));
+        } else if (n == 0 && job != 0) {
+            step.het_jobs.push_back(job);  // a job of one component is its own component 0
+        } else {
+            return invalid("the indexes of this job's components; " + name + " is not set");
+        }
     }
-    if (job != 0 && std::stoul(het_group) == 0) {
-        return job;  // a job of one component is its own component 0
+    if (step.het_jobs.size() == 1) {
+        step.job_id = step.het_jobs.front();
+        step.het_jobs.clear();
     }
-    return Status::invalid("--het-group: invalid value '" + het_group
-                           + "' (accepted: the index of a component of this job; "
-                             "SLURM_JOB_ID_HET_GROUP_" + het_group + " is not set)");
+    return step;
 }
 
 // Inside a job, srun's default distribution: the job's (or the enclosing step's), which the
@@ -264,7 +294,7 @@ int cmd_run(const Args& args) {
     if (!step_job) {
         return report_error("run", step_job.status());
     }
-    const uint64_t job_id = *step_job;
+    const uint64_t job_id = step_job->job_id;
     if (options.test_only) {
         if (job_id != 0) {
             return report_error("run", Status::invalid("--test-only: inside an allocation, "
@@ -300,7 +330,8 @@ int cmd_run(const Args& args) {
                 spec->cpus_per_task_set ? spec->cpus_per_task : 0,
                 nodelist,
                 spec->distribution.empty() ? distribution_from_env() : spec->distribution,
-                overlap};
+                overlap,
+                step_job->het_jobs};
         auto created = create_step(*client, create);
         if (!created) {
             return report_error("run", created.status().with_context("step creation failed"));

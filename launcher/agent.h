@@ -66,8 +66,9 @@ public:
 private:
     struct StepSession {
         ConnectionPtr client;
-        uint64_t job_id = 0;
+        uint64_t job_id = 0;  // the step's name with step_id, the same on all its nodes
         uint32_t step_id = 0;
+        uint64_t local_job = 0;  // the job whose allocation this node is: a hetjob component's
         size_t tasks_left = 0;
         std::vector<pid_t> pids;
         ConnectionPtr step_manager;  // null for --mpi=none

@@ -323,7 +323,7 @@ void Agent::move_end_time(const protocol::JobEndTimeMessage& message) {
     std::set<StepSession*> moved;
     for (auto& [pid, task] : tasks_) {
         const std::shared_ptr<StepSession>& session = task.session;
-        if (!session || session->job_id != message.job_id || session->warning_spec.empty()
+        if (!session || session->local_job != message.job_id || session->warning_spec.empty()
             || session->warned || !moved.insert(session.get()).second) {
             continue;
         }

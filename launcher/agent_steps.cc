@@ -195,19 +195,21 @@ void Agent::launch_local_part(const protocol::LaunchStepRequest& request,
                               const ConnectionPtr& conn) {
     const protocol::Credential& cred = request.user;
     const protocol::StepLayout& layout = request.layout;
-    if (attempt_ended(layout.job_id, layout.restart_count)) {
-        conn->send_error(Status::unavailable(
-                fmt::format("job {} has ended on {}", layout.job_id, options_.name)));
-        return;
-    }
     if (request.node_index >= layout.tasks_per_node.size()) {
         conn->send_error(Status::invalid(
                 fmt::format("node index {} is outside the step layout", request.node_index)));
         return;
     }
-    if (auto job = jobs_.find(layout.job_id); job != jobs_.end() && job->second.owner_uid
-                                              && *job->second.owner_uid != cred.uid
-                                              && cred.uid != 0) {
+    // The job whose allocation this node is: in a step across hetjob components, the
+    // component's, while the step keeps its leader's name on every node.
+    const uint64_t local_job = layout.job_on(request.node_index);
+    if (attempt_ended(local_job, layout.restart_count)) {
+        conn->send_error(Status::unavailable(
+                fmt::format("job {} has ended on {}", local_job, options_.name)));
+        return;
+    }
+    if (auto job = jobs_.find(local_job); job != jobs_.end() && job->second.owner_uid
+                                          && *job->second.owner_uid != cred.uid && cred.uid != 0) {
         spdlog::warn("step {}.{}: refused uid {}: the job belongs to uid {}", layout.job_id,
                      layout.step_id, cred.uid, *job->second.owner_uid);
         conn->send_error(Status::denied(fmt::format(
@@ -222,7 +224,7 @@ void Agent::launch_local_part(const protocol::LaunchStepRequest& request,
     }
     // The job's first process here (a step of a job whose batch script runs elsewhere, or
     // of an allocation) waits for the prolog.
-    const JobHookContext context{layout.job_id,
+    const JobHookContext context{local_job,
                                  layout.restart_count,
                                  cred.uid,
                                  cred.gid,
@@ -231,17 +233,17 @@ void Agent::launch_local_part(const protocol::LaunchStepRequest& request,
                                  compress_hostlist(layout.job_nodes),
                                  layout.cluster_name,
                                  options_.name};
-    hooks_.prolog(context, [this, request, conn, user = *user](const Status& ran) {
+    hooks_.prolog(context, [this, request, conn, user = *user, local_job](const Status& ran) {
         const protocol::StepLayout& step = request.layout;
         if (!ran) {
-            report_node_fault(ran, step.job_id, step.restart_count);
+            report_node_fault(ran, local_job, step.restart_count);
             conn->send_error(Status::unavailable(
-                    fmt::format("job {}: {} on {}", step.job_id, ran.message(), options_.name)));
+                    fmt::format("job {}: {} on {}", local_job, ran.message(), options_.name)));
             return;
         }
-        if (attempt_ended(step.job_id, step.restart_count)) {
+        if (attempt_ended(local_job, step.restart_count)) {
             conn->send_error(Status::unavailable(
-                    fmt::format("job {} has ended on {}", step.job_id, options_.name)));
+                    fmt::format("job {} has ended on {}", local_job, options_.name)));
             return;
         }
         const bool switch_user = self_.uid == 0 && request.user.uid != 0;
@@ -544,6 +546,8 @@ void Agent::start_step_tasks(
     session->client = conn;
     session->job_id = layout.job_id;
     session->step_id = layout.step_id;
+    const uint64_t local_job = layout.job_on(request.node_index);
+    session->local_job = local_job;
     session->step_manager = std::move(step_manager);
     EnvMap base = env_from_pairs(request.env);
     const bool torch_env =
@@ -566,16 +570,16 @@ void Agent::start_step_tasks(
         }
     }
     const std::vector<uint32_t> ranks_here = layout.rank_map().ranks_on_node[request.node_index];
-    LocalJob& job = jobs_[layout.job_id];
+    LocalJob& job = jobs_[local_job];
     job.attempt = std::max(job.attempt, layout.restart_count);
     if (!job.owner_uid && request.user.uid != 0) {  // root may step into any job
         job.owner_uid = request.user.uid;
     }
-    if (layout.job_end_time != 0 && !time_limits_.has(layout.job_id)) {
-        arm_time_limit(layout.job_id, layout.job_end_time);
+    if (layout.job_end_time != 0 && !time_limits_.has(local_job)) {
+        arm_time_limit(local_job, layout.job_end_time);
     }
     if (layout.job_end_time != 0) {
-        arm_warning(layout.job_id, layout.job_signal, layout.job_end_time);
+        arm_warning(local_job, layout.job_signal, layout.job_end_time);
     }
     std::vector<protocol::TaskExitMessage> failures;
     // The step's cgroup, in the job's (made here when no batch script made it).
@@ -584,16 +588,15 @@ void Agent::start_step_tasks(
     const std::vector<int32_t> gpus_here = request.node_index < layout.gpu_nodes.size()
                                                    ? layout.gpu_nodes[request.node_index].alloc.gpus
                                                    : std::vector<int32_t>{};
-    Status confined =
-            cgroups_.create(layout.job_id, {}, 0, denied_gpu_rules(gpu_files_, gpus_here));
+    Status confined = cgroups_.create(local_job, {}, 0, denied_gpu_rules(gpu_files_, gpus_here));
     if (confined) {
-        confined = cgroups_.create_step(layout.job_id, step_name);
+        confined = cgroups_.create_step(local_job, step_name);
     }
     if (!confined) {
         spdlog::warn("step {}.{}: runs without its job's cgroup: {}", layout.job_id, layout.step_id,
                      confined.message());
     } else {
-        cgroup_procs = cgroups_.procs_files(layout.job_id, step_name);
+        cgroup_procs = cgroups_.procs_files(local_job, step_name);
     }
     for (uint32_t local = 0; local < ranks_here.size(); ++local) {
         const uint32_t rank = ranks_here[local];
@@ -637,7 +640,7 @@ void Agent::start_step_tasks(
             continue;
         }
         Task task;
-        task.job_id = layout.job_id;
+        task.job_id = local_job;
         task.rank = rank;
         task.session = session;
         task.open_streams = (streams->out_read >= 0 ? 1 : 0) + (streams->err_read >= 0 ? 1 : 0);
@@ -662,7 +665,7 @@ void Agent::start_step_tasks(
         // The end this agent was told last: a time limit changed while the step's layout was
         // on its way is newer than the layout's.
         arm_step_warning(session, request.signal,
-                         time_limits_.end_of(layout.job_id).value_or(layout.job_end_time));
+                         time_limits_.end_of(local_job).value_or(layout.job_end_time));
     }
     conn->send(reply);
     for (const auto& failure : failures) {
@@ -718,9 +721,9 @@ void Agent::end_step_session(StepSession& session) {
     }
     // Its tasks are reaped, so their CPU time and peak memory are in the step's cgroup.
     const std::string step_name = std::to_string(session.step_id);
-    protocol::JobUsage used = cgroups_.step_usage(session.job_id, step_name);
+    protocol::JobUsage used = cgroups_.step_usage(session.local_job, step_name);
     used.max_rss_node = options_.name;
-    cgroups_.remove_step(session.job_id, step_name);
+    cgroups_.remove_step(session.local_job, step_name);
     session.client->send(protocol::StepDoneMessage{session.job_id, session.step_id, used});
     auto managed = managed_steps_.find({session.job_id, session.step_id});
     if (managed != managed_steps_.end()) {

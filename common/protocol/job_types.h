@@ -436,6 +436,15 @@ struct StepLayout {
     std::vector<NodeGpuBinding> gpu_nodes;  // per node of `nodes`; empty: no GPUs
     TaskDistribution distribution;          // how ranks are dealt over `nodes`
     uint64_t het_job_id = 0;  // a hetjob component's leader, which SLURM_JOB_ID names; 0: none
+    // A step across a hetjob's components (one MPI_COMM_WORLD): the job, a component, each
+    // node of `nodes` belongs to. The step is named by job_id (the leader) and step_id on
+    // every node. Empty: job_id on all.
+    std::vector<uint64_t> node_jobs;
+
+    // The job whose allocation holds node `node_index` of the step.
+    uint64_t job_on(size_t node_index) const {
+        return node_index < node_jobs.size() ? node_jobs[node_index] : job_id;
+    }
 
     // Which ranks run on which node, by `distribution`.
     RankMap rank_map() const { return map_ranks(tasks_per_node, distribution); }
@@ -453,7 +462,7 @@ struct StepLayout {
         serialize_fields(ar, job_id, step_id, job_name, partition, cluster_name, nodes, addresses,
                          ports, tasks_per_node, cpus_per_task, cpus_per_task_set, job_end_time,
                          job_signal, restart_count, job_nodes, job_cpus_per_node, gpu_nodes,
-                         distribution, het_job_id);
+                         distribution, het_job_id, node_jobs);
     }
 };
 

@@ -357,11 +357,14 @@ struct StepCreateRequest {
     std::string nodelist;          // hostlist of the job's nodes to use; empty: the first ones
     std::string distribution;      // --distribution as given; empty: the job's
     bool overlap = false;          // --overlap: share CPUs other steps hold
+    // srun --het-group=0,1: one step over these components of the hetjob that job_id leads,
+    // each laid out as a step of its own, ranks numbered across them in this order.
+    std::vector<uint64_t> het_jobs;
 
     template <class A>
     void serialize(A& ar, unsigned) {
         serialize_fields(ar, job_id, name, nodes, ntasks, ntasks_per_node, cpus_per_task, nodelist,
-                         distribution, overlap);
+                         distribution, overlap, het_jobs);
     }
 };
 

@@ -148,6 +148,11 @@ private:
     void open_step(Job& job,
                    const protocol::StepCreateRequest& request,
                    std::function<void(const Result<protocol::StepLayout>&)> done);
+    // srun --het-group=0,1: one step over several components of a hetjob, each laid out in
+    // its own allocation, with one step id; the layout names the leader and each node's job.
+    void open_het_step(const std::vector<Job*>& components,
+                       const protocol::StepCreateRequest& request,
+                       std::function<void(const Result<protocol::StepLayout>&)> done);
     void close_step(protocol::StepRecord& step,
                     JobState state,
                     int32_t exit_code,

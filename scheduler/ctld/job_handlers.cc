@@ -193,6 +193,25 @@ Status check_requeueable(const JobTable& jobs, const JobSelection& selected) {
     return Status::ok();
 }
 
+// What the controller keeps of a step it opens: where it runs, what it holds, from when.
+protocol::StepRecord step_record_of(const Job& job,
+                                    const protocol::StepCreateRequest& request,
+                                    const protocol::StepLayout& layout,
+                                    int64_t now) {
+    protocol::StepRecord step;
+    step.job_id = job.job_id;
+    step.step_id = layout.step_id;
+    step.name = request.name;
+    step.nodes = layout.nodes;
+    step.ntasks = layout.ntasks();
+    step.start_time = now;
+    step.overlap = request.overlap;
+    for (uint32_t tasks : layout.tasks_per_node) {
+        step.cpus_per_node.push_back(tasks * layout.cpus_per_task);
+    }
+    return step;
+}
+
 }  // namespace
 
 const std::string& Controller::user_name(uint32_t uid) {
@@ -664,13 +683,103 @@ void Controller::handle_step_create(const ConnectionPtr& conn,
         conn->send_error(owner);
         return;
     }
-    open_step(job, request, [conn](const Result<protocol::StepLayout>& layout) {
+    auto reply = [conn](const Result<protocol::StepLayout>& layout) {
         if (!layout) {
             conn->send_error(layout.status());
         } else {
             conn->send(protocol::StepCreatedReply{*layout});
         }
-    });
+    };
+    if (request.het_jobs.empty()) {
+        open_step(job, request, reply);
+        return;
+    }
+    std::vector<Job*> components;
+    for (uint64_t id : request.het_jobs) {
+        auto component = jobs_.find(id);
+        if (!job.is_het_leader() || component == jobs_.end()
+            || component->second.het_job_id != job.job_id
+            || component->second.state != JobState::kRunning) {
+            conn->send_error(Status::invalid(fmt::format(
+                    "--het-group: job {} is not a running component of heterogeneous job {}", id,
+                    request.job_id)));
+            return;
+        }
+        components.push_back(&component->second);
+    }
+    open_het_step(components, request, reply);
+}
+
+void Controller::open_het_step(const std::vector<Job*>& components,
+                               const protocol::StepCreateRequest& request,
+                               std::function<void(const Result<protocol::StepLayout>&)> done) {
+    // One step id in every component: the next free in all of them.
+    uint32_t step_id = 0;
+    for (const Job* component : components) {
+        step_id = std::max(step_id, component->next_step_id);
+    }
+    protocol::StepCreateRequest own = request;
+    own.het_jobs.clear();
+    protocol::StepLayout merged;
+    std::vector<protocol::StepRecord> steps;
+    for (Job* component : components) {
+        component->next_step_id = step_id;
+        auto layout = make_layout(*component, own);
+        if (!layout) {
+            done(layout.status().with_context(
+                    fmt::format("heterogeneous job component {}", component->het_job_offset)));
+            return;
+        }
+        steps.push_back(step_record_of(*component, own, *layout, clock_.unix_seconds()));
+        const size_t nodes = layout->nodes.size();
+        if (steps.size() == 1) {
+            merged = std::move(*layout);
+            merged.distribution = {};  // block: ranks run through the components in order
+            merged.node_jobs.assign(nodes, component->job_id);
+            continue;
+        }
+        if (layout->cpus_per_task != merged.cpus_per_task) {
+            done(Status::invalid(fmt::format(
+                    "--het-group: components with {} and {} CPUs per task (accepted: the same "
+                    "in every component of one step)",
+                    merged.cpus_per_task, layout->cpus_per_task)));
+            return;
+        }
+        const auto append = [](auto& to, const auto& from) {
+            to.insert(to.end(), from.begin(), from.end());
+        };
+        if (!layout->gpu_nodes.empty() || !merged.gpu_nodes.empty()) {
+            merged.gpu_nodes.resize(merged.nodes.size());
+            layout->gpu_nodes.resize(nodes);
+            append(merged.gpu_nodes, layout->gpu_nodes);
+        }
+        append(merged.nodes, layout->nodes);
+        append(merged.addresses, layout->addresses);
+        append(merged.ports, layout->ports);
+        append(merged.tasks_per_node, layout->tasks_per_node);
+        append(merged.job_nodes, layout->job_nodes);
+        append(merged.job_cpus_per_node, layout->job_cpus_per_node);
+        merged.node_jobs.insert(merged.node_jobs.end(), nodes, component->job_id);
+        merged.cpus_per_task_set = merged.cpus_per_task_set || layout->cpus_per_task_set;
+    }
+    const Job& leader = jobs_.at(components.front()->het_job_id);
+    merged.job_id = leader.job_id;
+    merged.het_job_id = leader.job_id;
+    merged.job_name = leader.spec.name;
+    std::vector<StateChange> changes;
+    for (size_t i = 0; i < components.size(); ++i) {
+        steps_.open(steps[i]);
+        changes.emplace_back(std::in_place_type<protocol::JobRecord>, to_record(*components[i]));
+        changes.emplace_back(std::move(steps[i]));
+    }
+    writer_.write(std::move(changes),
+                  [done = std::move(done), merged = std::move(merged)](const Status& status) {
+                      if (status) {
+                          done(merged);
+                      } else {
+                          done(status.with_context("storing the step"));
+                      }
+                  });
 }
 
 void Controller::open_step(Job& job,
@@ -681,17 +790,7 @@ void Controller::open_step(Job& job,
         done(layout.status());
         return;
     }
-    protocol::StepRecord step;
-    step.job_id = job.job_id;
-    step.step_id = layout->step_id;
-    step.name = request.name;
-    step.nodes = layout->nodes;
-    step.ntasks = layout->ntasks();
-    step.start_time = clock_.unix_seconds();
-    step.overlap = request.overlap;
-    for (uint32_t tasks : layout->tasks_per_node) {
-        step.cpus_per_node.push_back(tasks * layout->cpus_per_task);
-    }
+    protocol::StepRecord step = step_record_of(job, request, *layout, clock_.unix_seconds());
     steps_.open(step);
     writer_.write({to_record(job), step},
                   [done = std::move(done), layout = std::move(*layout)](const Status& status) {
@@ -735,6 +834,13 @@ void Controller::handle_step_complete(const ConnectionPtr& conn,
     protocol::StepRecord step = *steps_.close(request.job_id, request.step_id);
     step.usage = request.usage;
     close_step(step, state, request.exit_code, request.exit_signal);
+    // A step across a hetjob's components ends in each of them; its usage is the leader's.
+    for (uint32_t offset = 1; job->second.is_het_leader() && offset < job->second.het_size;
+         ++offset) {
+        if (auto other = steps_.close(request.job_id + offset, request.step_id)) {
+            close_step(*other, state, request.exit_code, request.exit_signal);
+        }
+    }
     after_durable([conn] { conn->send(protocol::AckReply{}); });
 }
 

@@ -97,12 +97,12 @@ SINFO_CASES = [
 # Differences kept on purpose, by case name, with why. Each must still occur.
 DELIBERATE = {
     "corpus/archer2-hetjob-two-mpi-worlds.slurm":
-        "decision: heterogeneous jobs (#SBATCH hetjob) are not supported yet; Cohort refuses "
-        "them with one line instead of running one component",
+        "field requeue: heterogeneous jobs are not requeued yet (Requeue=0); every other "
+        "field of each component is Slurm's",
     "corpus/distribicom-small_latency_server.sh":
-        "decision: heterogeneous jobs (#SBATCH hetjob) are not supported yet",
+        "field requeue: heterogeneous jobs are not requeued yet (Requeue=0)",
     "examples/08-hetjob.sh":
-        "decision: heterogeneous jobs (#SBATCH hetjob) are not supported yet",
+        "field requeue: heterogeneous jobs are not requeued yet (Requeue=0)",
     "corpus/baskerville-7b-MoreResources.sh":
         "decision: the QoS 'FIX_THIS' does not exist. Cohort checks QoS names always; Slurm "
         "without accounting storage accepts any name",
@@ -269,9 +269,13 @@ class Slurm:
         return run(["sinfo"] + args, env=self.env)
 
     def job(self, job_id):
-        shown = run(["scontrol", "show", "job", "-o", job_id], env=self.env).stdout.strip()
-        return {key: value.strip()
-                for key, value in re.findall(r"(\S+?)=(.*?)(?= \S+?=|$)", shown)}
+        # A hetjob's leader id shows every component, one line each: keep the one asked for.
+        shown = run(["scontrol", "show", "job", "-o", job_id], env=self.env).stdout
+        for line in shown.splitlines():
+            if line.startswith(f"JobId={job_id} "):
+                return {key: value.strip()
+                        for key, value in re.findall(r"(\S+?)=(.*?)(?= \S+?=|$)", line)}
+        return {}
 
 
 # --- how the two describe a job, reduced to comparable values ---------------------------
@@ -288,6 +292,12 @@ def minutes_of_slurm_time(text):
         parts.insert(0, 0)
     hours, minutes, seconds = parts
     return days * 1440 + hours * 60 + minutes + (1 if seconds else 0)
+
+
+def het_components_of(id_set):
+    """How many components a HetJobIdSet such as "7-9" names; 1 for a job of one."""
+    first, _, last = id_set.partition("-")
+    return int(last) - int(first) + 1 if last else 1
 
 
 def mib_of_slurm_size(text):
@@ -355,6 +365,7 @@ def slurm_view(fields, job_id):
         "tasks": int(fields.get("NumTasks", "0") or 0),
         "account": None if fields.get("Account") == "(null)" else fields.get("Account"),
         "qos": None if fields.get("QOS") == "(null)" else fields.get("QOS"),
+        "het_components": het_components_of(fields.get("HetJobIdSet", "")),
     }
     if "MinMemoryCPU" in fields:
         view["memory_per_cpu_mib"] = mib_of_slurm_size(fields["MinMemoryCPU"])
@@ -391,6 +402,7 @@ def cohort_view(job):
         "tasks": number(job["tasks"]) or 0,
         "account": job["account"],
         "qos": job["qos"],
+        "het_components": het_components_of(job.get("het_job_id_set", "")),
     }
     if job["memory_per_cpu"]["set"]:
         view["memory_per_cpu_mib"] = number(job["memory_per_cpu"])
@@ -448,13 +460,19 @@ def compare(name, args, slurm, cohort, work):
     if s_ok != c_ok:
         row["differences"].append("decision")
     elif s_ok:
-        s_id = s.stdout.strip().split(";")[0]
-        c_id = c.stdout.strip()
-        sv = slurm_view(slurm.job(s_id), s_id)
-        cv = cohort_view(cohort.job(c_id))
-        for key in comparable(sv, cv):
-            if sv.get(key) != cv.get(key):
-                row["differences"].append(f"{key}: slurm {sv.get(key)!r} cohort {cv.get(key)!r}")
+        s_id = int(s.stdout.strip().split(";")[0])
+        c_id = int(c.stdout.strip())
+        # A hetjob's components have consecutive ids on both: compare each.
+        components = het_components_of(slurm.job(str(s_id)).get("HetJobIdSet", ""))
+        for k in range(components):
+            s_k, c_k = str(s_id + k), str(c_id + k)
+            sv = slurm_view(slurm.job(s_k), s_k)
+            cv = cohort_view(cohort.job(c_k))
+            where = f"component {k} " if components > 1 else ""
+            for key in comparable(sv, cv):
+                if sv.get(key) != cv.get(key):
+                    row["differences"].append(
+                        f"{where}{key}: slurm {sv.get(key)!r} cohort {cv.get(key)!r}")
     if not c_ok and len(c.stderr.strip().splitlines()) != 1:
         row["differences"].append("cohort's refusal is not one line")
     return row

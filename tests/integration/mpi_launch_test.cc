@@ -51,6 +51,37 @@ TEST_F(MpiLaunchTest, OpenMpiRanksOverTwoNodesAllreduce) {
                                         "rank 2 of 4 sum 6", "rank 3 of 4 sum 6"}));
 }
 
+// srun --het-group=0,1: the ranks of a heterogeneous job's two components, each on its own
+// node, are one MPI_COMM_WORLD through one PMIx namespace.
+TEST_F(MpiLaunchTest, HetJobComponentsShareOneMpiCommWorld) {
+    const std::string dir = cluster_->work_dir();
+    const std::string out = dir + "/het-mpi.out";
+    std::ofstream(dir + "/het-mpi.sh")
+            << "#!/bin/bash\n#SBATCH -N1 -n2 -o " << out << "\n#SBATCH hetjob\n#SBATCH -N1 -n1\n"
+            << COHORT_BIN_DIR << "/cohort run --het-group=0,1 " << kPrograms << "/allreduce_ompi\n"
+            << COHORT_BIN_DIR << "/cohort run --het-group=0-1 --mpi=none bash -c 'echo "
+            << "$SLURM_PROCID $SLURM_JOB_ID $SLURMD_NODENAME $SLURM_JOB_NODELIST'\n";
+    CommandResult submitted = run({"batch", "--parsable", dir + "/het-mpi.sh"});
+    ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+    const uint64_t id = std::stoull(submitted.out);
+    EXPECT_EQ(cluster_->wait_final_state(id, std::chrono::seconds(60)), "COMPLETED");
+    // Ranks 0-1 in component 0 on node1, rank 2 in component 1 on node2; every rank sees the
+    // leader's id and both components' nodes, as in Slurm.
+    const std::string leader = std::to_string(id);
+    EXPECT_EQ(sorted_lines(read_text(out)),
+              (std::vector<std::string>{"0 " + leader + " node1 node[1-2]",
+                                        "1 " + leader + " node1 node[1-2]",
+                                        "2 " + leader + " node2 node[1-2]", "rank 0 of 3 sum 3",
+                                        "rank 1 of 3 sum 3", "rank 2 of 3 sum 3"}));
+    const std::string steps = cluster_->cohort({"acct", "-n", "-P", "-j",
+                                                std::to_string(id) + "," + std::to_string(id + 1),
+                                                "-o", "JobID,NodeList,State"})
+                                      .out;
+    EXPECT_NE(steps.find(std::to_string(id) + ".0|node1|COMPLETED"), std::string::npos) << steps;
+    EXPECT_NE(steps.find(std::to_string(id + 1) + ".0|node2|COMPLETED"), std::string::npos)
+            << steps;
+}
+
 TEST_F(MpiLaunchTest, OpenMpiRanksFenceOverUcx) {
     // The step managers exchange the modex over UCX (its TCP and shared-memory transports).
     CommandResult result =
