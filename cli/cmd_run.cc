@@ -11,9 +11,9 @@
 #include "cli/allocation.h"
 #include "cli/client_context.h"
 #include "cli/commands.h"
+#include "cli/het_step.h"
 #include "cli/job_options.h"
 #include "cli/step_client.h"
-#include "common/comma_list.h"
 #include "common/transport/connect.h"
 #include "common/transport/connect_timeouts.h"
 #include "common/warning_signal.h"
@@ -30,61 +30,6 @@ uint64_t allocation_from_env() {
         }
     }
     return 0;
-}
-
-// The job a step runs in: the allocation's or, with --het-group inside a heterogeneous job,
-// that of the components named (SLURM_JOB_ID_HET_GROUP_<n>), as srun does. Several
-// components make one step over all of them: it is asked of the leader, naming each.
-struct StepJob {
-    uint64_t job_id = 0;
-    std::vector<uint64_t> het_jobs;  // with several components: each one's id, in order
-};
-
-Result<StepJob> step_job_of(const std::string& het_group) {
-    const uint64_t job = allocation_from_env();
-    if (het_group.empty()) {
-        return StepJob{job, {}};
-    }
-    const auto invalid = [&](const std::string& why) {
-        return Status::invalid("--het-group: invalid value '" + het_group + "' (accepted: " + why
-                               + ")");
-    };
-    std::vector<uint32_t> indexes;
-    for (const std::string& item : split_comma_list(het_group)) {
-        const size_t dash = item.find('-');
-        const std::string first = item.substr(0, dash);
-        const std::string last = dash == std::string::npos ? first : item.substr(dash + 1);
-        const auto digits = [](const std::string& text) {
-            return !text.empty() && text.size() < 4
-                   && std::all_of(text.begin(), text.end(),
-                                  [](unsigned char c) { return std::isdigit(c) != 0; });
-        };
-        if (!digits(first) || !digits(last) || std::stoul(last) < std::stoul(first)) {
-            return invalid("component indexes such as 1, 0,2 or 0-2");
-        }
-        for (uint32_t n = std::stoul(first); n <= std::stoul(last); ++n) {
-            if (std::find(indexes.begin(), indexes.end(), n) == indexes.end()) {
-                indexes.push_back(n);
-            }
-        }
-    }
-    StepJob step{job, {}};
-    for (uint32_t n : indexes) {
-        const std::string name = "SLURM_JOB_ID_HET_GROUP_" + std::to_string(n);
-        const char* component = std::getenv(name.c_str());
-        if (component != nullptr && *component != '\0') {
-            step.het_jobs.push_back(std::strtoull(component, nullptr, 10));
-        } else if (n == 0 && job != 0) {
-            step.het_jobs.push_back(job);  // a job of one component is its own component 0
-        } else {
-            return invalid("the indexes of this job's components; " + name + " is not set");
-        }
-    }
-    if (step.het_jobs.size() == 1) {
-        step.job_id = step.het_jobs.front();
-        step.het_jobs.clear();
-    }
-    return step;
 }
 
 // Inside a job, srun's default distribution: the job's (or the enclosing step's), which the
@@ -175,9 +120,52 @@ Status check_step_signal(const std::string& text) {
     return Status::ok();
 }
 
+protocol::HetStepPart shape_of(const protocol::JobSpec& spec) {
+    return {0, spec.nodes_min, spec.ntasks, spec.ntasks_per_node,
+            spec.cpus_per_task_set ? spec.cpus_per_task : 0};
+}
+
+// A part of `srun A : B` after the first: its own job options (over what carries over from
+// the part before, `previous`, which becomes this one's), --het-group and command.
+Result<HetSegment> parse_later_segment(const Args& words, JobOptions& previous) {
+    JobOptions options = next_het_component(previous);
+    HetSegment segment;
+    CLI::App app;
+    add_job_options(app, options, JobCommand::kRun);
+    app.add_option("--het-group,--pack-group", segment.het_group);
+    app.prefix_command();
+    auto spelled = spell_out_prefixes(app, spell_attached_values(app, words));
+    if (!spelled) {
+        return spelled.status();
+    }
+    Args reversed(spelled->rbegin(), spelled->rend());
+    try {
+        app.parse(reversed);
+    } catch (const CLI::ParseError& e) {
+        return Status::invalid(e.what());
+    }
+    segment.argv = app.remaining();
+    if (!segment.argv.empty() && segment.argv.front().size() > 1
+        && segment.argv.front().front() == '-') {
+        return Status::invalid("unrecognized option '" + segment.argv.front()
+                               + "' after ':' (accepted there: job options such as -n, -N, -c, "
+                                 "--het-group)");
+    }
+    auto spec = job_spec_from(options);
+    if (!spec) {
+        return spec.status();
+    }
+    segment.shape = shape_of(*spec);
+    previous = options;
+    return segment;
+}
+
 }  // namespace
 
-int cmd_run(const Args& args) {
+int cmd_run(const Args& all_args) {
+    // srun A : B: one step over a heterogeneous job's components, a part in each.
+    const std::vector<Args> segments = split_het_segments(all_args);
+    const Args& args = segments.front();
     JobOptions options;
     bool label = false;
     // Like srun: the flag, else SLURM_MPI_TYPE, else PMIx.
@@ -238,6 +226,21 @@ int cmd_run(const Args& args) {
         return report_error("run", Status::invalid("unrecognized option '" + request.argv.front()
                                                    + "' (see cohort run --help)"));
     }
+    std::vector<HetSegment> later;
+    JobOptions previous = options;
+    for (size_t i = 1; i < segments.size(); ++i) {
+        auto segment = parse_later_segment(segments[i], previous);
+        if (!segment) {
+            return report_error("run", segment.status().with_context("part " + std::to_string(i)
+                                                                     + " after ':'"));
+        }
+        later.push_back(std::move(*segment));
+    }
+    for (const HetSegment& segment : later) {  // a part without a command runs the next one's
+        if (request.argv.empty()) {
+            request.argv = segment.argv;
+        }
+    }
     request.label = label;
     if (mpi == "pmix_v4" || mpi == "pmix_v3") {
         mpi = "pmix";
@@ -290,11 +293,14 @@ int cmd_run(const Args& args) {
     asio::io_context io;
     std::shared_ptr<transport::Connection> allocation;
     protocol::StepLayout layout;
-    auto step_job = step_job_of(het_group);
+    std::vector<HetSegment> het_segments{{het_group, shape_of(*spec), request.argv}};
+    het_segments.insert(het_segments.end(), later.begin(), later.end());
+    auto step_job = step_job_of(allocation_from_env(), std::move(het_segments));
     if (!step_job) {
         return report_error("run", step_job.status());
     }
     const uint64_t job_id = step_job->job_id;
+    request.argv_by_job = step_job->argv_by_job;
     if (options.test_only) {
         if (job_id != 0) {
             return report_error("run", Status::invalid("--test-only: inside an allocation, "
@@ -331,7 +337,7 @@ int cmd_run(const Args& args) {
                 nodelist,
                 spec->distribution.empty() ? distribution_from_env() : spec->distribution,
                 overlap,
-                step_job->het_jobs};
+                step_job->parts};
         auto created = create_step(*client, create);
         if (!created) {
             return report_error("run", created.status().with_context("step creation failed"));

@@ -211,6 +211,11 @@ protocol::LaunchStepRequest StepClient::launch_request(const std::string& host,
     launch.client_host = host;
     launch.client_port = port;
     launch.argv = request_.argv;
+    for (size_t node = 0; !request_.argv_by_job.empty() && node < layout_.nodes.size(); ++node) {
+        auto argv = request_.argv_by_job.find(layout_.job_on(node));
+        launch.node_argv.push_back(argv != request_.argv_by_job.end() ? argv->second
+                                                                      : request_.argv);
+    }
     launch.cwd = request_.cwd;
     launch.env = request_.env;
     launch.label = request_.label;

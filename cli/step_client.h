@@ -18,6 +18,8 @@ namespace cohort::cli {
 
 struct StepRequest {
     std::vector<std::string> argv;
+    // srun A : B over a hetjob's components: each component job's command; empty: argv.
+    std::map<uint64_t, std::vector<std::string>> argv_by_job;
     std::string cwd;
     std::vector<std::pair<std::string, std::string>> env;
     bool label = false;

@@ -623,7 +623,7 @@ void Agent::start_step_tasks(
             spec.inherit_fd = pmi_fds[local];
             env["PMI_FD"] = std::to_string(pmi_fds[local]);
         }
-        spec.argv = request.argv;
+        spec.argv = request.argv_on(request.node_index);
         spec.env = env_to_strings(env);
         spec.cwd = request.cwd;
         spec.user = user;

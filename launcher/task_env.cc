@@ -307,9 +307,10 @@ EnvMap task_environment(const protocol::StepLayout& layout,
     set_both(env, "NODEID", std::to_string(context.node_index));
     set_both(env, "RESTART_COUNT", std::to_string(layout.restart_count));
     set_distribution(env, layout.distribution);
-    set_both(env, "CPUS_ON_NODE", std::to_string(local_size * layout.cpus_per_task));
+    const uint32_t cpus_per_task = layout.cpus_per_task_on(context.node_index);
+    set_both(env, "CPUS_ON_NODE", std::to_string(local_size * cpus_per_task));
     if (layout.cpus_per_task_set) {
-        set_both(env, "CPUS_PER_TASK", std::to_string(layout.cpus_per_task));
+        set_both(env, "CPUS_PER_TASK", std::to_string(cpus_per_task));
     }
     env["SLURMD_NODENAME"] = context.node_name;
     env["COHORTD_NODENAME"] = context.node_name;

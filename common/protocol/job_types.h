@@ -440,10 +440,17 @@ struct StepLayout {
     // node of `nodes` belongs to. The step is named by job_id (the leader) and step_id on
     // every node. Empty: job_id on all.
     std::vector<uint64_t> node_jobs;
+    // Such a step's CPUs per task on each node, where components differ; empty: cpus_per_task.
+    std::vector<uint32_t> node_cpus_per_task;
 
     // The job whose allocation holds node `node_index` of the step.
     uint64_t job_on(size_t node_index) const {
         return node_index < node_jobs.size() ? node_jobs[node_index] : job_id;
+    }
+
+    uint32_t cpus_per_task_on(size_t node_index) const {
+        return node_index < node_cpus_per_task.size() ? node_cpus_per_task[node_index]
+                                                      : cpus_per_task;
     }
 
     // Which ranks run on which node, by `distribution`.
@@ -462,7 +469,7 @@ struct StepLayout {
         serialize_fields(ar, job_id, step_id, job_name, partition, cluster_name, nodes, addresses,
                          ports, tasks_per_node, cpus_per_task, cpus_per_task_set, job_end_time,
                          job_signal, restart_count, job_nodes, job_cpus_per_node, gpu_nodes,
-                         distribution, het_job_id, node_jobs);
+                         distribution, het_job_id, node_jobs, node_cpus_per_task);
     }
 };
 

@@ -346,6 +346,21 @@ struct AllocationReply {
 // running steps leave (kUnavailable, as Slurm's words): the client retries until they end.
 inline constexpr char kStepCreationDisabled[] = "step creation temporarily disabled";
 
+// One component's part of a step across a hetjob's components: its job and the step's shape
+// there, each field as in StepCreateRequest (0: the component's own).
+struct HetStepPart {
+    uint64_t job_id = 0;
+    uint32_t nodes = 0;
+    uint32_t ntasks = 0;
+    uint32_t ntasks_per_node = 0;
+    uint32_t cpus_per_task = 0;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        serialize_fields(ar, job_id, nodes, ntasks, ntasks_per_node, cpus_per_task);
+    }
+};
+
 struct StepCreateRequest {
     static constexpr MessageType kType = MessageType::kStepCreate;
     uint64_t job_id = 0;
@@ -357,14 +372,14 @@ struct StepCreateRequest {
     std::string nodelist;          // hostlist of the job's nodes to use; empty: the first ones
     std::string distribution;      // --distribution as given; empty: the job's
     bool overlap = false;          // --overlap: share CPUs other steps hold
-    // srun --het-group=0,1: one step over these components of the hetjob that job_id leads,
-    // each laid out as a step of its own, ranks numbered across them in this order.
-    std::vector<uint64_t> het_jobs;
+    // srun --het-group=0,1 or srun A : B: one step over these components of the hetjob that
+    // job_id leads, each laid out as a step of its own, ranks numbered across them in order.
+    std::vector<HetStepPart> het_parts;
 
     template <class A>
     void serialize(A& ar, unsigned) {
         serialize_fields(ar, job_id, name, nodes, ntasks, ntasks_per_node, cpus_per_task, nodelist,
-                         distribution, overlap, het_jobs);
+                         distribution, overlap, het_parts);
     }
 };
 
@@ -641,12 +656,19 @@ struct LaunchStepRequest {
     bool stdin_to_rank0 = true;  // the client forwards its stdin to rank 0
     // srun --signal=SIG[@SECONDS]: the step's tasks get SIG that long before the job's end.
     std::string signal;
+    // srun A : B over a hetjob's components: each node's command (per node of the layout);
+    // empty: `argv` on every node.
+    std::vector<std::vector<std::string>> node_argv;
+
+    const std::vector<std::string>& argv_on(size_t node) const {
+        return node < node_argv.size() ? node_argv[node] : argv;
+    }
 
     template <class A>
     void serialize(A& ar, unsigned) {
         serialize_fields(ar, layout, node_index, forward_to, client_host, client_port, forwarded,
                          user.uid, user.gid, argv, cwd, env, master_port, label, mpi,
-                         pmix_transport, output, error, stdin_to_rank0, signal);
+                         pmix_transport, output, error, stdin_to_rank0, signal, node_argv);
     }
 };
 

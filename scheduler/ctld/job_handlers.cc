@@ -690,12 +690,13 @@ void Controller::handle_step_create(const ConnectionPtr& conn,
             conn->send(protocol::StepCreatedReply{*layout});
         }
     };
-    if (request.het_jobs.empty()) {
+    if (request.het_parts.empty()) {
         open_step(job, request, reply);
         return;
     }
     std::vector<Job*> components;
-    for (uint64_t id : request.het_jobs) {
+    for (const protocol::HetStepPart& part : request.het_parts) {
+        const uint64_t id = part.job_id;
         auto component = jobs_.find(id);
         if (!job.is_het_leader() || component == jobs_.end()
             || component->second.het_job_id != job.job_id
@@ -703,6 +704,14 @@ void Controller::handle_step_create(const ConnectionPtr& conn,
             conn->send_error(Status::invalid(fmt::format(
                     "--het-group: job {} is not a running component of heterogeneous job {}", id,
                     request.job_id)));
+            return;
+        }
+        if (std::find(components.begin(), components.end(), &component->second)
+            != components.end()) {
+            conn->send_error(Status::invalid(fmt::format(
+                    "--het-group: component {} named twice (accepted: one part of a step in "
+                    "each component)",
+                    component->second.het_job_offset)));
             return;
         }
         components.push_back(&component->second);
@@ -718,11 +727,18 @@ void Controller::open_het_step(const std::vector<Job*>& components,
     for (const Job* component : components) {
         step_id = std::max(step_id, component->next_step_id);
     }
-    protocol::StepCreateRequest own = request;
-    own.het_jobs.clear();
     protocol::StepLayout merged;
     std::vector<protocol::StepRecord> steps;
-    for (Job* component : components) {
+    for (size_t i = 0; i < components.size(); ++i) {
+        Job* component = components[i];
+        const protocol::HetStepPart& part = request.het_parts[i];
+        protocol::StepCreateRequest own = request;
+        own.het_parts.clear();
+        own.job_id = component->job_id;
+        own.nodes = part.nodes;
+        own.ntasks = part.ntasks;
+        own.ntasks_per_node = part.ntasks_per_node;
+        own.cpus_per_task = part.cpus_per_task;
         component->next_step_id = step_id;
         auto layout = make_layout(*component, own);
         if (!layout) {
@@ -738,12 +754,10 @@ void Controller::open_het_step(const std::vector<Job*>& components,
             merged.node_jobs.assign(nodes, component->job_id);
             continue;
         }
-        if (layout->cpus_per_task != merged.cpus_per_task) {
-            done(Status::invalid(fmt::format(
-                    "--het-group: components with {} and {} CPUs per task (accepted: the same "
-                    "in every component of one step)",
-                    merged.cpus_per_task, layout->cpus_per_task)));
-            return;
+        if (layout->cpus_per_task != merged.cpus_per_task || !merged.node_cpus_per_task.empty()) {
+            merged.node_cpus_per_task.resize(merged.nodes.size(), merged.cpus_per_task);
+            merged.node_cpus_per_task.insert(merged.node_cpus_per_task.end(), nodes,
+                                             layout->cpus_per_task);
         }
         const auto append = [](auto& to, const auto& from) {
             to.insert(to.end(), from.begin(), from.end());

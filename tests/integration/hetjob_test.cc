@@ -50,7 +50,8 @@ TEST_F(HetJobTest, ComponentsStartTogetherAndTheScriptSeesEachOne) {
             + kCohort + " run --het-group=1 bash -c 'echo g1 $SLURM_PROCID/$SLURM_NTASKS "
             "$SLURM_JOB_ID $SLURMD_NODENAME' | sort\n"
             + kCohort + " run bash -c 'echo g0 $SLURM_PROCID/$SLURM_NTASKS $SLURMD_NODENAME'\n"
-            + kCohort + " run --het-group=0,1 true\nexit 0\n");
+            + kCohort + " run --het-group=0,1 bash -c 'echo both $SLURM_PROCID/$SLURM_NTASKS "
+            "$SLURM_JOB_ID $SLURM_CPUS_PER_TASK $SLURM_JOB_NODELIST' | sort\n");
     const uint64_t id = submit_batch(*cluster_, {"-H", script});
     ASSERT_NE(id, 0u);
     const std::string leader = std::to_string(id);
@@ -91,10 +92,10 @@ TEST_F(HetJobTest, ComponentsStartTogetherAndTheScriptSeesEachOne) {
                  "SLURM_JOB_ID_HET_GROUP_1=" + second + "\n", "SLURM_NTASKS_HET_GROUP_0=1\n",
                  "SLURM_NTASKS_HET_GROUP_1=2\n", "SLURM_CPUS_PER_TASK_HET_GROUP_0=2\n",
                  "g1 0/2 " + leader + " ", "g1 1/2 " + leader + " ", "g0 0/1 ",
-                 // One step over both needs the same CPUs per task in each (yet).
-                 "cohort run: error: step creation failed: --het-group: components with 2 and 1 "
-                 "CPUs "
-                 "per task (accepted: the same in every component of one step)\n"}) {
+                 // One step over both: ranks through the components in order, each with its
+                 // own component's CPUs per task, all in the leader's job.
+                 "both 0/3 " + leader + " 2 node[1-3]\n", "both 1/3 " + leader + " 1 node[1-3]\n",
+                 "both 2/3 " + leader + " 1 node[1-3]\n"}) {
         EXPECT_NE(text.find(line), std::string::npos) << line << " in\n" << text;
     }
     EXPECT_EQ(text.find("SLURM_CPUS_PER_TASK_HET_GROUP_1"), std::string::npos) << text;
@@ -103,6 +104,21 @@ TEST_F(HetJobTest, ComponentsStartTogetherAndTheScriptSeesEachOne) {
         return cluster_->cohort({"acct", "-X", "-n", "-P", "-j", job, "-o", "NodeList"}).out;
     };
     EXPECT_EQ(nodes_of(second).find(nodes_of(leader).substr(0, 5)), std::string::npos);
+}
+
+// srun A : B: one step, a part in each component with its own task count and command.
+TEST_F(HetJobTest, ColonPartsRunTheirOwnCommandsInOneStep) {
+    const std::string out = cluster_->work_dir() + "/colon-%j.out";
+    const std::string script = write_script(
+            "colon.sh", "#!/bin/bash\n#SBATCH -N1 -n2 -o " + out
+                                + "\n#SBATCH hetjob\n#SBATCH -N2 --ntasks-per-node=1\n" + kCohort
+                                + " run -n1 bash -c 'echo A $SLURM_PROCID/$SLURM_NTASKS' : -n2 "
+                                  "bash -c 'echo B $SLURM_PROCID/$SLURM_NTASKS' | sort\n"
+                                + kCohort + " run -n2 : -n1 hostname | wc -l\n");
+    const uint64_t id = submit_batch(*cluster_, {script});
+    EXPECT_EQ(cluster_->wait_final_state(id, seconds(60)), "COMPLETED");
+    EXPECT_EQ(read_text(cluster_->work_dir() + "/colon-" + std::to_string(id) + ".out"),
+              "A 0/3\nB 1/3\nB 2/3\n3\n");
 }
 
 // Three nodes are busy: component 0 would fit on the fourth now, but component 1 needs two
