@@ -35,6 +35,18 @@ std::vector<std::string> added_columns(const char* table,
     return statements;
 }
 
+// The columns version `version` added to the three job tables.
+std::vector<std::string> added_job_columns(int version) {
+    std::vector<std::string> statements;
+    for (const char* table : {"jobs", "job_attempts", "array_remainders"}) {
+        for (std::string& statement :
+             added_columns(table, job_column_definitions(version, version))) {
+            statements.push_back(std::move(statement));
+        }
+    }
+    return statements;
+}
+
 const std::vector<Migration>& migrations() {
     static const std::vector<Migration> steps = {
             {1,
@@ -66,15 +78,14 @@ const std::vector<Migration>& migrations() {
                      "CREATE INDEX node_events_end ON node_events (end_time)",
              }},
             // Generic resources per node (--gres besides GPUs), for AllocTRES and ReqTRES.
-            {4,
+            {4, added_job_columns(4)},
+            // Heterogeneous jobs' components, shown as 120+1; sacct -j N finds an array's
+            // tasks and a hetjob's components through these indexes, not a scan.
+            {5,
              [] {
-                 std::vector<std::string> statements;
-                 for (const char* table : {"jobs", "job_attempts", "array_remainders"}) {
-                     for (std::string& statement :
-                          added_columns(table, job_column_definitions(4, 4))) {
-                         statements.push_back(std::move(statement));
-                     }
-                 }
+                 std::vector<std::string> statements = added_job_columns(5);
+                 statements.emplace_back("CREATE INDEX jobs_array ON jobs (array_job_id)");
+                 statements.emplace_back("CREATE INDEX jobs_het ON jobs (het_job_id)");
                  return statements;
              }()},
     };
@@ -359,8 +370,10 @@ Result<std::vector<JobRecord>> AccountingStore::jobs(const AcctFilter& filter) {
             }
             // An array's id also names its tasks, as in sacct -j.
             const std::string ids = placeholders(params.size() + 1, count);
-            const std::string clause =
-                    fmt::format("{} AND (job_id IN ({}) OR array_job_id IN ({}))", where, ids, ids);
+            const std::string clause = fmt::format(
+                    "{} AND (job_id IN ({}) OR array_job_id IN ({}) OR het_job_id IN "
+                    "({}))",
+                    where, ids, ids, ids);
             if (Status s = select_all(clause, values); !s) {
                 return s;
             }

@@ -252,6 +252,13 @@ const std::vector<Column<JobRecord>>& job_columns() {
                     "dependency", [](auto& j) -> auto& { return j.spec.dependency; }),
             added_in(4, text<JobRecord>(
                                 "req_gres", [](auto& j) -> auto& { return j.spec.gres; })),
+            added_in(5, integer<JobRecord>(
+                                "het_job_id", [](auto& j) -> auto& { return j.het_job_id; })),
+            added_in(5,
+                     integer<JobRecord>(
+                             "het_job_offset", [](auto& j) -> auto& { return j.het_job_offset; })),
+            added_in(5, integer<JobRecord>(
+                                "het_size", [](auto& j) -> auto& { return j.het_size; })),
     };
     return columns;
 }

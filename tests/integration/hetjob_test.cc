@@ -83,7 +83,20 @@ TEST_F(HetJobTest, ComponentsStartTogetherAndTheScriptSeesEachOne) {
                 ->cohort({"acct", "-X", "-n", "-P", "-j", std::to_string(job), "-o", "Start"})
                 .out;
     };
-    EXPECT_EQ(start_of(id), start_of(id + 1));
+    const std::string started = start_of(id + 1);  // the leader's id lists both components
+    EXPECT_EQ(start_of(id), started + started);
+    // sacct's form: the leader's id names every component.
+    const auto acct_ids = [&] {
+        return cluster_->cohort({"acct", "-X", "-n", "-P", "-j", leader, "-o", "JobID,JobIDRaw"})
+                .out;
+    };
+    EXPECT_TRUE(eventually(
+            [&] {
+                return acct_ids()
+                       == leader + "+0|" + leader + "\n" + leader + "+1|" + second + "\n";
+            },
+            seconds(10)))
+            << acct_ids();
 
     const std::string text = read_text(cluster_->work_dir() + "/het-" + leader + ".out");
     for (const std::string& line : std::vector<std::string>{

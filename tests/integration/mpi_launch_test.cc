@@ -77,9 +77,8 @@ TEST_F(MpiLaunchTest, HetJobComponentsShareOneMpiCommWorld) {
                                                 std::to_string(id) + "," + std::to_string(id + 1),
                                                 "-o", "JobID,NodeList,State"})
                                       .out;
-    EXPECT_NE(steps.find(std::to_string(id) + ".0|node1|COMPLETED"), std::string::npos) << steps;
-    EXPECT_NE(steps.find(std::to_string(id + 1) + ".0|node2|COMPLETED"), std::string::npos)
-            << steps;
+    EXPECT_NE(steps.find(leader + "+0.0|node1|COMPLETED"), std::string::npos) << steps;
+    EXPECT_NE(steps.find(leader + "+1.0|node2|COMPLETED"), std::string::npos) << steps;
 }
 
 TEST_F(MpiLaunchTest, OpenMpiRanksFenceOverUcx) {

@@ -14,7 +14,7 @@ namespace cohort::ctld {
 class PostgresStateStore final : public StateStore {
 public:
     // The layout this code writes (meta 'schema_version'); a newer one is refused.
-    static constexpr int kSchemaVersion = 3;
+    static constexpr int kSchemaVersion = 4;
 
     static Result<std::unique_ptr<PostgresStateStore>> open(const std::string& uri);
 

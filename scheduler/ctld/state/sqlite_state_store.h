@@ -22,7 +22,7 @@ public:
     Status commit() override;
     Status rollback() override;
     // The layout this code writes; PRAGMA user_version holds a database's.
-    static constexpr int kSchemaVersion = 7;
+    static constexpr int kSchemaVersion = 8;
 
     Status put_job(const protocol::JobRecord& job) override;
     Status delete_array_remainder(uint64_t array_id) override;

@@ -426,9 +426,13 @@ TEST_P(AccountingStoreTest, AVersion1DatabaseGainsStepUsageAndKeepsItsSteps) {
             ASSERT_TRUE((*sql)->execute(std::string("ALTER TABLE steps DROP COLUMN ") + column));
         }
         ASSERT_TRUE((*sql)->execute("DROP TABLE node_events"));
+        ASSERT_TRUE((*sql)->execute("DROP INDEX jobs_array"));
+        ASSERT_TRUE((*sql)->execute("DROP INDEX jobs_het"));
         for (const char* table : {"jobs", "job_attempts", "array_remainders"}) {
-            ASSERT_TRUE(
-                    (*sql)->execute(std::string("ALTER TABLE ") + table + " DROP COLUMN req_gres"));
+            for (const char* column : {"req_gres", "het_job_id", "het_job_offset", "het_size"}) {
+                ASSERT_TRUE((*sql)->execute(std::string("ALTER TABLE ") + table + " DROP COLUMN "
+                                            + column));
+            }
         }
         ASSERT_TRUE((*sql)->execute("UPDATE schema_version SET version = 1"));
     }
