@@ -185,9 +185,14 @@ Status check_requeueable(const JobTable& jobs, const JobSelection& selected) {
                     fmt::format("job {}: an interactive allocation cannot be requeued{}",
                                 job.display_id(), accepted));
         }
-        if (job.is_het_component()) {
-            return Status::invalid(fmt::format("job {}: heterogeneous jobs are not requeued yet{}",
-                                               job.display_id(), accepted));
+        // A heterogeneous job is requeued whole, through its leader.
+        if (job.is_het_component() && !job.is_het_leader()
+            && std::find(selected.ids.begin(), selected.ids.end(), job.het_job_id)
+                       == selected.ids.end()) {
+            return Status::invalid(fmt::format(
+                    "job {}: a component of a heterogeneous job cannot be requeued alone "
+                    "(accepted: the whole job, {})",
+                    job.display_id(), job.het_job_id));
         }
     }
     return Status::ok();
@@ -365,13 +370,6 @@ void Controller::handle_het_submit(const ConnectionPtr& conn,
             conn->send_error(
                     status.with_context(fmt::format("heterogeneous job component {}", offset)));
         };
-        if (spec.requeue == 1) {
-            refused(
-                    Status::invalid("--requeue: heterogeneous jobs are not requeued yet "
-                                    "(accepted: --no-requeue, or neither)"));
-            return;
-        }
-        spec.requeue = 0;
         auto admitted = admit(cred, std::move(spec), false, offset > 0);
         if (!admitted) {
             refused(admitted.status());

@@ -39,17 +39,19 @@ void Controller::fail_job_on_node(Job& job, const std::string& node, bool lost) 
         == job.failed_nodes.end()) {
         job.failed_nodes.push_back(node);
     }
+    // A heterogeneous job is requeued or ended whole, as its leader decides; ending the
+    // leader ends the components (end_job).
+    if (job.is_het_component() && !job.is_het_leader()) {
+        if (auto leader = jobs_.find(job.het_job_id); leader != jobs_.end()) {
+            fail_job_on_node(leader->second, node, lost);
+        }
+        return;
+    }
     // A lost node has nothing left to clean; one taken down by an operator still runs the
     // job's processes until they are terminated.
     const std::string clean_node = lost ? node : "";
     if (!requeue_allowed(job) || !under_requeue_cap(job)) {
         end_job(job, JobState::kNodeFail, clean_node);
-        // A lost component ends its whole heterogeneous job, as a lost node of any job does.
-        if (job.is_het_component() && !job.is_het_leader()) {
-            if (auto leader = jobs_.find(job.het_job_id); leader != jobs_.end()) {
-                end_job(leader->second, JobState::kNodeFail, "");
-            }
-        }
         return;
     }
     spdlog::warn("job {}: node {} was {}; requeueing it (restart {})", job.job_id, node,
@@ -59,8 +61,7 @@ void Controller::fail_job_on_node(Job& job, const std::string& node, bool lost) 
 
 std::optional<bool> Controller::requeue_exit_hold(const Job& job,
                                                   const protocol::BatchDoneReport& report) const {
-    if (job.interactive || job.is_het_component() || report.timed_out || report.exit_signal != 0
-        || !report.error.empty()) {
+    if (job.interactive || report.timed_out || report.exit_signal != 0 || !report.error.empty()) {
         return std::nullopt;
     }
     auto listed = [&](const std::vector<int32_t>& codes) {

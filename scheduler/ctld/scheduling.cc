@@ -880,9 +880,12 @@ void Controller::end_job(Job& job, JobState final_state, const std::string& clea
     } else {
         persist(job);
     }
-    // The script's end, a cancel or a failure of the leader ends every component.
+    // The script's end, a cancel, a failure or a requeue of the leader ends every component
+    // (a requeue starts them all again).
     for (uint32_t offset = 1; job.is_het_leader() && offset < job.het_size; ++offset) {
-        if (auto component = jobs_.find(job.job_id + offset); component != jobs_.end()) {
+        if (auto component = jobs_.find(job.job_id + offset);
+            component != jobs_.end() && component->second.state == JobState::kRunning) {
+            component->second.requeue_action = job.requeue_action;
             end_job(component->second, final_state, "");
         }
     }

@@ -96,13 +96,6 @@ SINFO_CASES = [
 
 # Differences kept on purpose, by case name, with why. Each must still occur.
 DELIBERATE = {
-    "corpus/archer2-hetjob-two-mpi-worlds.slurm":
-        "field requeue: heterogeneous jobs are not requeued yet (Requeue=0); every other "
-        "field of each component is Slurm's",
-    "corpus/distribicom-small_latency_server.sh":
-        "field requeue: heterogeneous jobs are not requeued yet (Requeue=0)",
-    "examples/08-hetjob.sh":
-        "field requeue: heterogeneous jobs are not requeued yet (Requeue=0)",
     "corpus/baskerville-7b-MoreResources.sh":
         "decision: the QoS 'FIX_THIS' does not exist. Cohort checks QoS names always; Slurm "
         "without accounting storage accepts any name",

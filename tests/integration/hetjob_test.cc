@@ -134,6 +134,44 @@ TEST_F(HetJobTest, ColonPartsRunTheirOwnCommandsInOneStep) {
               "A 0/3\nB 1/3\nB 2/3\n3\n");
 }
 
+// A heterogeneous job is requeued whole: through its leader, never one component alone;
+// its components start again together, each on its next attempt.
+TEST_F(HetJobTest, RequeueStartsEveryComponentAgain) {
+    const std::string script = write_script("requeue.sh",
+                                            "#!/bin/bash\n"
+                                            "#SBATCH -N1\n"
+                                            "#SBATCH hetjob\n"
+                                            "#SBATCH -N1\n"
+                                            "sleep 60\n");
+    const uint64_t id = submit_batch(*cluster_, {script});
+    const std::string leader = std::to_string(id);
+    ASSERT_TRUE(eventually(
+            [&] {
+                return cluster_->job_state(id) == "RUNNING"
+                       && cluster_->job_state(id + 1) == "RUNNING";
+            },
+            seconds(20)));
+    const CommandResult alone = cluster_->cohort({"requeue", leader + "+1"});
+    EXPECT_EQ(alone.exit_code, 1);
+    EXPECT_NE(alone.err.find("job " + leader
+                             + "+1: a component of a heterogeneous job cannot be requeued alone "
+                               "(accepted: the whole job, "
+                             + leader + ")"),
+              std::string::npos)
+            << alone.err;
+    ASSERT_EQ(cluster_->cohort({"requeue", leader}).exit_code, 0);
+    const auto restarted = [&](uint64_t job) {
+        const std::string text = shown(std::to_string(job));
+        return text.find("JobState=RUNNING") != std::string::npos
+               && text.find("Restarts=1") != std::string::npos;
+    };
+    EXPECT_TRUE(eventually([&] { return restarted(id) && restarted(id + 1); }, seconds(30)))
+            << shown(leader) << shown(std::to_string(id + 1));
+    ASSERT_EQ(cluster_->cohort({"cancel", leader}).exit_code, 0);
+    EXPECT_EQ(cluster_->wait_final_state(id, seconds(30)), "CANCELLED");
+    EXPECT_EQ(cluster_->wait_final_state(id + 1, seconds(30)), "CANCELLED");
+}
+
 // Three nodes are busy: component 0 would fit on the fourth now, but component 1 needs two
 // nodes, so neither starts until the blocker ends; then both do.
 TEST_F(HetJobTest, NoComponentStartsWithoutTheOthers) {
@@ -192,10 +230,6 @@ TEST_F(HetJobTest, CancelAndRefusalsActOnTheWholeJob) {
         return result.err;
     };
     EXPECT_NE(refused({"--array=1-2"}).find("--array: a heterogeneous job cannot be an array"),
-              std::string::npos);
-    EXPECT_NE(refused({"--requeue"})
-                      .find("heterogeneous job component 0: --requeue: "
-                            "heterogeneous jobs are not requeued yet"),
               std::string::npos);
     const std::string too_big = write_script("big.sh",
                                              "#!/bin/bash\n"
