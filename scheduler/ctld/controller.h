@@ -284,8 +284,9 @@ private:
     // `partition_index`) of a snapshot at `now`.
     sched::Snapshot cluster_snapshot(int64_t now,
                                      std::map<std::string, int>& partition_index) const;
-    // When and where `job` would start if it were the only job waiting.
-    Result<protocol::WillRunReply> will_run(const protocol::JobRecord& job);
+    // When and where `components` (one job, or a hetjob's, leader first) would start if they
+    // were the only job waiting.
+    Result<protocol::WillRunReply> will_run(const std::vector<protocol::JobRecord>& components);
     // The first pass that offers a pending job makes it eligible (EligibleTime).
     void note_eligible(Job& job, int64_t now);
     // Keeps the earliest time after `now` at which a pass could decide differently.

@@ -355,11 +355,6 @@ void Controller::handle_het_submit(const ConnectionPtr& conn,
     specs.push_back(std::move(request.spec));
     std::move(request.het_components.begin(), request.het_components.end(),
               std::back_inserter(specs));
-    if (request.test_only) {
-        conn->send_error(Status::invalid(
-                "--test-only: not for heterogeneous jobs yet (accepted: one job component)"));
-        return;
-    }
     // Each component is checked as a job of its own; all are accepted or none is.
     const uint64_t leader = next_job_id_;
     const auto size = static_cast<uint32_t>(specs.size());
@@ -386,6 +381,15 @@ void Controller::handle_het_submit(const ConnectionPtr& conn,
         job.het_job_offset = offset;
         job.het_size = size;
         records.push_back(std::move(job));
+    }
+    if (request.test_only) {  // sbatch --test-only: when and where, nothing stored
+        auto reply = will_run(records);
+        if (reply) {
+            conn->send(*reply);
+        } else {
+            conn->send_error(reply.status());
+        }
+        return;
     }
     next_job_id_ += size;
     const bool held = records.front().held;
@@ -425,7 +429,7 @@ void Controller::handle_will_run(const ConnectionPtr& conn,
         conn->send_error(admitted.status());
         return;
     }
-    auto reply = will_run(admitted->job);
+    auto reply = will_run({admitted->job});
     if (!reply) {
         conn->send_error(reply.status());
         return;

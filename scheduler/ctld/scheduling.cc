@@ -309,7 +309,8 @@ sched::Snapshot Controller::cluster_snapshot(int64_t now,
     return snapshot;
 }
 
-Result<protocol::WillRunReply> Controller::will_run(const protocol::JobRecord& record) {
+Result<protocol::WillRunReply> Controller::will_run(
+        const std::vector<protocol::JobRecord>& components) {
     const int64_t now = clock_.unix_seconds();
     std::map<std::string, int> partition_index;
     sched::Snapshot snapshot = cluster_snapshot(now, partition_index);
@@ -322,47 +323,61 @@ Result<protocol::WillRunReply> Controller::will_run(const protocol::JobRecord& r
         }
     }
     snapshot.windows = reservations_.windows(node_index);
-    const Job job = job_from_record(record);
-    sched::PendingJob pending;
-    pending.id = record.job_id;
-    pending.submit_time = now;
-    pending.time_limit_s = job.time_limit_s;
-    pending.time_min_s = job.spec.time_min_s;
-    pending.request = job.resources;
-    pending.request.gres_per_node = gres_uses_of(job.spec.gres.str(), gres_names_);
-    ChosenPartitions chosen;
-    pending.partition = partition_for(snapshot, partition_index.at(job.partition), job, nodes_,
-                                      config_, false, chosen);
-    for (const std::string& name : job.spec.nodelist) {
-        pending.required_nodes.push_back(nodes_.index_of(name));
-    }
-    for (size_t i = 0; i < snapshot.windows.size(); ++i) {
-        if (snapshot.windows[i].name == job.spec.reservation) {
-            pending.reservation = static_cast<int>(i);
+    int64_t begin_time = 0;
+    for (const protocol::JobRecord& record : components) {
+        const Job job = job_from_record(record);
+        sched::PendingJob pending;
+        pending.id = record.job_id;
+        pending.submit_time = now;
+        pending.time_limit_s = job.time_limit_s;
+        pending.time_min_s = job.spec.time_min_s;
+        pending.request = job.resources;
+        pending.request.gres_per_node = gres_uses_of(job.spec.gres.str(), gres_names_);
+        ChosenPartitions chosen;
+        pending.partition = partition_for(snapshot, partition_index.at(job.partition), job, nodes_,
+                                          config_, false, chosen);
+        for (const std::string& name : job.spec.nodelist) {
+            pending.required_nodes.push_back(nodes_.index_of(name));
         }
+        for (size_t i = 0; i < snapshot.windows.size(); ++i) {
+            if (snapshot.windows[i].name == job.spec.reservation) {
+                pending.reservation = static_cast<int>(i);
+            }
+        }
+        // A hetjob's components are planned as one: their common start.
+        pending.het_leader = components.size() > 1 ? components.front().job_id : 0;
+        begin_time = std::max(begin_time, job.spec.begin_time);
+        snapshot.pending.push_back(std::move(pending));
     }
-    snapshot.pending.push_back(std::move(pending));
     // EASY plans the first waiting job's start whatever the cluster's policy.
     const sched::Decisions decisions = sched::plan(snapshot, sched::BackfillOptions{});
     protocol::WillRunReply reply;
-    reply.job_id = record.job_id;
-    reply.partition = job.partition;
-    const sched::Placement* placement = nullptr;
-    if (!decisions.starts.empty()) {
+    reply.job_id = components.front().job_id;
+    reply.partition = components.front().partition;
+    std::vector<const sched::Placement*> placements;
+    for (const sched::StartJob& start : decisions.starts) {
         reply.start_time = now;
-        placement = &decisions.starts.front().placement;
-    } else if (!decisions.reservations.empty()) {
-        reply.start_time = decisions.reservations.front().start;
-        placement = &decisions.reservations.front().placement;
+        placements.push_back(&start.placement);
     }
-    if (placement == nullptr) {
+    for (const sched::ReservedJob& reserved : decisions.reservations) {
+        reply.start_time = reserved.start;
+        placements.push_back(&reserved.placement);
+    }
+    if (placements.size() != components.size()) {
         return Status::unavailable("no start found: too few of the nodes it may use are up");
     }
-    for (size_t i = 0; i < placement->nodes.size(); ++i) {
-        reply.nodes.push_back(nodes_[static_cast<size_t>(placement->nodes[i])].info.name);
-        reply.cpus += placement->cpus_per_node[i];
+    // As sbatch --test-only: one line for a hetjob, its CPUs summed over the components.
+    std::set<int> nodes;
+    for (const sched::Placement* placement : placements) {
+        nodes.insert(placement->nodes.begin(), placement->nodes.end());
+        for (int32_t cpus : placement->cpus_per_node) {
+            reply.cpus += cpus;
+        }
     }
-    reply.start_time = std::max(reply.start_time, job.spec.begin_time);
+    for (int node : nodes) {
+        reply.nodes.push_back(nodes_[static_cast<size_t>(node)].info.name);
+    }
+    reply.start_time = std::max(reply.start_time, begin_time);
     return reply;
 }
 

@@ -231,6 +231,13 @@ TEST_F(HetJobTest, CancelAndRefusalsActOnTheWholeJob) {
     };
     EXPECT_NE(refused({"--array=1-2"}).find("--array: a heterogeneous job cannot be an array"),
               std::string::npos);
+    // --test-only: one line for the whole job, as sbatch prints it; nothing is queued.
+    const CommandResult test_only = cluster_->cohort({"batch", "--test-only", script});
+    EXPECT_EQ(test_only.exit_code, 0) << test_only.err;
+    EXPECT_EQ(test_only.err.rfind("sbatch: Job ", 0), 0u) << test_only.err;
+    EXPECT_NE(test_only.err.find(" using 2 processors on nodes "), std::string::npos)
+            << test_only.err;
+    EXPECT_EQ(queue_ids(), before);
     const std::string too_big = write_script("big.sh",
                                              "#!/bin/bash\n"
                                              "#SBATCH -N1\n"
