@@ -307,79 +307,8 @@ int list_nodes(const Args& args, bool as_sinfo) {
     return 0;
 }
 
-}  // namespace
-
-int cmd_nodes(const Args& args) {
-    return list_nodes(args, false);
-}
-
-int cmd_sinfo(const Args& args) {
-    return list_nodes(args, true);
-}
-
-int cmd_show(const Args& args) {
-    CLI::App app{
-            "Show a job, nodes, partitions or reservations (scontrol show): cohort show job ID | "
-            "node [NODES] | partition [NAME] | reservation [NAME] | config"};
-    bool json = false;
-    std::string what;
-    std::string operand;
-    app.add_flag("--json", json, "print Slurm-shaped JSON");
-    app.add_option("what", what, "job, node or partition")->required();
-    app.add_option("operand", operand, "the job id; a hostlist of nodes; a partition's name");
-    if (int rc = parse_args(app, "show", args); rc >= 0) {
-        return rc;
-    }
-    what = ascii_lower(what);
-    if (what == "node" || what == "nodes") {
-        return show_nodes(operand, json);
-    }
-    if (what == "partition" || what == "partitions") {
-        return show_partitions(operand, json);
-    }
-    if (what == "reservation" || what == "reservations" || what == "res") {
-        return show_reservations(operand, json);
-    }
-    if (what == "config") {
-        return show_config();
-    }
-    if (what != "job") {
-        return report_error("show", Status::invalid("invalid entity '" + what
-                                                    + "' (accepted: job, node, partition, "
-                                                      "reservation, config)"));
-    }
-    auto ids = parse_job_ids("job", operand);
-    if (!ids || ids->size() != 1) {
-        return report_error("show", Status::invalid("job: invalid job id '" + operand
-                                                    + "' (accepted: one job id, e.g. 42)"));
-    }
-    const uint64_t job_id = ids->front();
-    protocol::QueryJobsRequest request;
-    request.job_ids = {job_id};
-    request.states = {JobState::kPending, JobState::kRunning, JobState::kCompleting};
-    std::vector<protocol::JobRecord> found;
-    auto keep = [&found](protocol::JobListReply& frame) {
-        std::move(frame.jobs.begin(), frame.jobs.end(), std::back_inserter(found));
-    };
-    Status listed = ask_job_list(request, keep);
-    if (listed && found.empty()) {
-        protocol::AcctQueryRequest acct;
-        acct.job_ids = {job_id};
-        acct.controller_record = true;
-        listed = ask_job_list(acct, keep);
-    }
-    if (!listed) {
-        return report_error("show", listed);
-    }
-    if (found.empty()) {
-        return report_error("show", Status::not_found(fmt::format("job {}: no such job", job_id)));
-    }
-    const protocol::JobRecord& job = found.front();
-    if (json) {
-        std::cout << wrap_payload("jobs", nlohmann::json::array({job_to_json(job)})).dump(2)
-                  << "\n";
-        return 0;
-    }
+// One job as scontrol show job prints it.
+void print_job(const protocol::JobRecord& job) {
     std::cout << "JobId=" << job.job_id;
     if (job.is_array_task()) {
         std::cout << " ArrayJobId=" << job.array_job_id << " ArrayTaskId="
@@ -457,6 +386,95 @@ int cmd_show(const Args& args) {
         std::cout << "   MailUser="
                   << (job.spec.mail_user.empty() ? job.user_name : job.spec.mail_user)
                   << " MailType=" << mail_type_name(job.spec.mail_type) << "\n";
+    }
+}
+
+}  // namespace
+
+int cmd_nodes(const Args& args) {
+    return list_nodes(args, false);
+}
+
+int cmd_sinfo(const Args& args) {
+    return list_nodes(args, true);
+}
+
+int cmd_show(const Args& args) {
+    CLI::App app{
+            "Show a job, nodes, partitions or reservations (scontrol show): cohort show job ID | "
+            "node [NODES] | partition [NAME] | reservation [NAME] | config"};
+    bool json = false;
+    std::string what;
+    std::string operand;
+    app.add_flag("--json", json, "print Slurm-shaped JSON");
+    app.add_option("what", what, "job, node or partition")->required();
+    app.add_option("operand", operand, "the job id; a hostlist of nodes; a partition's name");
+    if (int rc = parse_args(app, "show", args); rc >= 0) {
+        return rc;
+    }
+    what = ascii_lower(what);
+    if (what == "node" || what == "nodes") {
+        return show_nodes(operand, json);
+    }
+    if (what == "partition" || what == "partitions") {
+        return show_partitions(operand, json);
+    }
+    if (what == "reservation" || what == "reservations" || what == "res") {
+        return show_reservations(operand, json);
+    }
+    if (what == "config") {
+        return show_config();
+    }
+    if (what != "job") {
+        return report_error("show", Status::invalid("invalid entity '" + what
+                                                    + "' (accepted: job, node, partition, "
+                                                      "reservation, config)"));
+    }
+    auto ids = parse_job_ids("job", operand);
+    if (!ids || ids->size() != 1) {
+        return report_error("show", Status::invalid("job: invalid job id '" + operand
+                                                    + "' (accepted: one job id, e.g. 42)"));
+    }
+    const uint64_t job_id = ids->front();
+    protocol::QueryJobsRequest request;
+    request.job_ids = {job_id};
+    request.states = {JobState::kPending, JobState::kRunning, JobState::kCompleting};
+    std::vector<protocol::JobRecord> found;
+    auto keep = [&found](protocol::JobListReply& frame) {
+        std::move(frame.jobs.begin(), frame.jobs.end(), std::back_inserter(found));
+    };
+    Status listed = ask_job_list(request, keep);
+    if (listed && found.empty()) {
+        protocol::AcctQueryRequest acct;
+        acct.job_ids = {job_id};
+        acct.controller_record = true;
+        listed = ask_job_list(acct, keep);
+    }
+    if (!listed) {
+        return report_error("show", listed);
+    }
+    if (found.empty()) {
+        return report_error("show", Status::not_found(fmt::format("job {}: no such job", job_id)));
+    }
+    // A hetjob's leader id shows every component, as scontrol does; another id one job.
+    std::vector<protocol::JobRecord> shown{found.front()};
+    if (found.front().is_het_component() && found.front().het_job_id == job_id) {
+        shown.clear();
+        std::copy_if(
+                found.begin(), found.end(), std::back_inserter(shown),
+                [&](const protocol::JobRecord& record) { return record.het_job_id == job_id; });
+    }
+    if (json) {
+        nlohmann::json jobs = nlohmann::json::array();
+        for (const protocol::JobRecord& job : shown) {
+            jobs.push_back(job_to_json(job));
+        }
+        std::cout << wrap_payload("jobs", std::move(jobs)).dump(2) << "\n";
+        return 0;
+    }
+    for (size_t i = 0; i < shown.size(); ++i) {
+        std::cout << (i == 0 ? "" : "\n");
+        print_job(shown[i]);
     }
     return 0;
 }

@@ -68,6 +68,10 @@ TEST_F(HetJobTest, ComponentsStartTogetherAndTheScriptSeesEachOne) {
     EXPECT_NE(component.find("TimeLimit=00:07:00"), std::string::npos) << component;
     EXPECT_NE(component.find("Comment=shared"), std::string::npos) << component;
     EXPECT_NE(shown(leader).find("TimeLimit=00:05:00"), std::string::npos) << shown(leader);
+    // The leader's id shows every component, as scontrol does.
+    EXPECT_EQ(shown(leader).rfind("JobId=" + leader + " HetJobId=", 0), 0u) << shown(leader);
+    EXPECT_NE(shown(leader).find("\n\nJobId=" + second + " HetJobId=" + leader), std::string::npos)
+            << shown(leader);
     const auto json = nlohmann::json::parse(
             cluster_->cohort({"show", "job", leader + "+1", "--json"}).out, nullptr, false);
     ASSERT_FALSE(json.is_discarded());
