@@ -215,8 +215,8 @@ int cmd_batch(const Args& args) {
         }
         if (component == 0) {
             first = options;
-            spec->script = script;
-            spec->script_args = script_args;
+            spec->script = std::move(script);
+            spec->script_args = std::move(script_args);
         } else {
             spec->env.clear();  // the leader's script and environment serve every component
         }
@@ -224,7 +224,7 @@ int cmd_batch(const Args& args) {
     }
     options = first;
     protocol::SubmitJobRequest request;
-    request.spec = specs.front();
+    request.spec = std::move(specs.front());
     request.het_components.assign(std::make_move_iterator(specs.begin() + 1),
                                   std::make_move_iterator(specs.end()));
     auto context = load_client_context();

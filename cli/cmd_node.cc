@@ -10,6 +10,7 @@
 
 #include "cli/client_context.h"
 #include "cli/commands.h"
+#include "cli/job_ids.h"
 #include "common/ascii_lower.h"
 #include "common/hostlist.h"
 #include "common/size_spec.h"
@@ -65,13 +66,13 @@ int scontrol_update_job(const Args& args) {
         const std::string key = ascii_lower(word.substr(0, eq));
         const std::string value = word.substr(eq + 1);
         if (key == "jobid" || key == "job") {
-            auto id = parse_positive_count(value);
+            auto id = parse_job_id(value);
             if (!id) {
                 return report_error("scontrol update",
                                     Status::invalid("JobId: invalid value '" + value
-                                                    + "' (accepted: a job id, e.g. 42)"));
+                                                    + "' (accepted: a job id, e.g. 42 or 42+1)"));
             }
-            request.job_id = static_cast<uint64_t>(*id);
+            request.job_id = *id;
         } else {
             request.changes.emplace_back(key, value);
         }

@@ -143,6 +143,10 @@ private:
     void handle_update(const ConnectionPtr& conn,
                        const protocol::Credential& cred,
                        const protocol::JobUpdateRequest& request);
+    // The record `job` would have with the request's changes, or why they are refused.
+    Result<protocol::JobRecord> updated_record(const Job& job,
+                                               const protocol::JobUpdateRequest& request,
+                                               bool by_operator) const;
     Result<protocol::StepLayout> make_layout(Job& job, const protocol::StepCreateRequest& request);
     // Lays out a step, records it and calls `done` (on the writer thread) once it is durable.
     void open_step(Job& job,

@@ -78,6 +78,17 @@ TEST_F(HetJobTest, ComponentsStartTogetherAndTheScriptSeesEachOne) {
     EXPECT_EQ(json["jobs"][0]["het_job_id"]["number"], id);
     EXPECT_EQ(json["jobs"][0]["het_job_offset"]["number"], 1);
 
+    // scontrol update of the leader's id changes every component (here the time limit, which
+    // a user may lower), of a component's id that component only.
+    ASSERT_EQ(cluster_->cohort({"scontrol", "update", "JobId=" + leader, "TimeLimit=4"}).exit_code,
+              0);
+    EXPECT_NE(shown(second).find("TimeLimit=00:04:00"), std::string::npos) << shown(second);
+    ASSERT_EQ(cluster_->cohort({"scontrol", "update", "JobId=" + leader + "+1", "Comment=own"})
+                      .exit_code,
+              0);
+    EXPECT_NE(shown(second).find("Comment=own"), std::string::npos) << shown(second);
+    EXPECT_NE(shown(leader).find("Comment=shared"), std::string::npos) << shown(leader);
+
     // Releasing the leader releases the whole job; both components start at once.
     ASSERT_EQ(cluster_->cohort({"release", leader}).exit_code, 0);
     EXPECT_EQ(cluster_->wait_final_state(id, seconds(60)), "COMPLETED");
