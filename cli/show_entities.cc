@@ -196,7 +196,7 @@ int show_config() {
     entries.insert(
             entries.end(),
             {{"SlurmctldPort", std::to_string(c.controller_port)},
-             {"SlurmdTimeout", fmt::format("{} sec", c.node_timeout_ms / 1000)},
+             {"SlurmdTimeout", fmt::format("{} sec", c.effective_node_timeout_ms() / 1000)},
              {"StateSaveLocation", c.state.empty() ? c.state_dir : without_password(c.state)},
              {"TRESBillingWeights", null_if_empty(c.tres_billing_weights)}});
     std::cout << "Configuration data as of " << format_time(std::time(nullptr)) << "\n";

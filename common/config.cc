@@ -261,7 +261,24 @@ Result<ClusterConfig> parse_config(const json& doc) {
     }
     config.state_dir = doc.value("state_dir", "");
     config.heartbeat_interval_ms = doc.value("heartbeat_interval_ms", config.heartbeat_interval_ms);
+    if (config.heartbeat_interval_ms < 100) {
+        return Status::invalid(
+                fmt::format("heartbeat_interval_ms: invalid value '{}' (accepted: 100 or more)",
+                            config.heartbeat_interval_ms));
+    }
     config.node_timeout_ms = doc.value("node_timeout_ms", config.node_timeout_ms);
+    if (config.node_timeout_ms < 2 * config.heartbeat_interval_ms) {
+        return Status::invalid(fmt::format(
+                "node_timeout_ms: invalid value '{}' (accepted: twice heartbeat_interval_ms or "
+                "more, {} or more)",
+                config.node_timeout_ms, 2 * config.heartbeat_interval_ms));
+    }
+    config.max_heartbeats_per_s = doc.value("max_heartbeats_per_s", config.max_heartbeats_per_s);
+    if (config.max_heartbeats_per_s < 1) {
+        return Status::invalid(
+                fmt::format("max_heartbeats_per_s: invalid value '{}' (accepted: 1 or more)",
+                            config.max_heartbeats_per_s));
+    }
     config.kill_wait_s = doc.value("kill_wait_s", config.kill_wait_s);
     config.launch_fanout = doc.value("launch_fanout", config.launch_fanout);
     if (config.launch_fanout < 1) {
@@ -455,6 +472,21 @@ std::vector<std::string> ClusterConfig::gres_names() const {
     return {names.begin(), names.end()};
 }
 
+int64_t ClusterConfig::agent_heartbeat_interval_ms() const {
+    const auto nodes_count = static_cast<int64_t>(nodes.size());
+    const int64_t spread_ms =
+            (nodes_count * 1000 + max_heartbeats_per_s - 1) / max_heartbeats_per_s;
+    return std::max(heartbeat_interval_ms, spread_ms);
+}
+
+int64_t ClusterConfig::effective_node_timeout_ms() const {
+    constexpr int64_t kMissedHeartbeats = 3;
+    const int64_t interval_ms = agent_heartbeat_interval_ms();
+    return interval_ms == heartbeat_interval_ms
+                   ? node_timeout_ms
+                   : std::max(node_timeout_ms, kMissedHeartbeats * interval_ms);
+}
+
 Result<ClusterConfig> load_config(const std::string& path) {
     std::ifstream in(path);
     if (!in) {
@@ -524,6 +556,7 @@ Status save_config(const ClusterConfig& config, const std::string& path) {
                 {"partitions", partitions},
                 {"heartbeat_interval_ms", config.heartbeat_interval_ms},
                 {"node_timeout_ms", config.node_timeout_ms},
+                {"max_heartbeats_per_s", config.max_heartbeats_per_s},
                 {"return_to_service", config.return_to_service},
                 {"kill_wait_s", config.kill_wait_s},
                 {"launch_fanout", config.launch_fanout},

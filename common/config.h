@@ -89,6 +89,10 @@ struct ClusterConfig {
     std::map<std::string, int64_t> licenses;
     int64_t heartbeat_interval_ms = 1000;
     int64_t node_timeout_ms = 10000;  // missed heartbeats for this long mark a node DOWN
+    // The most heartbeats per second the controller asks of all its nodes together (as
+    // Nomad's max_heartbeats_per_second): each one costs it a thread wake-up, so it is the
+    // rate it can afford, not the node count. See agent_heartbeat_interval_ms().
+    int64_t max_heartbeats_per_s = 2000;
     // Whether a DOWN node serves again once its agent registers, as Slurm's ReturnToService:
     // 0 never (an operator resumes it), 1 when it was DOWN only for not responding, 2 always.
     int64_t return_to_service = 0;
@@ -134,6 +138,12 @@ struct ClusterConfig {
     const PartitionConfig* find_partition(const std::string& name) const;
     // Every resource name node_gres declares, sorted: the generic resources' indexes.
     std::vector<std::string> gres_names() const;
+    // The interval agents heartbeat at: heartbeat_interval_ms, lengthened where the nodes
+    // would together send more than max_heartbeats_per_s (10,000 nodes: 5 s).
+    int64_t agent_heartbeat_interval_ms() const;
+    // node_timeout_ms, raised to three agent heartbeat intervals where those were lengthened,
+    // so that one late heartbeat does not take a node DOWN.
+    int64_t effective_node_timeout_ms() const;
     // The node's features as listed, then its GPU type (empty when it has no GPUs).
     std::vector<std::string> features_of(const std::string& node,
                                          const std::string& gpu_type) const;

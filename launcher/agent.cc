@@ -70,6 +70,7 @@ Agent::Agent(asio::io_context& io,
       acceptor_(io),
       reconnect_timer_(io),
       heartbeat_timer_(io),
+      heartbeat_interval_ms_(config_.heartbeat_interval_ms),
       limit_timer_(io),
       child_signals_(io, SIGCHLD),
       controller_dispatcher_(
@@ -202,7 +203,7 @@ void Agent::register_self() {
 }
 
 void Agent::heartbeat() {
-    heartbeat_timer_.expires_after(std::chrono::milliseconds(config_.heartbeat_interval_ms));
+    heartbeat_timer_.expires_after(std::chrono::milliseconds(heartbeat_interval_ms_));
     heartbeat_timer_.async_wait([this](boost::system::error_code ec) {
         if (ec || !controller_) {
             return;
@@ -235,6 +236,12 @@ void Agent::on_controller_closed() {
 void Agent::register_handlers() {
     using namespace protocol;
     controller_dispatcher_.on<RegisterNodeReply>([this](const RegisterNodeReply& reply) {
+        if (reply.heartbeat_interval_ms > 0
+            && reply.heartbeat_interval_ms != heartbeat_interval_ms_) {
+            spdlog::info("heartbeat every {} ms, as the controller asks",
+                         reply.heartbeat_interval_ms);
+            heartbeat_interval_ms_ = reply.heartbeat_interval_ms;
+        }
         for (uint64_t id : reply.acknowledged) {
             unacked_.erase(id);
             forget_batch_files(id);

@@ -282,6 +282,8 @@ private:
     asio::steady_timer reconnect_timer_;
     size_t controller_index_ = 0;  // of controller_addresses(): the one tried next
     asio::steady_timer heartbeat_timer_;
+    // The controller's (RegisterNodeReply); the config's until it has answered.
+    int64_t heartbeat_interval_ms_;
     asio::steady_timer limit_timer_;  // fires at the earliest of time_limits_ and warnings_
     TimeLimits time_limits_;
     TimeLimits warnings_;  // when each job's --signal is due

@@ -99,10 +99,15 @@ private:
 
     void register_handlers() {
         using namespace protocol;
-        dispatcher_.on<RegisterNodeReply>([this](size_t node, const RegisterNodeReply&) {
+        dispatcher_.on<RegisterNodeReply>([this](size_t node, const RegisterNodeReply& reply) {
             if (std::exchange(nodes_[node].registered, true)) {
                 return;
             }
+            // Heartbeats at the controller's interval, spread over it as independent agents'
+            // would be.
+            heartbeat_interval_ms_ = reply.heartbeat_interval_ms;
+            std::uniform_int_distribution<int64_t> offset(0, heartbeat_interval_ms_ - 1);
+            heartbeat(node, std::chrono::milliseconds(offset(random_)));
             if (++registered_ == nodes_.size()) {
                 std::printf("all %zu nodes registered in %.1f s\n", nodes_.size(),
                             seconds_since(started_));
@@ -179,9 +184,6 @@ private:
         request.resources.memory_mib = options_.memory_mib;
         request.boot_time = boot_time_;
         n.connection->send(request);
-        // Spread the nodes' heartbeats over the interval, as independent agents would be.
-        std::uniform_int_distribution<int64_t> offset(0, config_.heartbeat_interval_ms - 1);
-        heartbeat(node, std::chrono::milliseconds(offset(random_)));
     }
 
     void heartbeat(size_t node, std::chrono::milliseconds after) {
@@ -198,7 +200,7 @@ private:
             }
             n.connection->send(message);
             ++heartbeats_;
-            heartbeat(node, std::chrono::milliseconds(config_.heartbeat_interval_ms));
+            heartbeat(node, std::chrono::milliseconds(heartbeat_interval_ms_));
         });
     }
 
@@ -292,6 +294,7 @@ private:
     size_t next_to_connect_ = 0;
     size_t registered_ = 0;
     size_t heartbeats_ = 0;
+    int64_t heartbeat_interval_ms_ = 0;  // the controller's, from its RegisterNodeReply
     size_t launched_ = 0;
     size_t finished_ = 0;
 };

@@ -531,10 +531,13 @@ struct RegisterNodeReply {
     static constexpr MessageType kType = MessageType::kRegisterReply;
     std::vector<uint64_t> acknowledged;  // finished reports the controller has stored
     std::vector<uint64_t> terminate;     // running jobs the controller no longer knows
+    // How often to heartbeat: the controller spreads the cluster's heartbeats to a rate it
+    // can afford (ClusterConfig::agent_heartbeat_interval_ms).
+    int64_t heartbeat_interval_ms = 0;
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        serialize_fields(ar, acknowledged, terminate);
+        serialize_fields(ar, acknowledged, terminate, heartbeat_interval_ms);
     }
 };
 

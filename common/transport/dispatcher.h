@@ -53,6 +53,12 @@ public:
         return add<Message>(std::move(handler), false, false);
     }
 
+    // As on_caller(), for messages only daemons send.
+    template <typename Message, typename Handler>
+    Dispatcher& on_daemon_caller(Handler handler) {
+        return add<Message>(std::move(handler), false, true);
+    }
+
     void dispatch(Context... context, protocol::Envelope envelope) const {
         auto handler = handlers_.find(envelope.type);
         if (handler == handlers_.end()) {

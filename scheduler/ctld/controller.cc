@@ -26,6 +26,7 @@ sched::BackfillOptions backfill_options(const ClusterConfig& config) {
 }  // namespace
 
 Controller::Controller(asio::io_context& io,
+                       asio::io_context& control,
                        const Clock& clock,
                        ClusterConfig config,
                        std::string key,
@@ -33,7 +34,7 @@ Controller::Controller(asio::io_context& io,
                        std::unique_ptr<accounting::AccountingStore> accounting)
     : io_(io),
       clock_(clock),
-      strand_(asio::make_strand(io)),
+      strand_(asio::make_strand(control)),
       dispatcher_([](const ConnectionPtr& conn,
                      const Status& why) { conn->close(why.with_context("controller")); },
                   // Posted, not dispatched on the reading thread: while the strand encodes a
@@ -151,6 +152,14 @@ Status Controller::start() {
     accept();
     on_strand([this] { on_tick(); });
     spdlog::info("cohortctld listening on {}:{}", config_.controller_host, config_.controller_port);
+    if (config_.agent_heartbeat_interval_ms() != config_.heartbeat_interval_ms) {
+        spdlog::info(
+                "{} nodes heartbeat every {} ms, not {} (max_heartbeats_per_s {}); a node "
+                "silent for {} ms is DOWN",
+                config_.nodes.size(), config_.agent_heartbeat_interval_ms(),
+                config_.heartbeat_interval_ms, config_.max_heartbeats_per_s,
+                config_.effective_node_timeout_ms());
+    }
     return Status::ok();
 }
 
@@ -300,8 +309,8 @@ void Controller::register_handlers() {
             [this](const ConnectionPtr& conn, const RegisterNodeRequest& m) {
                 handle_register(conn, m);
             });
-    dispatcher_.on_daemon<HeartbeatMessage>(
-            [this](const ConnectionPtr&, const HeartbeatMessage& m) { handle_heartbeat(m); });
+    dispatcher_.on_daemon_caller<HeartbeatMessage>(
+            [this](const ConnectionPtr&, HeartbeatMessage m) { heartbeats_.add(std::move(m)); });
     dispatcher_.on_daemon<BatchDoneReport>(
             [this](const ConnectionPtr&, const BatchDoneReport& m) { handle_batch_done(m); });
     dispatcher_.on_daemon<JobCleanedReport>(
@@ -351,18 +360,23 @@ void Controller::on_tick() {
         next_keep_alive_ms_ = now_ms + kKeepAliveInterval_ms;
         writer_.read_committed([](StateStore& store) { (void)store.keep_alive(); });
     }
+    for (const protocol::HeartbeatMessage& heartbeat : heartbeats_.take()) {
+        handle_heartbeat(heartbeat);
+    }
     // A node whose agent's connection closed (the machine or the agent died, or the link was
-    // cut) goes DOWN after a short grace; one that only falls silent, after node_timeout_ms.
-    const int64_t grace_ms = std::min(config_.node_timeout_ms,
-                                      kReconnectGraceIntervals * config_.heartbeat_interval_ms);
+    // cut) goes DOWN after a short grace, the agent's reconnect taking well under one
+    // configured interval; one that only falls silent, after the node timeout.
+    const int64_t node_timeout_ms = config_.effective_node_timeout_ms();
+    const int64_t grace_ms =
+            std::min(node_timeout_ms, kReconnectGraceIntervals * config_.heartbeat_interval_ms);
     for (NodeEntry* node : nodes_.disconnected_nodes(now_ms, grace_ms)) {
         mark_node_down(*node, fmt::format("Not responding: connection lost, not restored "
                                           "within {} ms",
                                           grace_ms));
     }
-    for (NodeEntry* node : nodes_.silent_nodes(now_ms, config_.node_timeout_ms)) {
-        mark_node_down(*node, fmt::format("Not responding: no heartbeat for {} ms",
-                                          config_.node_timeout_ms));
+    for (NodeEntry* node : nodes_.silent_nodes(now_ms, node_timeout_ms)) {
+        mark_node_down(*node,
+                       fmt::format("Not responding: no heartbeat for {} ms", node_timeout_ms));
     }
     const int64_t now = clock_.unix_seconds();
     if (usage_loading_ && now >= usage_wait_until_) {

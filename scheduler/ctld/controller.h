@@ -20,6 +20,7 @@
 #include "scheduler/backfill/plan.h"
 #include "scheduler/ctld/core_inputs.h"
 #include "scheduler/ctld/gpu_allocation.h"
+#include "scheduler/ctld/heartbeat_inbox.h"
 #include "scheduler/ctld/job_table.h"
 #include "scheduler/ctld/node_event_log.h"
 #include "scheduler/ctld/node_table.h"
@@ -47,7 +48,11 @@ accounting::RecordBatch accounting_records(const std::vector<StateChange>& chang
 class Controller {
 public:
     // `clock` must outlive the controller.
+    // Sockets are served on `io`'s threads; the controller's state is kept on `control`, run
+    // by one thread of its own, so that a long turn (a pass's snapshot) never holds up I/O
+    // and a message needs no hand-over between I/O threads.
     Controller(asio::io_context& io,
+               asio::io_context& control,
                const Clock& clock,
                ClusterConfig config,
                std::string key,
@@ -352,6 +357,7 @@ private:
     // Before writer_, whose thread feeds it until writer_ stops.
     accounting::AccountingWriter accounting_;
     StateWriter writer_;
+    HeartbeatInbox heartbeats_;  // filled on the I/O thread, read at each tick
 
     // Owned by strand_.
     JobTable jobs_;

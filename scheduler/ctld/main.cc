@@ -100,19 +100,26 @@ int main(int argc, char** argv) {
     // The mail programs the controller starts (mail.cc) are not waited for: the kernel reaps
     // them.
     std::signal(SIGCHLD, SIG_IGN);
-    boost::asio::io_context io;
+    // One thread serves the sockets and one keeps the controller's state: with two threads
+    // on one io_context, every message would wake the idle one to take over the poll.
+    boost::asio::io_context io(1);
+    boost::asio::io_context control(1);
+    auto control_busy = boost::asio::make_work_guard(control);
     const cohort::SystemClock clock;
-    cohort::ctld::Controller controller(io, clock, *config, *key, std::move(*store),
+    cohort::ctld::Controller controller(io, control, clock, *config, *key, std::move(*store),
                                         std::move(*accounting));
     if (auto started = controller.start(); !started) {
         spdlog::error("{}", started.message());
         return 1;
     }
     cohort::write_pid_file(pid_file);
-    cohort::stop_on_signals(io, [&] { controller.stop(); });
-    std::thread second([&] { io.run(); });  // one for I/O, one for I/O and the strand
+    std::thread control_thread([&] { control.run(); });
+    cohort::stop_on_signals(io, [&] {
+        controller.stop();
+        control.stop();
+    });
     io.run();
-    second.join();
+    control_thread.join();
     cohort::remove_pid_file(pid_file);
     return 0;
 }

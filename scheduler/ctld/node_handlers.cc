@@ -43,6 +43,7 @@ void Controller::handle_register(const ConnectionPtr& conn,
                  in_service ? "" : "; stays DOWN until resumed: " + node->info.reason);
 
     protocol::RegisterNodeReply reply;
+    reply.heartbeat_interval_ms = config_.agent_heartbeat_interval_ms();
     for (const auto& report : request.finished) {
         handle_batch_done(report);
     }

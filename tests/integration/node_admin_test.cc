@@ -151,6 +151,35 @@ TEST(NodeAdmin, ANodeDownForNotRespondingStaysDownUntilResumed) {
     }
 }
 
+// More nodes than max_heartbeats_per_s allows at heartbeat_interval_ms: the controller asks
+// its agents for longer intervals (two nodes at one heartbeat a second: 2 s), and gives a
+// silent node three of them (6 s) instead of node_timeout_ms.
+TEST(NodeAdmin, AgentsHeartbeatAtTheControllersRateAndSilenceIsJudgedByIt) {
+    LocalCluster cluster(2,
+                         with_settings({{"node_timeout_ms", 2000}, {"max_heartbeats_per_s", 1}}));
+    ASSERT_TRUE(cluster.up());
+    EXPECT_TRUE(eventually(
+            [&] {
+                return read_text(cluster.state_dir() + "/cohortd-node2.log")
+                               .find("heartbeat every 2000 ms, as the controller asks")
+                       != std::string::npos;
+            },
+            seconds(10)));
+    // Heartbeats 2 s apart keep both nodes up well past node_timeout_ms.
+    std::this_thread::sleep_for(seconds(5));
+    EXPECT_EQ(node_state(cluster, "node1"), "IDLE");
+    EXPECT_EQ(node_state(cluster, "node2"), "IDLE");
+    silence_agent(cluster, "node2");
+    CommandResult reasons = cluster.cohort({"nodes", "-R"});
+    EXPECT_NE(reasons.out.find("Not responding: no heartbeat for 6000 ms"), std::string::npos)
+            << reasons.out;
+    CommandResult config = cluster.cohort({"show", "config"});
+    EXPECT_NE(config.out.find("SlurmdTimeout           = 6 sec"), std::string::npos) << config.out;
+    if (HasFailure()) {
+        cluster.dump_logs();
+    }
+}
+
 TEST(NodeAdmin, ReturnToServiceOneBringsANodeBackOnItsOwn) {
     LocalCluster cluster(2, with_settings({{"node_timeout_ms", 2000}, {"return_to_service", 1}}));
     ASSERT_TRUE(cluster.up());

@@ -138,6 +138,54 @@ TEST(ClusterConfigFile, ReturnToServiceDefaultsToSlurmsAndRefusesOtherValues) {
             << bad.status().message();
 }
 
+// Up to max_heartbeats_per_s nodes heartbeat at heartbeat_interval_ms; more nodes spread
+// theirs further apart, and a silent node is given three of those longer intervals.
+TEST(ClusterConfigFile, HeartbeatIntervalLengthensWithTheNodeCount) {
+    auto config = load_config(temp_config(kMinimal));
+    ASSERT_TRUE(config) << config.status().message();
+    EXPECT_EQ(config->max_heartbeats_per_s, 2000);
+    EXPECT_EQ(config->agent_heartbeat_interval_ms(), 1000);  // 2 nodes
+    EXPECT_EQ(config->effective_node_timeout_ms(), 10000);
+    config->nodes.resize(2000);
+    EXPECT_EQ(config->agent_heartbeat_interval_ms(), 1000);
+    EXPECT_EQ(config->effective_node_timeout_ms(), 10000);
+    config->nodes.resize(10000);
+    EXPECT_EQ(config->agent_heartbeat_interval_ms(), 5000);
+    EXPECT_EQ(config->effective_node_timeout_ms(), 15000);
+    config->node_timeout_ms = 60000;  // longer than three intervals: kept
+    EXPECT_EQ(config->effective_node_timeout_ms(), 60000);
+    config->max_heartbeats_per_s = 3000;  // 3.34 s, rounded up to whole milliseconds
+    EXPECT_EQ(config->agent_heartbeat_interval_ms(), 3334);
+
+    config->nodes.resize(2);
+    config->max_heartbeats_per_s = 500;
+    const std::string path = temp_config("");
+    ASSERT_TRUE(save_config(*config, path));
+    auto again = load_config(path);
+    ASSERT_TRUE(again) << again.status().message();
+    EXPECT_EQ(again->max_heartbeats_per_s, 500);
+}
+
+TEST(ClusterConfigFile, BadHeartbeatSettingsNameTheKeyAndWhatIsAccepted) {
+    const std::pair<const char*, const char*> cases[] = {
+            {R"("heartbeat_interval_ms": 50, )",
+             "heartbeat_interval_ms: invalid value '50' (accepted: 100 or more)"},
+            {R"("node_timeout_ms": 1500, )",
+             "node_timeout_ms: invalid value '1500' (accepted: twice heartbeat_interval_ms or "
+             "more, 2000 or more)"},
+            {R"("max_heartbeats_per_s": 0, )",
+             "max_heartbeats_per_s: invalid value '0' (accepted: 1 or more)"},
+    };
+    for (const auto& [setting, message] : cases) {
+        std::string text = kMinimal;
+        text.insert(1, setting);
+        auto bad = load_config(temp_config(text));
+        ASSERT_FALSE(bad) << setting;
+        EXPECT_NE(bad.status().message().find(message), std::string::npos)
+                << bad.status().message();
+    }
+}
+
 TEST(ClusterConfigFile, NodeHooksAndPidsCapRoundTripAndRefuseBadValues) {
     auto config = parse_config_text(kMinimal, "minimal.json");
     ASSERT_TRUE(config) << config.status().message();
