@@ -14,6 +14,8 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "launcher/device_filter.h"
+
 namespace cohort::agent {
 namespace {
 
@@ -310,7 +312,13 @@ Status JobCgroups::create(uint64_t job_id,
             write_text(memory_dir + "/" + swap_file, version_ == CgroupVersion::kV1 ? bytes : "0");
         }
     }
-    // Denied before any process enters; its steps' cgroups inherit the list when made.
+    // Denied before any process enters; its steps' cgroups inherit the list when made (v1),
+    // or run the job's program (v2).
+    if (version_ == CgroupVersion::kV2 && !denied_devices.empty()) {
+        if (Status denied = deny_devices_v2(job_dir(unified_, job_id), denied_devices); !denied) {
+            return denied;
+        }
+    }
     for (const std::string& rule : denied_devices) {
         if (devices_.empty()) {
             break;

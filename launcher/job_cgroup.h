@@ -4,7 +4,8 @@
 //   machine): freezer to track and kill, memory for the job's memory, cpuset for its CPUs,
 //   devices for the GPUs it was not given;
 //   v2 (one unified hierarchy, most new clusters): cgroup.procs to track, cgroup.kill (or
-//   cgroup.freeze) to kill, memory.max and cpuset.cpus where the parent enables them.
+//   cgroup.freeze) to kill, memory.max and cpuset.cpus where the parent enables them, and a
+//   BPF device program for the GPUs it was not given (device_filter.h).
 // They also count what the job used (CPU time, peak memory, out-of-memory kills).
 // A job's cgroups sit under the agent's own (from /proc/self/cgroup), in <agent_dir>/
 // job_<id>, so a containerised or delegated agent stays inside what it was given. Its
@@ -62,8 +63,8 @@ public:
     std::vector<std::string> bases() const;
 
     // Creates the job's cgroups (idempotent) with its CPUs (empty: the agent's), memory in
-    // MiB (0: no limit) and the devices it may not open ("c MAJOR:MINOR rwm" rules, for
-    // the v1 devices controller; v2 would need a BPF program and has none here).
+    // MiB (0: no limit) and the devices it may not open ("c MAJOR:MINOR rwm" rules: the v1
+    // devices controller's, and a BPF program's under v2).
     Status create(uint64_t job_id,
                   const std::vector<int>& cpus,
                   int64_t memory_mib,

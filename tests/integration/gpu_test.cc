@@ -335,15 +335,24 @@ TEST_F(GpuNodeChoiceTest, TwoGpuJobGoesWhereAWholeNvLinkPairIsFree) {
     EXPECT_EQ(pair.out, "node2 2,3\n");
 }
 
-// The devices cgroup keeps a job off the GPUs it was not given. The recorded DGX-2 has 16
-// GPUs and no driver here, so each gets a character device the test makes (no driver
-// behind them either): opening one that is allowed fails with ENXIO from the kernel's lookup,
-// past the cgroup's check; one that is denied fails with EPERM before it.
-class GpuDeviceTest : public ::testing::Test {
+// The job's cgroup keeps it off the GPUs it was not given: the v1 devices controller, or
+// under v2 (the parameter) a BPF device program. The recorded DGX-2 has 16 GPUs and no driver
+// here, so each gets a character device the test makes (no driver behind them either):
+// opening one that is allowed fails with ENXIO from the kernel's lookup, past the cgroup's
+// check; one that is denied fails with EPERM before it.
+class GpuDeviceTest : public ::testing::TestWithParam<std::string> {
 protected:
     void SetUp() override {
-        if (geteuid() != 0 || !fs::exists("/sys/fs/cgroup/devices/devices.deny")) {
-            GTEST_SKIP() << "needs root and the v1 devices controller";
+        const bool v2 = GetParam() == "v2";
+        if (geteuid() != 0) {
+            GTEST_SKIP() << "needs root";
+        }
+        if (!v2 && !fs::exists("/sys/fs/cgroup/devices/devices.deny")) {
+            GTEST_SKIP() << "needs the v1 devices controller";
+        }
+        if (v2 && !fs::exists("/sys/fs/cgroup/unified/cgroup.procs")
+            && !fs::exists("/sys/fs/cgroup/cgroup.procs")) {
+            GTEST_SKIP() << "needs a cgroup2 hierarchy";
         }
         ASSERT_TRUE(fs::exists(kDgx2)) << kDgx2 << " not found (run from the repository root)";
         devices_ = fs::temp_directory_path() / ("cohort-gpus-" + std::to_string(getpid()));
@@ -353,8 +362,8 @@ protected:
             // Major 240 is set aside for local use: no driver answers it.
             ASSERT_EQ(mknod(file.c_str(), S_IFCHR | 0666, makedev(240, gpu)), 0) << file;
         }
-        std::vector<std::string> start_args =
-                with_settings({{"gpu_device_files", devices_.string() + "/gpu[0-15]"}});
+        std::vector<std::string> start_args = with_settings(
+                {{"gpu_device_files", devices_.string() + "/gpu[0-15]"}, {"cgroup", GetParam()}});
         start_args.insert(start_args.end(), {"--topology", fs::absolute(kDgx2).string()});
         cluster_ = std::make_unique<LocalCluster>(1, start_args);
         ASSERT_TRUE(cluster_->up());
@@ -376,7 +385,7 @@ protected:
     std::unique_ptr<LocalCluster> cluster_;
 };
 
-TEST_F(GpuDeviceTest, AJobMayOpenOnlyTheGpusItWasGiven) {
+TEST_P(GpuDeviceTest, AJobMayOpenOnlyTheGpusItWasGiven) {
     // Each GPU's device: "allowed" past the cgroup (ENXIO), or "denied" by it (EPERM).
     const std::string probe = "echo gpus $CUDA_VISIBLE_DEVICES; for i in $(seq 0 15); do "
                               "if err=$( (exec 3<" + devices_.string() + "/gpu$i) 2>&1 ); then "
@@ -421,6 +430,11 @@ TEST_F(GpuDeviceTest, AJobMayOpenOnlyTheGpusItWasGiven) {
     EXPECT_TRUE(none.by_verdict["allowed"].empty());
     EXPECT_EQ(none.by_verdict["denied"].size(), 16u);
 }
+
+INSTANTIATE_TEST_SUITE_P(Layouts,
+                         GpuDeviceTest,
+                         ::testing::Values("v1", "v2"),
+                         [](const auto& layout) { return layout.param; });
 
 }  // namespace
 }  // namespace cohort::testing
