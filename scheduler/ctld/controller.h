@@ -269,6 +269,9 @@ private:
     int64_t planned_priority(const Job& job) const;
     // Is this attempt of the job between its warning signal and its end?
     bool being_preempted(const Job& job) const;
+    // The job and, for a hetjob's leader, its other components still running or completing:
+    // what a preemption ends together.
+    std::vector<const Job*> running_parts(const Job& job) const;
     // The victim gets its warning signal now; its QoS's grace time later it is requeued or
     // cancelled, as PREEMPTED.
     void start_preemption(Job& victim, uint64_t preemptor);

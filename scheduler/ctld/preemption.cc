@@ -2,10 +2,12 @@
 // resources of running jobs of those QoSes, when that lets it start now
 // (sched::choose_preemptees picks them, lowest priority first). Each gets its warning signal at
 // once, SIGTERM after its own QoS's grace time, and is then requeued or cancelled as PREEMPTED.
+// A heterogeneous job is preempted whole, through its leader, as it is requeued whole.
 #include "scheduler/preemption/preemption.h"
 
 #include <algorithm>
 #include <csignal>
+#include <unordered_map>
 
 #include <spdlog/spdlog.h>
 
@@ -36,8 +38,10 @@ void Controller::preempt_for_waiting(const sched::Decisions& decisions,
     };
     std::vector<sched::RunningAllocation> held;
     std::vector<const Job*> holders;
+    std::unordered_map<uint64_t, size_t> held_by;  // job id -> index in held and holders
     for (const auto& [id, running] : jobs_) {
         if (running.state == JobState::kRunning || running.state == JobState::kCompleting) {
+            held_by[id] = held.size();
             held.push_back(running_allocation_of(running, node_index, gres_names_, now));
             holders.push_back(&running);
         }
@@ -52,8 +56,7 @@ void Controller::preempt_for_waiting(const sched::Decisions& decisions,
             continue;  // a limit or a reservation holds it: freeing nodes would not help
         }
         auto waiting = jobs_.find(wait.job_id);
-        // Hetjobs neither preempt nor are preempted yet: their components start and end
-        // together, which choose_preemptees does not weigh.
+        // A waiting hetjob does not preempt: its components' common start is not weighed.
         if (waiting == jobs_.end() || waiting->second.state != JobState::kPending
             || waiting->second.held || waiting->second.is_het_component()) {
             continue;
@@ -73,16 +76,30 @@ void Controller::preempt_for_waiting(const sched::Decisions& decisions,
         if (++tried > kMaxPreemptorsPerStep) {
             return;
         }
+        const auto preemptable = [&](const Job& running) {
+            return running.state == JobState::kRunning
+                   && std::find(qos->preempt.begin(), qos->preempt.end(), running.spec.qos.str())
+                              != qos->preempt.end();
+        };
         std::vector<sched::PreemptionCandidate> candidates;
         for (size_t i = 0; i < holders.size(); ++i) {
             const Job& running = *holders[i];
-            const bool preemptable =
-                    running.state == JobState::kRunning && !being_preempted(running)
-                    && !running.is_het_component()
-                    && std::find(qos->preempt.begin(), qos->preempt.end(), running.spec.qos.str())
-                               != qos->preempt.end();
-            if (preemptable) {
-                candidates.push_back({running.job_id, running.priority, held[i]});
+            if ((running.is_het_component() && !running.is_het_leader())
+                || being_preempted(running)) {
+                continue;  // a hetjob's other components come with its leader
+            }
+            sched::PreemptionCandidate candidate{running.job_id, running.priority, {held[i]}};
+            bool whole = preemptable(running);
+            for (const Job* part : running_parts(running)) {
+                if (part == &running) {
+                    continue;
+                }
+                whole = whole && preemptable(*part);
+                candidate.allocations.push_back(held[held_by.at(part->job_id)]);
+                candidate.priority = std::max(candidate.priority, part->priority);
+            }
+            if (whole) {
+                candidates.push_back(std::move(candidate));
             }
         }
         if (candidates.empty()) {
@@ -100,6 +117,19 @@ void Controller::preempt_for_waiting(const sched::Decisions& decisions,
         }
         return;  // one at a time: the next pass sees what these free
     }
+}
+
+std::vector<const Job*> Controller::running_parts(const Job& job) const {
+    std::vector<const Job*> parts{&job};
+    for (uint32_t offset = 1; job.is_het_leader() && offset < job.het_size; ++offset) {
+        auto component = jobs_.find(job.job_id + offset);
+        if (component != jobs_.end()
+            && (component->second.state == JobState::kRunning
+                || component->second.state == JobState::kCompleting)) {
+            parts.push_back(&component->second);
+        }
+    }
+    return parts;
 }
 
 bool Controller::being_preempted(const Job& job) const {
@@ -133,8 +163,12 @@ void Controller::start_preemption(Job& victim, uint64_t preemptor) {
                                       : protocol::SignalTarget::kFull;
     spdlog::info("job {}: preempted for job {}: signal {} now, SIGTERM in {} s", victim.job_id,
                  preemptor, signal, grace_s);
-    victim.reason = "Preempted by job " + std::to_string(preemptor);
-    signal_job(victim, signal, target);
+    for (const Job* part : running_parts(victim)) {
+        jobs_.at(part->job_id).reason = "Preempted by job " + std::to_string(preemptor);
+        if (part == &victim || target != protocol::SignalTarget::kBatchShell) {
+            signal_job(*part, signal, target);
+        }
+    }
     auto timer = std::make_shared<asio::steady_timer>(strand_, std::chrono::seconds(grace_s));
     timer->async_wait([this, timer, id = victim.job_id,
                        attempt = victim.restart_count](boost::system::error_code ec) {

@@ -24,7 +24,13 @@ public:
         }
     }
 
-    // sign +1: the allocation's resources come free; -1: they are held.
+    // sign +1: the candidate's resources come free; -1: they are held.
+    void add(const PreemptionCandidate& candidate, int sign) {
+        for (const auto& allocation : candidate.allocations) {
+            add(allocation, sign);
+        }
+    }
+
     void add(const RunningAllocation& allocation, int sign) {
         for (size_t k = 0; k < allocation.nodes.size(); ++k) {
             const auto n = static_cast<size_t>(allocation.nodes[k]);
@@ -69,7 +75,7 @@ std::vector<uint64_t> choose_preemptees(const std::vector<NodeCapacity>& nodes,
                      });
     size_t needed = 0;
     for (; needed < candidates.size(); ++needed) {
-        free.add(candidates[needed].allocation, +1);
+        free.add(candidates[needed], +1);
         if (free.fits(request, eligible)) {
             break;
         }
@@ -79,11 +85,11 @@ std::vector<uint64_t> choose_preemptees(const std::vector<NodeCapacity>& nodes,
     }
     std::vector<bool> chosen(needed + 1, true);
     for (size_t i = needed; i-- > 0;) {  // the last one added is needed by construction
-        free.add(candidates[i].allocation, -1);
+        free.add(candidates[i], -1);
         if (free.fits(request, eligible)) {
             chosen[i] = false;
         } else {
-            free.add(candidates[i].allocation, +1);
+            free.add(candidates[i], +1);
         }
     }
     std::vector<uint64_t> ids;

@@ -8,11 +8,12 @@
 
 namespace cohort::sched {
 
-// A running job that the waiting job's QoS may preempt.
+// A running job that the waiting job's QoS may preempt: for a heterogeneous job, every
+// component's allocation, as they end together.
 struct PreemptionCandidate {
     uint64_t job_id = 0;
     int64_t priority = 0;
-    RunningAllocation allocation;
+    std::vector<RunningAllocation> allocations;
 };
 
 // The fewest, lowest-priority candidates whose ending lets `request` start now on the up nodes

@@ -1,7 +1,8 @@
 // Preemption by QoS, end to end on one 2-CPU node: a `high` job preempts a running `low` job,
 // which gets its R: warning signal at once, SIGTERM after low's grace time, and is requeued
 // (its attempt recorded PREEMPTED) to finish after the high job; a `scavenger` job is
-// cancelled as PREEMPTED instead; a `normal` job, which high may not preempt, runs on.
+// cancelled as PREEMPTED instead; a `normal` job, which high may not preempt, runs on; a
+// `low` hetjob whose components hold a CPU each is preempted and requeued whole.
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -122,6 +123,35 @@ TEST_F(PreemptionTest, AScavengerJobIsCancelledAndANormalJobIsNotPreempted) {
     std::ofstream(go) << "go\n";
     EXPECT_EQ(cluster_->wait_final_state(normal, seconds(30)), "COMPLETED");
     EXPECT_EQ(cluster_->wait_final_state(waiting, seconds(30)), "COMPLETED");
+}
+
+TEST_F(PreemptionTest, AHetJobIsPreemptedWholeAndRunsAgainWhole) {
+    // Each component holds one of the node's two CPUs: the high job needs both, so ending the
+    // leader alone would not do.
+    const std::string script = cluster_->work_dir() + "/het-low.sh";
+    std::ofstream(script) << "#!/bin/bash\n"
+                             "#SBATCH --qos=low -n1 -t 10\n"
+                             "#SBATCH hetjob\n"
+                             "#SBATCH --qos=low -n1\n"
+                             "if [ \"$SLURM_RESTART_COUNT\" = 1 ]; then exit 0; fi\n"
+                             "while :; do sleep 0.1; done\n";
+    const uint64_t het = submit({script});
+    ASSERT_TRUE(running(het));
+    ASSERT_TRUE(running(het + 1));
+    const uint64_t high = submit({"--qos=high", "-n2", "--wrap", "true"});
+    EXPECT_EQ(cluster_->wait_final_state(high, seconds(60)), "COMPLETED");
+    EXPECT_EQ(cluster_->wait_final_state(het, seconds(60)), "COMPLETED");
+    EXPECT_EQ(cluster_->wait_final_state(het + 1, seconds(60)), "COMPLETED");
+
+    // Both components' first attempts were preempted, and both ran again.
+    CommandResult acct = cluster_->cohort({"acct", "-D", "-j", std::to_string(het), "--json"});
+    auto doc = nlohmann::json::parse(acct.out, nullptr, false);
+    ASSERT_FALSE(doc.is_discarded()) << acct.out;
+    std::map<std::string, int> states;
+    for (const auto& job : doc["jobs"]) {
+        ++states[job["job_state"][0].get<std::string>()];
+    }
+    EXPECT_EQ(states, (std::map<std::string, int>{{"COMPLETED", 2}, {"PREEMPTED", 2}})) << acct.out;
 }
 
 }  // namespace

@@ -20,7 +20,7 @@ std::vector<NodeCapacity> preemption_nodes(int count, int32_t cpus) {
 }
 
 PreemptionCandidate running(uint64_t id, int64_t priority, int node, int32_t cpus) {
-    return {id, priority, RunningAllocation{{node}, {cpus}, 0, 0, 0, {}}};
+    return {id, priority, {RunningAllocation{{node}, {cpus}, 0, 0, 0, {}}}};
 }
 
 ResourceRequest tasks_over(uint32_t nodes_min, uint32_t ntasks) {
@@ -33,7 +33,7 @@ ResourceRequest tasks_over(uint32_t nodes_min, uint32_t ntasks) {
 std::vector<RunningAllocation> held(const std::vector<PreemptionCandidate>& jobs,
                                     std::vector<RunningAllocation> others = {}) {
     for (const auto& job : jobs) {
-        others.push_back(job.allocation);
+        others.insert(others.end(), job.allocations.begin(), job.allocations.end());
     }
     return others;
 }
@@ -77,7 +77,7 @@ TEST(Preemption, GpusAndMemoryCountWhenAsked) {
     std::vector<NodeCapacity> gpu_nodes = preemption_nodes(1, 8);
     gpu_nodes[0].gpus = 4;
     PreemptionCandidate gpu_job = running(1, 1, 0, 1);
-    gpu_job.allocation.gpus_per_node = 4;
+    gpu_job.allocations.front().gpus_per_node = 4;
     PreemptionCandidate cpu_job = running(2, 0, 0, 1);
     ResourceRequest request = tasks_over(1, 1);
     request.gpus_per_node = 2;
@@ -85,6 +85,22 @@ TEST(Preemption, GpusAndMemoryCountWhenAsked) {
     EXPECT_EQ(choose_preemptees(gpu_nodes, {0}, held({gpu_job, cpu_job}), request,
                                 {gpu_job, cpu_job}),
               std::vector<uint64_t>{1});
+}
+
+// A heterogeneous job's components end together: preempting it frees them all, and it is
+// worth it only as a whole.
+TEST(Preemption, AHeterogeneousJobFreesEveryComponent) {
+    // Two 4-CPU nodes: a hetjob holds 3 CPUs of n1 and 3 of n2, a job of its own 1 CPU of
+    // each. A job of 4 tasks on each of the two nodes needs them all.
+    PreemptionCandidate het = running(10, 5, 0, 3);
+    het.allocations.push_back(RunningAllocation{{1}, {3}, 0, 0, 0, {}});
+    const std::vector<PreemptionCandidate> jobs = {het, running(20, 1, 0, 1), running(21, 1, 1, 1)};
+    EXPECT_EQ(choose_preemptees(preemption_nodes(2, 4), {0, 1}, held(jobs), tasks_over(2, 8), jobs),
+              (std::vector<uint64_t>{20, 21, 10}));
+    // One node's 4 CPUs: the small jobs alone free one CPU per node; with the hetjob, n1
+    // needs only job 20 gone, so job 21 on n2 is left alone.
+    EXPECT_EQ(choose_preemptees(preemption_nodes(2, 4), {0, 1}, held(jobs), tasks_over(1, 4), jobs),
+              (std::vector<uint64_t>{20, 10}));
 }
 
 }  // namespace
