@@ -1,5 +1,6 @@
 #include "cli/allocation.h"
 
+#include <algorithm>
 #include <iostream>
 #include <thread>
 
@@ -11,6 +12,15 @@
 namespace cohort::cli {
 
 namespace asio = boost::asio;
+
+void default_interactive_shape(protocol::JobSpec& spec, const std::string& command) {
+    if (spec.name.empty()) {
+        spec.name = command.substr(command.find_last_of('/') + 1);
+    }
+    if (spec.ntasks == 0 && spec.ntasks_per_node == 0) {
+        spec.ntasks = std::max<uint32_t>(spec.nodes_min, 1);
+    }
+}
 
 void complete_job(const ClientContext& context, uint64_t job_id, const StepResult& result) {
     protocol::JobCompleteRequest request{job_id, result.exit_signal != 0 ? 0 : result.exit_code,
@@ -41,7 +51,7 @@ namespace {
 // What the allocation connection's handlers share. Held by shared_ptr because the connection
 // (and its handlers) outlive allocate(): closing it would cancel the job.
 struct AllocationWait {
-    Result<protocol::StepLayout> outcome = Status::unavailable("no reply from cohortctld");
+    Result<protocol::AllocationReply> outcome = Status::unavailable("no reply from cohortctld");
     bool done = false;
     bool lost = false;  // the connection closed after the job started
     uint64_t job_id = 0;
@@ -51,7 +61,7 @@ struct AllocationWait {
 
 Result<Allocation> allocate(const ClientContext& context,
                             asio::io_context& io,
-                            const protocol::JobSpec& spec,
+                            const protocol::AllocateRequest& request,
                             const std::string& command) {
     Result<asio::ip::tcp::socket> socket = Status::unavailable("no controller configured");
     for (const ControllerAddress& address : controller_addresses(context.config)) {
@@ -80,7 +90,7 @@ Result<Allocation> allocate(const ClientContext& context,
                     wait->outcome = reply.status();
                     wait->done = true;
                 } else if (reply->started) {
-                    wait->outcome = reply->layout;
+                    wait->outcome = std::move(*reply);
                     wait->done = true;
                 } else {
                     wait->job_id = reply->job_id;
@@ -102,7 +112,7 @@ Result<Allocation> allocate(const ClientContext& context,
                     wait->done = true;
                 }
             });
-    conn->send(protocol::AllocateRequest{spec, spec.name});
+    conn->send(request);
     asio::signal_set interrupts(io, SIGINT, SIGTERM);
     interrupts.async_wait([wait](const boost::system::error_code& ec, int) {
         if (!ec && !wait->done) {
@@ -121,7 +131,9 @@ Result<Allocation> allocate(const ClientContext& context,
         return wait->outcome.status();
     }
     io.poll();
-    return Allocation{*wait->outcome, conn, std::shared_ptr<const bool>(wait, &wait->lost)};
+    return Allocation{std::move(wait->outcome->layout), conn,
+                      std::shared_ptr<const bool>(wait, &wait->lost),
+                      std::move(wait->outcome->het_components)};
 }
 
 }  // namespace cohort::cli

@@ -13,8 +13,10 @@
 
 #include "cli/allocation.h"
 #include "cli/commands.h"
+#include "cli/het_step.h"
 #include "cli/job_options.h"
 #include "common/hostlist.h"
+#include "launcher/het_environment.h"
 
 namespace cohort::cli {
 namespace {
@@ -87,16 +89,48 @@ pid_t start_command(const std::vector<std::string>& command,
     _exit(127);
 }
 
+// A component of salloc A : B after the first: its own job options over what carries over
+// from the one before (`previous`, which becomes this one's), then perhaps the command.
+Result<JobOptions> parse_later_component(const Args& words,
+                                         const JobOptions& previous,
+                                         std::vector<std::string>& command) {
+    JobOptions options = next_het_component(previous);
+    CLI::App app;
+    add_job_options(app, options, JobCommand::kAlloc);
+    app.prefix_command();
+    auto rest = parse_component_words(app, words);
+    if (!rest) {
+        return rest.status();
+    }
+    command = std::move(*rest);
+    return options;
+}
+
+// Each component's job, checked alone; the command names them when no --job-name does.
+Result<protocol::JobSpec> component_spec(const JobOptions& options,
+                                         const std::vector<std::string>& command,
+                                         std::vector<std::string>* warnings) {
+    auto spec = job_spec_from(options, warnings);
+    if (!spec) {
+        return spec.status();
+    }
+    default_interactive_shape(*spec, command.front());
+    return spec;
+}
+
 }  // namespace
 
 int cmd_alloc(const Args& args) {
+    // salloc A : B: a ":" before the command starts the next component of a heterogeneous
+    // job; once the command has begun, a ":" is one of its words.
+    const std::vector<Args> segments = split_het_segments(args);
     JobOptions options;
     CLI::App app{
             "Hold an allocation while a command runs here (salloc): "
-            "cohort alloc [options] [CMD [ARGS...]]"};
+            "cohort alloc [options] [: [options] ...] [CMD [ARGS...]]"};
     add_job_options(app, options, JobCommand::kAlloc);
     app.prefix_command();
-    auto spelled = spell_out_prefixes(app, args);
+    auto spelled = spell_out_prefixes(app, segments.front());
     if (!spelled) {
         return report_error("alloc", spelled.status());
     }
@@ -106,19 +140,40 @@ int cmd_alloc(const Args& args) {
     if (int rc = parse_args(app, "alloc", *spelled); rc >= 0) {
         return rc;
     }
-    const std::vector<std::string> command = command_or_shell(app.remaining());
+    std::vector<std::string> command = app.remaining();
+    std::vector<JobOptions> components{options};
+    size_t segment = 1;
+    for (; segment < segments.size() && command.empty(); ++segment) {
+        auto component = parse_later_component(segments[segment], components.back(), command);
+        if (!component) {
+            return report_error("alloc", component.status().with_context(fmt::format(
+                                                 "heterogeneous job component {}", segment)));
+        }
+        components.push_back(std::move(*component));
+    }
+    for (; segment < segments.size(); ++segment) {
+        command.emplace_back(":");
+        command.insert(command.end(), segments[segment].begin(), segments[segment].end());
+    }
+    command = command_or_shell(std::move(command));
+    protocol::AllocateRequest request;
     std::vector<std::string> warnings;
-    auto spec = job_spec_from(options, &warnings);
-    if (!spec) {
-        return report_error("alloc", spec.status());
+    for (size_t n = 0; n < components.size(); ++n) {
+        auto spec = component_spec(components[n], command, n == 0 ? &warnings : nullptr);
+        if (!spec) {
+            return report_error("alloc", n == 0 ? spec.status()
+                                                : spec.status().with_context(fmt::format(
+                                                        "heterogeneous job component {}", n)));
+        }
+        if (n == 0) {
+            request.spec = std::move(*spec);
+        } else {
+            spec->env.clear();  // the leader's environment serves every component
+            request.het_components.push_back(std::move(*spec));
+        }
     }
     print_warnings(options, warnings);
-    if (spec->name.empty()) {
-        spec->name = command.front().substr(command.front().find_last_of('/') + 1);
-    }
-    if (spec->ntasks == 0 && spec->ntasks_per_node == 0) {
-        spec->ntasks = std::max<uint32_t>(spec->nodes_min, 1);
-    }
+    request.step_name = request.spec.name;
     auto context = load_client_context();
     if (!context) {
         return report_error("alloc", context.status());
@@ -127,7 +182,7 @@ int cmd_alloc(const Args& args) {
         return report_error("alloc", cluster);
     }
     boost::asio::io_context io;
-    auto allocation = allocate(*context, io, *spec, "salloc");
+    auto allocation = allocate(*context, io, request, "salloc");
     if (!allocation) {
         return report_error("alloc", allocation.status());
     }
@@ -136,7 +191,10 @@ int cmd_alloc(const Args& args) {
     // own, so that one ends at once and holds no CPUs.
     record_step(*context, layout, StepResult{});
     std::cerr << "salloc: Granted job allocation " << layout.job_id << "\n";
-    const pid_t child = start_command(command, allocation_environment(layout, *spec, *context));
+    auto env = allocation_environment(layout, request.spec, *context);
+    auto het_env = het_job_environment(allocation->het_components);
+    env.insert(env.end(), het_env.begin(), het_env.end());
+    const pid_t child = start_command(command, env);
     // Ctrl-C is the command's; the allocation outlives it only until the command exits.
     std::signal(SIGINT, SIG_IGN);
     int status = 0;

@@ -134,17 +134,11 @@ Result<HetSegment> parse_later_segment(const Args& words, JobOptions& previous) 
     add_job_options(app, options, JobCommand::kRun);
     app.add_option("--het-group,--pack-group", segment.het_group);
     app.prefix_command();
-    auto spelled = spell_out_prefixes(app, spell_attached_values(app, words));
-    if (!spelled) {
-        return spelled.status();
+    auto rest = parse_component_words(app, spell_attached_values(app, words));
+    if (!rest) {
+        return rest.status();
     }
-    Args reversed(spelled->rbegin(), spelled->rend());
-    try {
-        app.parse(reversed);
-    } catch (const CLI::ParseError& e) {
-        return Status::invalid(e.what());
-    }
-    segment.argv = app.remaining();
+    segment.argv = std::move(*rest);
     if (!segment.argv.empty() && segment.argv.front().size() > 1
         && segment.argv.front().front() == '-') {
         return Status::invalid("unrecognized option '" + segment.argv.front()
@@ -156,6 +150,7 @@ Result<HetSegment> parse_later_segment(const Args& words, JobOptions& previous) 
         return spec.status();
     }
     segment.shape = shape_of(*spec);
+    segment.spec = std::move(*spec);
     previous = options;
     return segment;
 }
@@ -292,10 +287,39 @@ int cmd_run(const Args& all_args) {
     }
     asio::io_context io;
     std::shared_ptr<transport::Connection> allocation;
+    uint64_t allocated_job = 0;  // the job this command made and ends
     protocol::StepLayout layout;
-    std::vector<HetSegment> het_segments{{het_group, shape_of(*spec), request.argv}};
+    uint64_t in_job = allocation_from_env();
+    std::vector<uint64_t> component_ids;
+    if (in_job == 0 && !later.empty() && !options.test_only) {
+        // srun A : B outside a job: first a heterogeneous job of a component per part, held
+        // for this one step, as srun makes one.
+        protocol::AllocateRequest ask;
+        ask.spec = *spec;
+        default_interactive_shape(ask.spec, request.argv.front());
+        ask.step_name = ask.spec.name;
+        for (const HetSegment& part : later) {
+            protocol::JobSpec component = part.spec;
+            component.name = ask.spec.name;
+            default_interactive_shape(component, request.argv.front());
+            component.env.clear();  // the step's environment is the leader's
+            ask.het_components.push_back(std::move(component));
+        }
+        auto allocated = allocate(*context, io, ask, "cohort run");
+        if (!allocated) {
+            return report_error("run", allocated.status());
+        }
+        // The allocation's first step spans the leader alone; the step below spans them all.
+        record_step(*context, allocated->layout, StepResult{});
+        allocation = allocated->connection;
+        allocated_job = in_job = allocated->layout.job_id;
+        for (const protocol::JobRecord& component : allocated->het_components) {
+            component_ids.push_back(component.job_id);
+        }
+    }
+    std::vector<HetSegment> het_segments{{het_group, shape_of(*spec), request.argv, {}}};
     het_segments.insert(het_segments.end(), later.begin(), later.end());
-    auto step_job = step_job_of(allocation_from_env(), std::move(het_segments));
+    auto step_job = step_job_of(in_job, std::move(het_segments), component_ids);
     if (!step_job) {
         return report_error("run", step_job.status());
     }
@@ -352,24 +376,23 @@ int cmd_run(const Args& all_args) {
                             + "' names nodes of an allocation; outside one, ask for a node count "
                               "with -N (accepted: inside cohort batch/alloc)"));
         }
-        if (spec->name.empty()) {
-            spec->name = request.argv.front().substr(request.argv.front().find_last_of('/') + 1);
-        }
-        if (spec->ntasks == 0 && spec->ntasks_per_node == 0) {
-            spec->ntasks = std::max<uint32_t>(spec->nodes_min, 1);
-        }
-        auto allocated = allocate(*context, io, *spec, "cohort run");
+        protocol::AllocateRequest ask;
+        ask.spec = *spec;
+        default_interactive_shape(ask.spec, request.argv.front());
+        ask.step_name = ask.spec.name;
+        auto allocated = allocate(*context, io, ask, "cohort run");
         if (!allocated) {
             return report_error("run", allocated.status());
         }
         layout = allocated->layout;
         allocation = allocated->connection;
+        allocated_job = layout.job_id;
     }
     StepClient step(io, context->auth, context->cred);
     StepResult result = step.run(layout, request);
     record_step(*context, layout, result);
     if (allocation) {
-        complete_job(*context, layout.job_id, result);
+        complete_job(*context, allocated_job, result);
         allocation->close(Status::ok());
         io.poll();
     }

@@ -35,7 +35,12 @@ Result<std::vector<uint32_t>> indexes_of(const std::string& het_group) {
 }
 
 // Component n's job id; component 0 of a job of one component is the job itself.
-Result<uint64_t> component_job(uint64_t allocation, uint32_t n) {
+Result<uint64_t> component_job(uint64_t allocation,
+                               uint32_t n,
+                               const std::vector<uint64_t>& component_ids) {
+    if (n < component_ids.size()) {
+        return component_ids[n];
+    }
     const std::string name = "SLURM_JOB_ID_HET_GROUP_" + std::to_string(n);
     if (const char* id = std::getenv(name.c_str()); id != nullptr && *id != '\0') {
         return std::strtoull(id, nullptr, 10);
@@ -62,7 +67,9 @@ std::vector<std::vector<std::string>> split_het_segments(const std::vector<std::
     return segments;
 }
 
-Result<StepJob> step_job_of(uint64_t allocation, std::vector<HetSegment> segments) {
+Result<StepJob> step_job_of(uint64_t allocation,
+                            std::vector<HetSegment> segments,
+                            const std::vector<uint64_t>& component_ids) {
     for (size_t i = segments.size() - 1; i > 0; --i) {
         if (segments[i - 1].argv.empty()) {
             segments[i - 1].argv = segments[i].argv;
@@ -79,7 +86,7 @@ Result<StepJob> step_job_of(uint64_t allocation, std::vector<HetSegment> segment
             return indexes.status();
         }
         for (uint32_t n : *indexes) {
-            auto job = component_job(allocation, n);
+            auto job = component_job(allocation, n, component_ids);
             if (!job) {
                 return job.status();
             }
@@ -101,7 +108,7 @@ Result<StepJob> step_job_of(uint64_t allocation, std::vector<HetSegment> segment
                                        + "' (accepted: one component for each part of srun "
                                          "A : B)");
             }
-            auto job = component_job(allocation, indexes->front());
+            auto job = component_job(allocation, indexes->front(), component_ids);
             if (!job) {
                 return job.status();
             }

@@ -18,6 +18,7 @@ struct HetSegment {
     std::string het_group;        // its --het-group; empty: its position on the line
     protocol::HetStepPart shape;  // what it asks of its component; job_id is found later
     std::vector<std::string> argv;
+    protocol::JobSpec spec;  // its component's job, where srun A : B makes the allocation
 };
 
 // The words between standalone ":" words; one segment when there is none.
@@ -31,9 +32,12 @@ struct StepJob {
     std::map<uint64_t, std::vector<std::string>> argv_by_job;
 };
 
-// `segments` as parsed, the first one's from the command line's options. Component ids come
-// from SLURM_JOB_ID_HET_GROUP_<n>; `allocation` is the job this runs in (0: none). A segment
-// without a command runs the next one's, as in Slurm.
-Result<StepJob> step_job_of(uint64_t allocation, std::vector<HetSegment> segments);
+// `segments` as parsed, the first one's from the command line's options. Component ids are
+// `component_ids` where this command made the allocation, else SLURM_JOB_ID_HET_GROUP_<n>;
+// `allocation` is the job this runs in (0: none). A segment without a command runs the next
+// one's, as in Slurm.
+Result<StepJob> step_job_of(uint64_t allocation,
+                            std::vector<HetSegment> segments,
+                            const std::vector<uint64_t>& component_ids = {});
 
 }  // namespace cohort::cli

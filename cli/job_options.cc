@@ -544,6 +544,21 @@ void add_job_options(CLI::App& app, JobOptions& o, JobCommand command) {
     app.get_option("--mail-type")->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }
 
+Result<std::vector<std::string>> parse_component_words(CLI::App& app,
+                                                       const std::vector<std::string>& words) {
+    auto spelled = spell_out_prefixes(app, words);
+    if (!spelled) {
+        return spelled.status();
+    }
+    std::vector<std::string> reversed(spelled->rbegin(), spelled->rend());
+    try {
+        app.parse(reversed);
+    } catch (const CLI::ParseError& e) {
+        return Status::invalid(e.what());
+    }
+    return app.remaining();
+}
+
 Result<std::vector<std::string>> spell_out_prefixes(const CLI::App& app,
                                                     std::vector<std::string> words) {
     std::vector<std::pair<std::string, const CLI::Option*>> long_names;

@@ -99,6 +99,12 @@ void add_job_options(CLI::App& app, JobOptions& options, JobCommand command);
 Result<std::vector<std::string>> spell_out_prefixes(const CLI::App& app,
                                                     std::vector<std::string> words);
 
+// Parses a later part of a `:` line (one heterogeneous job component's options) on `app`,
+// whose options write that component's JobOptions; returns the words after the options, its
+// command if it has one.
+Result<std::vector<std::string>> parse_component_words(CLI::App& app,
+                                                       const std::vector<std::string>& words);
+
 // A command's input environment variables as option words: sbatch's SBATCH_* (SBATCH_ACCOUNT=a
 // gives --account=a, ...), salloc's SALLOC_* of the same names, and srun's SLURM_* that a
 // batch script does not itself receive (SLURM_LABELIO, SRUN_CPUS_PER_TASK, ...). Only options

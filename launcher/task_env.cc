@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "common/hostlist.h"
+#include "launcher/het_environment.h"
 
 namespace cohort::agent {
 namespace {
@@ -92,14 +93,6 @@ void set_distribution(EnvMap& env, const TaskDistribution& distribution) {
     }
 }
 
-// The job's task count as given (--ntasks, or --ntasks-per-node on each node); 0: neither.
-uint32_t ntasks_of(const protocol::JobRecord& job) {
-    if (job.spec.ntasks == 0 && job.spec.ntasks_per_node != 0) {
-        return job.spec.ntasks_per_node * static_cast<uint32_t>(job.nodes.size());
-    }
-    return job.spec.ntasks;
-}
-
 }  // namespace
 
 std::string ucx_device(const std::string& nic) {
@@ -179,7 +172,7 @@ EnvMap batch_environment(const protocol::JobRecord& job, const BatchContext& con
     set_both(env, "JOB_USER", job.user_name);
     set_both(env, "RESTART_COUNT", std::to_string(job.restart_count));
     env["ENVIRONMENT"] = "BATCH";
-    if (const uint32_t ntasks = ntasks_of(job); ntasks != 0) {
+    if (const uint32_t ntasks = given_ntasks(job); ntasks != 0) {
         set_both(env, "NTASKS", std::to_string(ntasks));
         env["SLURM_NPROCS"] = std::to_string(ntasks);
     }
@@ -236,35 +229,8 @@ EnvMap batch_environment(const protocol::JobRecord& job, const BatchContext& con
 }
 
 void add_het_environment(EnvMap& env, const std::vector<protocol::JobRecord>& components) {
-    if (components.empty()) {
-        return;
-    }
-    set_both(env, "HET_SIZE", std::to_string(components.size()));
-    set_both(env, "PACK_SIZE", std::to_string(components.size()));
-    for (const protocol::JobRecord& component : components) {
-        std::vector<std::pair<std::string, std::string>> values = {
-                {"JOB_ID", std::to_string(component.job_id)},
-                {"JOB_NAME", component.spec.name},
-                {"JOB_NODELIST", compress_hostlist(component.nodes)},
-                {"JOB_NUM_NODES", std::to_string(component.nodes.size())},
-                {"JOB_CPUS_PER_NODE", compact_counts(component.cpus_per_node)},
-                {"TASKS_PER_NODE", compact_counts(component.tasks_per_node)},
-                {"JOB_PARTITION", component.partition}};
-        if (const uint32_t ntasks = ntasks_of(component); ntasks != 0) {
-            values.emplace_back("NTASKS", std::to_string(ntasks));
-            values.emplace_back("NPROCS", std::to_string(ntasks));
-        }
-        if (component.spec.ntasks_per_node != 0) {
-            values.emplace_back("NTASKS_PER_NODE", std::to_string(component.spec.ntasks_per_node));
-        }
-        if (component.spec.cpus_per_task_set) {
-            values.emplace_back("CPUS_PER_TASK", std::to_string(component.spec.cpus_per_task));
-        }
-        const std::string offset = std::to_string(component.het_job_offset);
-        for (const auto& [name, value] : values) {
-            set_both(env, name + "_HET_GROUP_" + offset, value);
-            set_both(env, name + "_PACK_GROUP_" + offset, value);
-        }
+    for (auto& [name, value] : het_job_environment(components)) {
+        env[name] = std::move(value);
     }
 }
 

@@ -321,10 +321,12 @@ struct AllocateRequest {
     static constexpr MessageType kType = MessageType::kAllocate;
     JobSpec spec;
     std::string step_name;
+    // salloc A : B: a heterogeneous job's further components; `spec` is the leader's.
+    std::vector<JobSpec> het_components;
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        serialize_fields(ar, spec, step_name);
+        serialize_fields(ar, spec, step_name, het_components);
     }
 };
 
@@ -335,10 +337,13 @@ struct AllocationReply {
     bool started = false;
     std::string reason;
     StepLayout layout;  // step 0 when started
+    // A heterogeneous job's components as started, the leader first, for the command's
+    // SLURM_*_HET_GROUP_<n> variables; empty otherwise.
+    std::vector<JobRecord> het_components;
 
     template <class A>
     void serialize(A& ar, unsigned) {
-        serialize_fields(ar, job_id, started, reason, layout);
+        serialize_fields(ar, job_id, started, reason, layout, het_components);
     }
 };
 

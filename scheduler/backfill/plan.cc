@@ -293,6 +293,7 @@ private:
         if (!(blocked_ && options_.policy == BackfillPolicy::kNone)) {
             const PassMark saved = mark();
             std::vector<Placement> held;
+            const ComponentNodes taken(component_nodes_);
             for (const PendingJob* component : components) {
                 const int64_t duration = duration_of(*component);
                 auto placement = start_now(*component, duration);
@@ -307,6 +308,7 @@ private:
                 }
                 hold(*placement, *component, snapshot_.now, duration);
                 count_usage(*component, *placement);
+                taken.add(placement->nodes);
                 held.push_back(std::move(*placement));
             }
             if (held.size() == components.size()) {
@@ -345,6 +347,7 @@ private:
             }
             const PassMark saved = mark();
             std::vector<Placement> held;
+            const ComponentNodes taken(component_nodes_);
             for (const PendingJob* component : components) {
                 const int64_t duration = duration_of(*component);
                 auto placement = place_at(*component, start, duration, true);
@@ -352,6 +355,7 @@ private:
                     break;
                 }
                 hold(*placement, *component, start, duration);
+                taken.add(placement->nodes);
                 held.push_back(std::move(*placement));
             }
             if (held.size() == components.size()) {
@@ -539,7 +543,8 @@ private:
                 [&](int index) -> uint32_t {
                     const NodeCapacity& node = snapshot_.nodes[static_cast<size_t>(index)];
                     if (!node.up || !has_gpu_type(r, node) || !has_gres(r, node)
-                        || (honour_windows && !windows_allow(job, index, start, duration))) {
+                        || (honour_windows && !windows_allow(job, index, start, duration))
+                        || component_nodes_.contains(index)) {
                         return 0;
                     }
                     const HeldNode view = node_view(static_cast<size_t>(index));
@@ -894,6 +899,26 @@ private:
     bool blocked_ = false;                 // a higher-priority job waits for resources
     std::map<Shape, int64_t> failed_for_;  // shortest duration that did not start now
     std::map<uint64_t, std::vector<size_t>> het_groups_;  // leader id: components in snapshot_
+    // The nodes that the components of the heterogeneous job being placed hold so far: the
+    // next component takes none of them, since components never share a node (as in Slurm).
+    std::set<int> component_nodes_;
+
+    // Fills component_nodes_ while one heterogeneous job is placed, and empties it after.
+    class ComponentNodes {
+    public:
+        explicit ComponentNodes(std::set<int>& nodes) : nodes_(nodes) { nodes_.clear(); }
+
+        ~ComponentNodes() { nodes_.clear(); }
+
+        ComponentNodes(const ComponentNodes&) = delete;
+        ComponentNodes& operator=(const ComponentNodes&) = delete;
+
+        void add(const std::vector<int>& nodes) const { nodes_.insert(nodes.begin(), nodes.end()); }
+
+    private:
+        std::set<int>& nodes_;
+    };
+
     // CPUs free at `now` per node and summed per partition: an upper bound on what a job
     // could get now, kept as jobs start.
     std::vector<int64_t> free_now_;

@@ -226,7 +226,8 @@ void Controller::register_handlers() {
     dispatcher_.on<SubmitJobRequest>(
             [this](const ConnectionPtr& conn, const Credential& cred, SubmitJobRequest m) {
                 if (!m.het_components.empty()) {
-                    handle_het_submit(conn, cred, std::move(m));
+                    m.het_components.insert(m.het_components.begin(), std::move(m.spec));
+                    handle_het_submit(conn, cred, std::move(m.het_components), m.test_only, false);
                 } else if (m.test_only) {
                     handle_will_run(conn, cred, std::move(m.spec));
                 } else {
@@ -235,7 +236,12 @@ void Controller::register_handlers() {
             });
     dispatcher_.on<AllocateRequest>(
             [this](const ConnectionPtr& conn, const Credential& cred, AllocateRequest m) {
-                handle_submit(conn, cred, std::move(m.spec), true);
+                if (!m.het_components.empty()) {
+                    m.het_components.insert(m.het_components.begin(), std::move(m.spec));
+                    handle_het_submit(conn, cred, std::move(m.het_components), false, true);
+                } else {
+                    handle_submit(conn, cred, std::move(m.spec), true);
+                }
             });
     dispatcher_.on<QueryJobsRequest>(
             [this](const ConnectionPtr& conn, const Credential& cred, QueryJobsRequest m) {
@@ -344,6 +350,14 @@ void Controller::on_close(const ConnectionPtr& conn) {
             }
             spdlog::info("job {}: its client disconnected, cancelling", job_id);
             if (job->second.state == JobState::kPending) {
+                // salloc A : B: the components wait with their leader and go with it.
+                for (uint32_t offset = 1;
+                     job->second.is_het_leader() && offset < job->second.het_size; ++offset) {
+                    auto component = jobs_.find(job_id + offset);
+                    if (component != jobs_.end() && component->second.state == JobState::kPending) {
+                        cancel_pending(component->second, "None");
+                    }
+                }
                 cancel_pending(job->second, "None");  // leaves memory once durable
             } else if (job->second.state == JobState::kRunning) {
                 end_job(job->second, JobState::kCancelled, "");

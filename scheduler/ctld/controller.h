@@ -103,10 +103,13 @@ private:
                        const protocol::Credential& cred,
                        protocol::JobSpec spec,
                        bool interactive);
-    // #SBATCH hetjob: the components, with consecutive ids from the leader's, in one write.
+    // #SBATCH hetjob and salloc A : B (`interactive`): the components, the leader first, with
+    // consecutive ids from the leader's, in one write.
     void handle_het_submit(const ConnectionPtr& conn,
                            const protocol::Credential& cred,
-                           protocol::SubmitJobRequest request);
+                           std::vector<protocol::JobSpec> specs,
+                           bool test_only,
+                           bool interactive);
     // sbatch and srun --test-only: admits the job (srun's has no script), then answers when
     // and where it would start.
     void handle_will_run(const ConnectionPtr& conn,

@@ -350,11 +350,9 @@ void Controller::handle_submit(const ConnectionPtr& conn,
 
 void Controller::handle_het_submit(const ConnectionPtr& conn,
                                    const protocol::Credential& cred,
-                                   protocol::SubmitJobRequest request) {
-    std::vector<protocol::JobSpec> specs;
-    specs.push_back(std::move(request.spec));
-    std::move(request.het_components.begin(), request.het_components.end(),
-              std::back_inserter(specs));
+                                   std::vector<protocol::JobSpec> specs,
+                                   bool test_only,
+                                   bool interactive) {
     // Each component is checked as a job of its own; all are accepted or none is.
     const uint64_t leader = next_job_id_;
     const auto size = static_cast<uint32_t>(specs.size());
@@ -365,7 +363,7 @@ void Controller::handle_het_submit(const ConnectionPtr& conn,
             conn->send_error(
                     status.with_context(fmt::format("heterogeneous job component {}", offset)));
         };
-        auto admitted = admit(cred, std::move(spec), false, offset > 0);
+        auto admitted = admit(cred, std::move(spec), interactive, offset > 0);
         if (!admitted) {
             refused(admitted.status());
             return;
@@ -376,13 +374,26 @@ void Controller::handle_het_submit(const ConnectionPtr& conn,
             return;
         }
         protocol::JobRecord& job = admitted->job;
+        // Components never share a node (as in Slurm), so none may name another's.
+        for (const protocol::JobRecord& earlier : records) {
+            for (const std::string& node : job.spec.nodelist) {
+                if (std::find(earlier.spec.nodelist.begin(), earlier.spec.nodelist.end(), node)
+                    != earlier.spec.nodelist.end()) {
+                    refused(Status::invalid(fmt::format(
+                            "--nodelist: node {} is named by component {} too (accepted: nodes "
+                            "no other component names; components never share a node)",
+                            node, earlier.het_job_offset)));
+                    return;
+                }
+            }
+        }
         job.job_id = leader + offset;
         job.het_job_id = leader;
         job.het_job_offset = offset;
         job.het_size = size;
         records.push_back(std::move(job));
     }
-    if (request.test_only) {  // sbatch --test-only: when and where, nothing stored
+    if (test_only) {  // sbatch --test-only: when and where, nothing stored
         auto reply = will_run(records);
         if (reply) {
             conn->send(*reply);
@@ -400,24 +411,35 @@ void Controller::handle_het_submit(const ConnectionPtr& conn,
         changes.emplace_back(std::in_place_type<protocol::JobRecord>, std::move(job));
     }
     changes.emplace_back(std::in_place_type<NextJobId>, NextJobId{next_job_id_});
-    writer_.write(std::move(changes), [this, conn, leader, size, held](const Status& status) {
-        on_strand([this, conn, leader, size, held, status] {
-            for (uint64_t id = leader; id < leader + size; ++id) {
-                jobs_.committed(id);
-                if (!status) {
-                    jobs_.forget(id);
-                }
-            }
-            if (!status) {
-                conn->send_error(status.with_context("storing the job"));
-                return;
-            }
-            conn->send(protocol::SubmitJobReply{leader});
-            if (!held) {
-                request_schedule();
-            }
-        });
-    });
+    if (interactive) {
+        job_clients_[leader] = conn;
+    }
+    writer_.write(std::move(changes),
+                  [this, conn, leader, size, held, interactive](const Status& status) {
+                      on_strand([this, conn, leader, size, held, interactive, status] {
+                          for (uint64_t id = leader; id < leader + size; ++id) {
+                              jobs_.committed(id);
+                              if (!status) {
+                                  jobs_.forget(id);
+                              }
+                          }
+                          if (!status) {
+                              job_clients_.erase(leader);
+                              conn->send_error(status.with_context("storing the job"));
+                              return;
+                          }
+                          if (interactive) {
+                              protocol::AllocationReply queued;
+                              queued.job_id = leader;
+                              conn->send(queued);
+                          } else {
+                              conn->send(protocol::SubmitJobReply{leader});
+                          }
+                          if (!held) {
+                              request_schedule();
+                          }
+                      });
+                  });
 }
 
 void Controller::handle_will_run(const ConnectionPtr& conn,

@@ -824,22 +824,29 @@ void Controller::launch(uint64_t job_id) {
         protocol::StepCreateRequest whole_job;  // the step of `cohort run` without a job
         whole_job.job_id = job_id;
         whole_job.name = job.spec.name;
-        open_step(job, whole_job, [this, conn, job_id](const Result<protocol::StepLayout>& layout) {
-            if (!layout) {
-                conn->send_error(layout.status());
-                on_strand([this, job_id] {
-                    if (auto found = jobs_.find(job_id); found != jobs_.end()) {
-                        end_job(found->second, JobState::kFailed, "");
-                    }
-                });
-                return;
-            }
-            protocol::AllocationReply reply;
-            reply.job_id = job_id;
-            reply.started = true;
-            reply.layout = *layout;
-            conn->send(reply);
-        });
+        std::vector<protocol::JobRecord> components;
+        for (uint32_t offset = 0; offset < job.het_size; ++offset) {
+            components.push_back(to_record(jobs_.at(job_id + offset)));
+        }
+        open_step(job, whole_job,
+                  [this, conn, job_id, components = std::move(components)](
+                          const Result<protocol::StepLayout>& layout) mutable {
+                      if (!layout) {
+                          conn->send_error(layout.status());
+                          on_strand([this, job_id] {
+                              if (auto found = jobs_.find(job_id); found != jobs_.end()) {
+                                  end_job(found->second, JobState::kFailed, "");
+                              }
+                          });
+                          return;
+                      }
+                      protocol::AllocationReply reply;
+                      reply.job_id = job_id;
+                      reply.started = true;
+                      reply.layout = *layout;
+                      reply.het_components = std::move(components);
+                      conn->send(reply);
+                  });
         return;
     }
     // The script and environment are read from the state store only now.

@@ -4,6 +4,8 @@
 // and across components (cohort run --het-group), and cancel and refusals as Slurm 22.05 has
 // them. One MPI_COMM_WORLD across components is in mpi_launch_test.cc.
 #include <fstream>
+#include <regex>
+#include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -147,6 +149,104 @@ TEST_F(HetJobTest, ColonPartsRunTheirOwnCommandsInOneStep) {
     EXPECT_EQ(cluster_->wait_final_state(id, seconds(60)), "COMPLETED");
     EXPECT_EQ(read_text(cluster_->work_dir() + "/colon-" + std::to_string(id) + ".out"),
               "A 0/3\nB 1/3\nB 2/3\n3\n");
+}
+
+// salloc A : B: one allocation of two components for one command, which sees each
+// component's variables and runs steps in either or across both; the allocation ends with it.
+TEST_F(HetJobTest, AllocHoldsEveryComponentForItsCommand) {
+    const std::string inside =
+            "env | grep -E '^SLURM_(HET_SIZE|JOB_ID|JOB_NUM_NODES|NTASKS)(_HET_GROUP_[01])?=' "
+            "| sort; "
+            + kCohort + " run --het-group=1 printenv SLURMD_NODENAME | sort -u | wc -l; " + kCohort
+            + " run -n1 : -n2 bash -c 'echo part $SLURM_PROCID/$SLURM_NTASKS' | sort";
+    const CommandResult held = cluster_->cohort(
+            {"alloc", "-N1", "-n1", "-c2", ":", "-N2", "--ntasks-per-node=1", "sh", "-c", inside});
+    ASSERT_EQ(held.exit_code, 0) << held.err;
+    std::smatch granted;
+    ASSERT_TRUE(std::regex_search(held.err, granted,
+                                  std::regex("salloc: Granted job allocation ([0-9]+)\n")))
+            << held.err;
+    const uint64_t id = std::stoull(granted[1]);
+    const std::string leader = std::to_string(id);
+    const std::string second = std::to_string(id + 1);
+    EXPECT_EQ(held.out, "SLURM_HET_SIZE=2\nSLURM_JOB_ID=" + leader
+                                + "\nSLURM_JOB_ID_HET_GROUP_0=" + leader
+                                + "\nSLURM_JOB_ID_HET_GROUP_1=" + second
+                                + "\nSLURM_JOB_NUM_NODES=1\nSLURM_JOB_NUM_NODES_HET_GROUP_0=1"
+                                  "\nSLURM_JOB_NUM_NODES_HET_GROUP_1=2\nSLURM_NTASKS=1"
+                                  "\nSLURM_NTASKS_HET_GROUP_0=1\nSLURM_NTASKS_HET_GROUP_1=2\n"
+                                  "2\npart 0/3\npart 1/3\npart 2/3\n");
+    EXPECT_EQ(cluster_->wait_final_state(id, seconds(30)), "COMPLETED");
+    EXPECT_EQ(cluster_->wait_final_state(id + 1, seconds(30)), "COMPLETED");
+
+    // Once the command has begun, ':' is one of its words: one job, not two components.
+    const CommandResult words = cluster_->cohort({"alloc", "-N1", "echo", "a", ":", "-N2"});
+    ASSERT_EQ(words.exit_code, 0) << words.err;
+    EXPECT_EQ(words.out, "a : -N2\n");
+}
+
+// srun A : B outside a job, as Slurm runs it: a heterogeneous job of a component per part,
+// one step across them (one job id to the ranks: the leader's), and the job ends with it.
+TEST_F(HetJobTest, ColonPartsOutsideAJobMakeTheirOwnHetJob) {
+    const CommandResult ran = cluster_->cohort(
+            {"run", "-N1", "-n1", "sh", "-c", "echo A $SLURM_PROCID/$SLURM_NTASKS $SLURM_JOB_ID",
+             ":", "-N2", "--ntasks-per-node=1", "sh", "-c",
+             "echo B $SLURM_PROCID/$SLURM_NTASKS $SLURM_JOB_ID"});
+    ASSERT_EQ(ran.exit_code, 0) << ran.err;
+    std::smatch first;
+    ASSERT_TRUE(std::regex_search(ran.out, first, std::regex("A 0/3 ([0-9]+)\n"))) << ran.out;
+    const uint64_t id = std::stoull(first[1]);
+    std::istringstream lines(ran.out);
+    std::vector<std::string> sorted;
+    for (std::string line; std::getline(lines, line);) {
+        sorted.push_back(line);
+    }
+    std::sort(sorted.begin(), sorted.end());
+    const std::string leader = std::to_string(id);
+    EXPECT_EQ(sorted,
+              (std::vector<std::string>{"A 0/3 " + leader, "B 1/3 " + leader, "B 2/3 " + leader}));
+    EXPECT_EQ(cluster_->wait_final_state(id, seconds(30)), "COMPLETED");
+    EXPECT_EQ(cluster_->wait_final_state(id + 1, seconds(30)), "COMPLETED");
+    const std::string nodes =
+            cluster_->cohort({"acct", "-X", "-n", "-P", "-j", leader, "-o", "JobID,NNodes"}).out;
+    EXPECT_EQ(nodes, leader + "+0|1\n" + leader + "+1|2\n");
+}
+
+// A waiting salloc A : B that is interrupted takes every component with it; a component it
+// cannot accept is refused with one line and queues nothing.
+TEST_F(HetJobTest, AllocWaitingOrRefusedLeavesNoComponentBehind) {
+    const CommandResult interrupted =
+            run_command({"timeout", "-s", "INT", "3", kCohort, "alloc", "--begin=now+3600", "-N1",
+                         ":", "-N1", "true"},
+                        cluster_->conf(), seconds(30), cluster_->work_dir());
+    EXPECT_EQ(interrupted.exit_code, 124) << interrupted.err;  // timeout's, having signalled
+    std::smatch cancelled;
+    ASSERT_TRUE(std::regex_search(
+            interrupted.err, cancelled,
+            std::regex("interrupted while waiting for resources; job ([0-9]+) cancelled")))
+            << interrupted.err;
+    const uint64_t id = std::stoull(cancelled[1]);
+    EXPECT_EQ(cluster_->wait_final_state(id, seconds(10)), "CANCELLED");
+    EXPECT_EQ(cluster_->wait_final_state(id + 1, seconds(10)), "CANCELLED");
+
+    const std::string before = queue_ids();
+    const CommandResult refused = cluster_->cohort({"alloc", "-N1", ":", "-N9", "true"});
+    EXPECT_EQ(refused.exit_code, 1);
+    EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+    EXPECT_NE(refused.err.find("heterogeneous job component 1"), std::string::npos) << refused.err;
+    const CommandResult shared =
+            cluster_->cohort({"alloc", "-w", "node1", ":", "-w", "node1", "true"});
+    EXPECT_EQ(shared.exit_code, 1);
+    EXPECT_EQ(shared.err,
+              "cohort alloc: error: heterogeneous job component 1: --nodelist: node node1 is "
+              "named by component 0 too (accepted: nodes no other component names; components "
+              "never share a node)\n");
+    const CommandResult bad_option = cluster_->cohort({"alloc", "-N1", ":", "--nodez=2", "true"});
+    EXPECT_EQ(bad_option.exit_code, 1);
+    EXPECT_EQ(std::count(bad_option.err.begin(), bad_option.err.end(), '\n'), 1) << bad_option.err;
+    EXPECT_NE(bad_option.err.find("heterogeneous job component 1"), std::string::npos)
+            << bad_option.err;
+    EXPECT_EQ(queue_ids(), before);
 }
 
 // A heterogeneous job is requeued whole: through its leader, never one component alone;

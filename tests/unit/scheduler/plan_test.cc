@@ -392,6 +392,26 @@ TEST(HetJob, ComponentsThatAllFitStartTogether) {
     EXPECT_EQ(decisions.starts[1].placement.nodes, (std::vector<int>{1, 2}));
 }
 
+// Components never share a node, as in Slurm: component 11 could fit beside component 10
+// on node 0 but takes node 1; with every other node busy until 100 it waits for one, and
+// both are reserved then, on two nodes.
+TEST(HetJob, ComponentsNeverShareANode) {
+    Snapshot snapshot = cluster_of(4, 4);
+    snapshot.pending = {component(10, 10, tasks(1, 1), 100), component(11, 10, tasks(1, 1), 100)};
+    Decisions decisions = plan(snapshot, {BackfillPolicy::kEasy});
+    ASSERT_EQ(decisions.starts.size(), 2u);
+    EXPECT_EQ(decisions.starts[0].placement.nodes, std::vector<int>{0});
+    EXPECT_EQ(decisions.starts[1].placement.nodes, std::vector<int>{1});
+
+    snapshot.running.push_back({{1, 2, 3}, {4, 4, 4}, 0, 100, 0, {}});
+    decisions = plan(snapshot, {BackfillPolicy::kEasy});
+    EXPECT_TRUE(decisions.starts.empty());
+    ASSERT_EQ(decisions.reservations.size(), 2u);
+    EXPECT_EQ(decisions.reservations[0].start, 100);
+    EXPECT_EQ(decisions.reservations[1].start, 100);
+    EXPECT_NE(decisions.reservations[0].placement.nodes, decisions.reservations[1].placement.nodes);
+}
+
 TEST(HetJob, NoComponentStartsAloneAndWaitingHoldsNothingIdle) {
     // Node 0 is busy until 100. Alone, either component would start now on nodes 1-3; together
     // they need all four nodes, so both are reserved at 100 and start nothing now. Job 20,
