@@ -272,6 +272,10 @@ private:
     int64_t planned_priority(const Job& job) const;
     // Is this attempt of the job between its warning signal and its end?
     bool being_preempted(const Job& job) const;
+    // When this attempt of a job being preempted (or of a component of one) is to have ended,
+    // its grace time over: the end the planner expects of it, so that what waits for it is
+    // reserved then instead of backfilled over.
+    std::optional<int64_t> preempted_end(const Job& job) const;
     // The job and, for a hetjob's leader, its other components still running or completing:
     // what a preemption ends together.
     std::vector<const Job*> running_parts(const Job& job) const;
@@ -384,6 +388,7 @@ private:
     struct Preemption {
         uint64_t preemptor = 0;
         uint32_t attempt = 0;
+        int64_t ends_by = 0;  // when its grace time runs out
     };
 
     std::map<uint64_t, Preemption> preemptions_;

@@ -393,6 +393,22 @@ void Controller::handle_het_submit(const ConnectionPtr& conn,
         job.het_size = size;
         records.push_back(std::move(job));
     }
+    // Components never share a node, so together they need a node each at the least.
+    std::set<int> usable;
+    uint32_t needed = 0;
+    for (const protocol::JobRecord& job : records) {
+        if (auto nodes = partition_nodes_.find(job.partition); nodes != partition_nodes_.end()) {
+            usable.insert(nodes->second.begin(), nodes->second.end());
+        }
+        needed += std::max<uint32_t>(job.spec.nodes_min, 1);
+    }
+    if (needed > usable.size()) {
+        conn->send_error(Status::invalid(fmt::format(
+                "heterogeneous job: its components need {} nodes and their partitions have {} "
+                "(accepted: components that fit side by side; components never share a node)",
+                needed, usable.size())));
+        return;
+    }
     if (test_only) {  // sbatch --test-only: when and where, nothing stored
         auto reply = will_run(records);
         if (reply) {

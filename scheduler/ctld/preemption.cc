@@ -2,7 +2,8 @@
 // resources of running jobs of those QoSes, when that lets it start now
 // (sched::choose_preemptees picks them, lowest priority first). Each gets its warning signal at
 // once, SIGTERM after its own QoS's grace time, and is then requeued or cancelled as PREEMPTED.
-// A heterogeneous job is preempted whole, through its leader, as it is requeued whole.
+// A heterogeneous job is preempted whole, through its leader, as it is requeued whole; a
+// waiting one preempts through its leader too, for room for every component at once.
 #include "scheduler/preemption/preemption.h"
 
 #include <algorithm>
@@ -56,30 +57,47 @@ void Controller::preempt_for_waiting(const sched::Decisions& decisions,
             continue;  // a limit or a reservation holds it: freeing nodes would not help
         }
         auto waiting = jobs_.find(wait.job_id);
-        // A waiting hetjob does not preempt: its components' common start is not weighed.
+        // A waiting hetjob preempts through its leader, for all its components at once.
         if (waiting == jobs_.end() || waiting->second.state != JobState::kPending
-            || waiting->second.held || waiting->second.is_het_component()) {
+            || waiting->second.held
+            || (waiting->second.is_het_component() && !waiting->second.is_het_leader())) {
             continue;
         }
         const Job& job = waiting->second;
-        const QosConfig* qos = config_.policy.find_qos(job.spec.qos);
         const bool awaited =
                 std::any_of(preemptions_.begin(), preemptions_.end(), [&](const auto& p) {
                     return p.second.preemptor == job.job_id && being_preempted(jobs_.at(p.first));
                 });
-        auto pending = std::find_if(snapshot.pending.begin(), snapshot.pending.end(),
-                                    [&](const sched::PendingJob& p) { return p.id == job.job_id; });
-        if (qos == nullptr || qos->preempt.empty() || awaited
-            || pending == snapshot.pending.end()) {
+        std::vector<sched::WaitingPart> parts;
+        std::vector<const QosConfig*> qos_of_parts;
+        for (uint32_t offset = 0; offset < std::max<uint32_t>(job.het_size, 1); ++offset) {
+            const uint64_t id = job.job_id + offset;
+            auto pending = std::find_if(snapshot.pending.begin(), snapshot.pending.end(),
+                                        [&](const sched::PendingJob& p) { return p.id == id; });
+            const QosConfig* qos = config_.policy.find_qos(jobs_.at(id).spec.qos);
+            if (pending == snapshot.pending.end() || qos == nullptr || qos->preempt.empty()) {
+                parts.clear();
+                break;
+            }
+            parts.push_back({pending->request,
+                             snapshot.partitions.at(static_cast<size_t>(pending->partition))});
+            qos_of_parts.push_back(qos);
+        }
+        if (parts.empty() || awaited) {
             continue;
         }
         if (++tried > kMaxPreemptorsPerStep) {
             return;
         }
+        // Every part's QoS must be one that may preempt the running job's.
         const auto preemptable = [&](const Job& running) {
             return running.state == JobState::kRunning
-                   && std::find(qos->preempt.begin(), qos->preempt.end(), running.spec.qos.str())
-                              != qos->preempt.end();
+                   && std::all_of(qos_of_parts.begin(), qos_of_parts.end(),
+                                  [&](const QosConfig* qos) {
+                                      return std::find(qos->preempt.begin(), qos->preempt.end(),
+                                                       running.spec.qos.str())
+                                             != qos->preempt.end();
+                                  });
         };
         std::vector<sched::PreemptionCandidate> candidates;
         for (size_t i = 0; i < holders.size(); ++i) {
@@ -105,10 +123,8 @@ void Controller::preempt_for_waiting(const sched::Decisions& decisions,
         if (candidates.empty()) {
             continue;
         }
-        const std::vector<uint64_t> victims = sched::choose_preemptees(
-                nodes_.capacities(),
-                snapshot.partitions.at(static_cast<size_t>(pending->partition)), held,
-                pending->request, std::move(candidates));
+        const std::vector<uint64_t> victims =
+                sched::choose_preemptees(nodes_.capacities(), parts, held, std::move(candidates));
         if (victims.empty()) {
             continue;
         }
@@ -138,11 +154,24 @@ bool Controller::being_preempted(const Job& job) const {
            && (job.state == JobState::kRunning || job.state == JobState::kCompleting);
 }
 
+std::optional<int64_t> Controller::preempted_end(const Job& job) const {
+    const uint64_t victim = job.is_het_component() ? job.het_job_id : job.job_id;
+    auto it = preemptions_.find(victim);
+    auto leader = jobs_.find(victim);
+    if (it == preemptions_.end() || leader == jobs_.end()
+        || it->second.attempt != leader->second.restart_count) {
+        return std::nullopt;
+    }
+    return it->second.ends_by;
+}
+
 int64_t Controller::planned_priority(const Job& job) const {
     int64_t priority = job.priority;
+    // A hetjob preempts through its leader, for every component.
+    const uint64_t preemptor = job.is_het_component() ? job.het_job_id : job.job_id;
     for (const auto& [victim_id, preemption] : preemptions_) {
         auto victim = jobs_.find(victim_id);
-        if (preemption.preemptor == job.job_id && victim != jobs_.end()) {
+        if (preemption.preemptor == preemptor && victim != jobs_.end()) {
             priority = std::max(priority, victim->second.priority + 1);
         }
     }
@@ -150,9 +179,10 @@ int64_t Controller::planned_priority(const Job& job) const {
 }
 
 void Controller::start_preemption(Job& victim, uint64_t preemptor) {
-    preemptions_[victim.job_id] = {preemptor, victim.restart_count};
     const QosConfig* qos = config_.policy.find_qos(victim.spec.qos);
     const int64_t grace_s = qos != nullptr ? qos->grace_time_s : 0;
+    preemptions_[victim.job_id] = {preemptor, victim.restart_count,
+                                   clock_.unix_seconds() + grace_s};
     // Its --signal (R: ones wait for this moment), else SIGTERM: either way it is told now.
     auto warning = parse_warning_signal("--signal", victim.spec.signal);
     const bool has_warning = warning && warning->signal != 0;

@@ -461,6 +461,10 @@ sched::Snapshot Controller::build_snapshot(int64_t now) {
             continue;
         }
         snapshot.running.push_back(running_allocation_of(job, node_index, gres_names_, now));
+        if (const std::optional<int64_t> end = preempted_end(job)) {
+            snapshot.running.back().expected_end =
+                    std::min(snapshot.running.back().expected_end, std::max(*end, now));
+        }
         if (!job.spec.licenses.empty()) {
             for (const sched::LicenseUse& use : licenses_of(job)) {
                 snapshot.limits[static_cast<size_t>(use.limit)].used += use.count;

@@ -40,15 +40,26 @@ public:
         }
     }
 
-    bool fits(const ResourceRequest& request, const std::vector<int>& eligible) const {
-        auto capacity = [&](int index) -> uint32_t {
-            const auto n = static_cast<size_t>(index);
-            if (!nodes_[n].up || !has_gpu_type(request, nodes_[n])) {
-                return 0;
+    // Every part at once, each on nodes no earlier part took.
+    bool fits(const std::vector<WaitingPart>& waiting) const {
+        std::vector<bool> taken(nodes_.size(), false);
+        for (const WaitingPart& part : waiting) {
+            auto capacity = [&](int index) -> uint32_t {
+                const auto n = static_cast<size_t>(index);
+                if (!nodes_[n].up || taken[n] || !has_gpu_type(part.request, nodes_[n])) {
+                    return 0;
+                }
+                return tasks_that_fit_on(part.request, nodes_[n], cpus_[n], memory_[n], gpus_[n]);
+            };
+            auto placement = place_tasks(part.request, part.eligible, capacity);
+            if (!placement) {
+                return false;
             }
-            return tasks_that_fit_on(request, nodes_[n], cpus_[n], memory_[n], gpus_[n]);
-        };
-        return place_tasks(request, eligible, capacity).has_value();
+            for (int node : placement->nodes) {
+                taken[static_cast<size_t>(node)] = true;
+            }
+        }
+        return true;
     }
 
 private:
@@ -61,12 +72,11 @@ private:
 }  // namespace
 
 std::vector<uint64_t> choose_preemptees(const std::vector<NodeCapacity>& nodes,
-                                        const std::vector<int>& eligible,
+                                        const std::vector<WaitingPart>& waiting,
                                         const std::vector<RunningAllocation>& held,
-                                        const ResourceRequest& request,
                                         std::vector<PreemptionCandidate> candidates) {
     FreeResources free(nodes, held);
-    if (free.fits(request, eligible)) {
+    if (free.fits(waiting)) {
         return {};
     }
     std::stable_sort(candidates.begin(), candidates.end(),
@@ -76,7 +86,7 @@ std::vector<uint64_t> choose_preemptees(const std::vector<NodeCapacity>& nodes,
     size_t needed = 0;
     for (; needed < candidates.size(); ++needed) {
         free.add(candidates[needed], +1);
-        if (free.fits(request, eligible)) {
+        if (free.fits(waiting)) {
             break;
         }
     }
@@ -86,7 +96,7 @@ std::vector<uint64_t> choose_preemptees(const std::vector<NodeCapacity>& nodes,
     std::vector<bool> chosen(needed + 1, true);
     for (size_t i = needed; i-- > 0;) {  // the last one added is needed by construction
         free.add(candidates[i], -1);
-        if (free.fits(request, eligible)) {
+        if (free.fits(waiting)) {
             chosen[i] = false;
         } else {
             free.add(candidates[i], +1);

@@ -234,6 +234,12 @@ TEST_F(HetJobTest, AllocWaitingOrRefusedLeavesNoComponentBehind) {
     EXPECT_EQ(refused.exit_code, 1);
     EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
     EXPECT_NE(refused.err.find("heterogeneous job component 1"), std::string::npos) << refused.err;
+    const CommandResult too_many = cluster_->cohort({"alloc", "-N2", ":", "-N3", "true"});
+    EXPECT_EQ(too_many.exit_code, 1);
+    EXPECT_EQ(too_many.err,
+              "cohort alloc: error: heterogeneous job: its components need 5 nodes and their "
+              "partitions have 4 (accepted: components that fit side by side; components never "
+              "share a node)\n");
     const CommandResult shared =
             cluster_->cohort({"alloc", "-w", "node1", ":", "-w", "node1", "true"});
     EXPECT_EQ(shared.exit_code, 1);

@@ -1,8 +1,9 @@
 // Preemption by QoS, end to end on one 2-CPU node: a `high` job preempts a running `low` job,
 // which gets its R: warning signal at once, SIGTERM after low's grace time, and is requeued
 // (its attempt recorded PREEMPTED) to finish after the high job; a `scavenger` job is
-// cancelled as PREEMPTED instead; a `normal` job, which high may not preempt, runs on; a
-// `low` hetjob whose components hold a CPU each is preempted and requeued whole.
+// cancelled as PREEMPTED instead; a `normal` job, which high may not preempt, runs on. On two
+// nodes: a `low` hetjob is preempted and requeued whole, and a waiting `high` hetjob preempts
+// for room for every component.
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -125,20 +126,64 @@ TEST_F(PreemptionTest, AScavengerJobIsCancelledAndANormalJobIsNotPreempted) {
     EXPECT_EQ(cluster_->wait_final_state(waiting, seconds(30)), "COMPLETED");
 }
 
-TEST_F(PreemptionTest, AHetJobIsPreemptedWholeAndRunsAgainWhole) {
-    // Each component holds one of the node's two CPUs: the high job needs both, so ending the
-    // leader alone would not do.
+// A waiting hetjob of a preempting QoS preempts through its leader, for room for every
+// component at once: its two components need a node each (components never share one), so
+// both nodes' low jobs are preempted, not only one.
+class HetPreemptionTest : public SharedCluster<HetPreemptionTest> {
+public:
+    static constexpr int kNodes = 2;
+
+    static std::vector<std::string> start_args() { return PreemptionTest::start_args(); }
+
+protected:
+    static uint64_t submit(std::vector<std::string> args) {
+        args.insert(args.begin(), {"batch", "--parsable"});
+        const CommandResult result = cluster_->cohort(args);
+        EXPECT_EQ(result.exit_code, 0) << result.err;
+        return std::strtoull(result.out.c_str(), nullptr, 10);
+    }
+};
+
+TEST_F(HetPreemptionTest, AWaitingHetJobPreemptsForEveryComponent) {
+    const std::string low_job =
+            "if [ \"$SLURM_RESTART_COUNT\" = 1 ]; then exit 0; fi; while :; do sleep 0.1; done";
+    const uint64_t first = submit({"--qos=low", "-N1", "-n2", "--wrap", low_job});
+    const uint64_t second = submit({"--qos=low", "-N1", "-n2", "--wrap", low_job});
+    for (uint64_t id : {first, second}) {
+        ASSERT_TRUE(eventually([id] { return cluster_->job_state(id) == "RUNNING"; }, seconds(20)));
+    }
+    const std::string script = cluster_->work_dir() + "/het-high.sh";
+    std::ofstream(script) << "#!/bin/bash\n"
+                             "#SBATCH --qos=high -n1\n"
+                             "#SBATCH hetjob\n"
+                             "#SBATCH --qos=high -n1\n"
+                             "true\n";
+    const uint64_t het = submit({script});
+    EXPECT_EQ(cluster_->wait_final_state(het, seconds(60)), "COMPLETED");
+    EXPECT_EQ(cluster_->wait_final_state(het + 1, seconds(60)), "COMPLETED");
+    for (uint64_t id : {first, second}) {
+        EXPECT_EQ(cluster_->wait_final_state(id, seconds(60)), "COMPLETED");
+        const CommandResult attempts = cluster_->cohort(
+                {"acct", "-D", "-X", "-n", "-P", "-j", std::to_string(id), "-o", "State"});
+        EXPECT_EQ(attempts.out, "PREEMPTED\nCOMPLETED\n") << id;
+    }
+}
+
+TEST_F(HetPreemptionTest, ARunningHetJobIsPreemptedWholeAndRunsAgainWhole) {
+    // Each component fills one of the two nodes: the high job needs only one node, but the
+    // hetjob ends whole, so both components are preempted, and both run again.
     const std::string script = cluster_->work_dir() + "/het-low.sh";
     std::ofstream(script) << "#!/bin/bash\n"
-                             "#SBATCH --qos=low -n1 -t 10\n"
+                             "#SBATCH --qos=low -n2 -t 10\n"
                              "#SBATCH hetjob\n"
-                             "#SBATCH --qos=low -n1\n"
+                             "#SBATCH --qos=low -n2\n"
                              "if [ \"$SLURM_RESTART_COUNT\" = 1 ]; then exit 0; fi\n"
                              "while :; do sleep 0.1; done\n";
     const uint64_t het = submit({script});
-    ASSERT_TRUE(running(het));
-    ASSERT_TRUE(running(het + 1));
-    const uint64_t high = submit({"--qos=high", "-n2", "--wrap", "true"});
+    for (uint64_t id : {het, het + 1}) {
+        ASSERT_TRUE(eventually([id] { return cluster_->job_state(id) == "RUNNING"; }, seconds(20)));
+    }
+    const uint64_t high = submit({"--qos=high", "-N1", "-n2", "--wrap", "true"});
     EXPECT_EQ(cluster_->wait_final_state(high, seconds(60)), "COMPLETED");
     EXPECT_EQ(cluster_->wait_final_state(het, seconds(60)), "COMPLETED");
     EXPECT_EQ(cluster_->wait_final_state(het + 1, seconds(60)), "COMPLETED");

@@ -30,6 +30,11 @@ ResourceRequest tasks_over(uint32_t nodes_min, uint32_t ntasks) {
     return request;
 }
 
+// A waiting job of one part over `eligible`.
+std::vector<WaitingPart> waiting(ResourceRequest request, std::vector<int> eligible) {
+    return {{std::move(request), std::move(eligible)}};
+}
+
 std::vector<RunningAllocation> held(const std::vector<PreemptionCandidate>& jobs,
                                     std::vector<RunningAllocation> others = {}) {
     for (const auto& job : jobs) {
@@ -42,17 +47,17 @@ TEST(Preemption, TakesTheLowestPriorityJobsAndNoMoreThanNeeded) {
     // Two 4-CPU nodes, each full with two 2-CPU jobs; the waiting job needs 4 CPUs on a node.
     const std::vector<PreemptionCandidate> jobs = {running(1, 50, 0, 2), running(2, 10, 0, 2),
                                                    running(3, 20, 1, 2), running(4, 5, 1, 2)};
-    auto chosen =
-            choose_preemptees(preemption_nodes(2, 4), {0, 1}, held(jobs), tasks_over(1, 4), jobs);
+    auto chosen = choose_preemptees(preemption_nodes(2, 4), waiting(tasks_over(1, 4), {0, 1}),
+                                    held(jobs), jobs);
     // Lowest first: 4 (n2), 2 (n1), 3 (n2) fits; then 2 is not needed.
     EXPECT_EQ(chosen, (std::vector<uint64_t>{4, 3}));
 }
 
 TEST(Preemption, NoneWhenTheJobFitsAlready) {
     const std::vector<PreemptionCandidate> jobs = {running(1, 1, 0, 2)};
-    EXPECT_TRUE(
-            choose_preemptees(preemption_nodes(2, 4), {0, 1}, held(jobs), tasks_over(1, 4), jobs)
-                    .empty());
+    EXPECT_TRUE(choose_preemptees(preemption_nodes(2, 4), waiting(tasks_over(1, 4), {0, 1}),
+                                  held(jobs), jobs)
+                        .empty());
 }
 
 TEST(Preemption, NeverForAJobThatStillCouldNotStart) {
@@ -60,16 +65,17 @@ TEST(Preemption, NeverForAJobThatStillCouldNotStart) {
     // candidate on n1 ends, so the candidate is left alone.
     const std::vector<PreemptionCandidate> jobs = {running(1, 1, 0, 4)};
     const RunningAllocation protected_job{{1}, {4}, 0, 0, 0, {}};
-    EXPECT_TRUE(choose_preemptees(preemption_nodes(2, 4), {0, 1}, held(jobs, {protected_job}),
-                                  tasks_over(2, 8), jobs)
+    EXPECT_TRUE(choose_preemptees(preemption_nodes(2, 4), waiting(tasks_over(2, 8), {0, 1}),
+                                  held(jobs, {protected_job}), jobs)
                         .empty());
     // Nor on nodes outside the job's partition, or down.
     std::vector<NodeCapacity> down = preemption_nodes(2, 4);
     down[0].up = false;
-    EXPECT_TRUE(choose_preemptees(down, {0, 1}, held(jobs, {protected_job}), tasks_over(1, 4), jobs)
+    EXPECT_TRUE(choose_preemptees(down, waiting(tasks_over(1, 4), {0, 1}),
+                                  held(jobs, {protected_job}), jobs)
                         .empty());
-    EXPECT_TRUE(choose_preemptees(preemption_nodes(2, 4), {1}, held(jobs, {protected_job}),
-                                  tasks_over(1, 4), jobs)
+    EXPECT_TRUE(choose_preemptees(preemption_nodes(2, 4), waiting(tasks_over(1, 4), {1}),
+                                  held(jobs, {protected_job}), jobs)
                         .empty());
 }
 
@@ -82,7 +88,7 @@ TEST(Preemption, GpusAndMemoryCountWhenAsked) {
     ResourceRequest request = tasks_over(1, 1);
     request.gpus_per_node = 2;
     // The CPU job has the lower priority but frees no GPU: only the GPU job is taken.
-    EXPECT_EQ(choose_preemptees(gpu_nodes, {0}, held({gpu_job, cpu_job}), request,
+    EXPECT_EQ(choose_preemptees(gpu_nodes, waiting(request, {0}), held({gpu_job, cpu_job}),
                                 {gpu_job, cpu_job}),
               std::vector<uint64_t>{1});
 }
@@ -95,12 +101,29 @@ TEST(Preemption, AHeterogeneousJobFreesEveryComponent) {
     PreemptionCandidate het = running(10, 5, 0, 3);
     het.allocations.push_back(RunningAllocation{{1}, {3}, 0, 0, 0, {}});
     const std::vector<PreemptionCandidate> jobs = {het, running(20, 1, 0, 1), running(21, 1, 1, 1)};
-    EXPECT_EQ(choose_preemptees(preemption_nodes(2, 4), {0, 1}, held(jobs), tasks_over(2, 8), jobs),
+    EXPECT_EQ(choose_preemptees(preemption_nodes(2, 4), waiting(tasks_over(2, 8), {0, 1}),
+                                held(jobs), jobs),
               (std::vector<uint64_t>{20, 21, 10}));
     // One node's 4 CPUs: the small jobs alone free one CPU per node; with the hetjob, n1
     // needs only job 20 gone, so job 21 on n2 is left alone.
-    EXPECT_EQ(choose_preemptees(preemption_nodes(2, 4), {0, 1}, held(jobs), tasks_over(1, 4), jobs),
+    EXPECT_EQ(choose_preemptees(preemption_nodes(2, 4), waiting(tasks_over(1, 4), {0, 1}),
+                                held(jobs), jobs),
               (std::vector<uint64_t>{20, 10}));
+}
+
+// A waiting heterogeneous job is preempted for only when every component fits at once, each on
+// nodes of its own: two 1-node components on two full nodes need both nodes' jobs gone, not
+// only the cheaper one.
+TEST(Preemption, AWaitingHeterogeneousJobNeedsRoomForEveryComponent) {
+    const std::vector<PreemptionCandidate> jobs = {running(1, 1, 0, 4), running(2, 9, 1, 4)};
+    std::vector<WaitingPart> het = waiting(tasks_over(1, 1), {0, 1});
+    het.push_back({tasks_over(1, 1), {0, 1}});
+    EXPECT_EQ(choose_preemptees(preemption_nodes(2, 4), het, held(jobs), jobs),
+              (std::vector<uint64_t>{1, 2}));
+    // Only one node in the partition of component 1: they can never both start.
+    het[1].eligible = {0};
+    het[0].eligible = {0};
+    EXPECT_TRUE(choose_preemptees(preemption_nodes(2, 4), het, held(jobs), jobs).empty());
 }
 
 }  // namespace
