@@ -195,10 +195,16 @@ void Agent::start_batch(const protocol::LaunchBatchRequest& request) {
         confined = cgroups_.create_step(job.job_id, "batch");
     }
     if (!confined) {
-        spdlog::warn("job {}: runs without its cgroup: {}", job.job_id, confined.message());
-    } else {
-        spec.cgroup_procs = cgroups_.procs_files(job.job_id, "batch");
+        // As Slurm's task/cgroup: the script does not run unconfined, beyond its limits and
+        // devices. The job fails with the reason, shown by `show job`.
+        close(status_fd);
+        end_leftover_processes(job.job_id);  // gives its CPUs back, removes what was made
+        failed.error = "cannot confine the job in its cgroup: " + confined.message();
+        spdlog::error("job {}: {}", job.job_id, failed.error);
+        report_batch_done(failed);
+        return;
     }
+    spec.cgroup_procs = cgroups_.procs_files(job.job_id, "batch");
     spec.stdout_path =
             path_from(expand_filename_pattern(
                               job.spec.output.empty()
@@ -219,6 +225,7 @@ void Agent::start_batch(const protocol::LaunchBatchRequest& request) {
     auto spawned = spawn_process(spec);
     close(status_fd);
     if (!spawned) {
+        end_leftover_processes(job.job_id);
         failed.error = spawned.status().message();
         spdlog::warn("job {}: {}", job.job_id, failed.error);
         report_batch_done(failed);

@@ -593,13 +593,21 @@ void Agent::start_step_tasks(
         confined = cgroups_.create_step(local_job, step_name);
     }
     if (!confined) {
-        spdlog::warn("step {}.{}: runs without its job's cgroup: {}", layout.job_id, layout.step_id,
-                     confined.message());
+        // As Slurm's task/cgroup: no rank runs unconfined, beyond its limits and devices.
+        spdlog::error("step {}.{}: cannot confine it in its job's cgroup: {}", layout.job_id,
+                      layout.step_id, confined.message());
     } else {
         cgroup_procs = cgroups_.procs_files(local_job, step_name);
     }
     for (uint32_t local = 0; local < ranks_here.size(); ++local) {
         const uint32_t rank = ranks_here[local];
+        if (!confined) {
+            failures.push_back({rank, 127, 0,
+                                fmt::format("rank {} on {}: cannot confine it in its job's "
+                                            "cgroup: {}",
+                                            rank, options_.name, confined.message())});
+            continue;
+        }
         TaskContext context{request.node_index,
                             local,
                             rank,

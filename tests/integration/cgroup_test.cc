@@ -278,5 +278,46 @@ TEST(CgroupPids, AJobCannotHaveMoreProcessesThanJobPidsMax) {
     EXPECT_NE(text.find("refused 11"), std::string::npos) << "fork got EAGAIN: " << text;
 }
 
+// A job that cannot be confined is not run unconfined, as in Slurm's task/cgroup. Under v2, the
+// kernel makes no cgroup below a node cgroup whose cgroup.max.descendants is 0: the batch job
+// fails with that reason, a step's ranks fail to start, and once the kernel allows it again,
+// jobs run.
+TEST(CgroupRefused, AJobThatCannotBeConfinedFailsInsteadOfRunning) {
+    if (geteuid() != 0) {
+        GTEST_SKIP() << "creating cgroups needs root";
+    }
+    LocalCluster cluster(1, with_settings({{"cgroup", "v2"}}));
+    ASSERT_TRUE(cluster.up());
+    if (const std::string log = why_no_cgroups(cluster); !log.empty()) {
+        GTEST_SKIP() << "the agent runs jobs without cgroups here: " << log;
+    }
+    // The node's own cgroup, which the agent lists for `cohort stop`.
+    std::string node_dir;
+    std::ifstream(cluster.state_dir() + "/nodes/node1/cgroup_dirs") >> node_dir;
+    const std::string limit = node_dir + "/cgroup.max.descendants";
+    ASSERT_TRUE(std::filesystem::exists(limit)) << limit;
+    const auto set_limit = [&](const std::string& value) {
+        std::ofstream(limit) << value << "\n";
+        return read_text(limit) == value + "\n";
+    };
+    ASSERT_TRUE(set_limit("0"));
+
+    const uint64_t id = submit_batch(cluster, {"--wrap", "true"});
+    EXPECT_EQ(cluster.wait_final_state(id, seconds(30)), "FAILED");
+    const CommandResult shown = cluster.cohort({"show", "job", std::to_string(id)});
+    EXPECT_NE(shown.out.find("Reason=cannot confine the job in its cgroup: "), std::string::npos)
+            << shown.out;
+    const CommandResult step = cluster.cohort({"run", "true"});
+    EXPECT_NE(step.exit_code, 0);
+    EXPECT_NE(step.err.find("rank 0 on node1: cannot confine it in its job's cgroup: "),
+              std::string::npos)
+            << step.err;
+
+    ASSERT_TRUE(set_limit("max"));
+    const uint64_t allowed = submit_batch(cluster, {"--wrap", "true"});
+    EXPECT_EQ(cluster.wait_final_state(allowed, seconds(30)), "COMPLETED");
+    EXPECT_EQ(cluster.cohort({"run", "true"}).exit_code, 0);
+}
+
 }  // namespace
 }  // namespace cohort::testing
