@@ -134,6 +134,9 @@ Status Controller::start() {
         if (job.state != JobState::kPending) {
             nodes_.claim(job);
         }
+        if (job.state == JobState::kRunning) {
+            watch_time_limit(job);
+        }
     }
     // Nodes holding jobs get the usual time to re-register before they are declared DOWN.
     for (auto& node : nodes_) {
@@ -366,6 +369,32 @@ void Controller::on_close(const ConnectionPtr& conn) {
     });
 }
 
+void Controller::watch_time_limit(const Job& job) {
+    const bool enforced_by_agents =
+            !job.interactive && (!job.is_het_component() || job.is_het_leader());
+    if (!enforced_by_agents && job.time_limit_s >= 0) {
+        watched_ends_.emplace(job.start_time + job.time_limit_s, job.job_id);
+    }
+}
+
+void Controller::end_jobs_past_their_limit(int64_t now) {
+    while (!watched_ends_.empty() && watched_ends_.begin()->first <= now) {
+        const uint64_t id = watched_ends_.begin()->second;
+        watched_ends_.erase(watched_ends_.begin());
+        auto it = jobs_.find(id);
+        if (it == jobs_.end() || it->second.state != JobState::kRunning) {
+            continue;
+        }
+        Job& job = it->second;
+        // A limit raised or lifted since, or a later attempt: its own entry stands for it.
+        if (job.time_limit_s < 0 || job.start_time + job.time_limit_s > now) {
+            continue;
+        }
+        spdlog::info("job {}: time limit reached", job.display_id());
+        end_job(job, JobState::kTimeout, "");
+    }
+}
+
 void Controller::on_tick() {
     const int64_t now_ms = clock_.steady_ms();
     // A shared state store ends this controller when it has lost its lock there
@@ -404,6 +433,7 @@ void Controller::on_tick() {
         usage_retry_at_ = 0;
         load_usage_from_accounting(now);
     }
+    end_jobs_past_their_limit(now);
     schedule_if_due(now_ms);
     purge_history(now);
     record_node_service(now);

@@ -71,6 +71,12 @@ private:
     void accept();
     void on_close(const ConnectionPtr& conn);
     void on_tick();
+    // Time limits no agent enforces: an interactive job's (its command runs on the submit
+    // host, and it may run no step) and a hetjob component's other than the leader's (which
+    // may run no step either). Each such running job is watched from its start, and ended
+    // TIMEOUT on the tick at its end, as slurmctld does; a changed limit is watched anew.
+    void watch_time_limit(const Job& job);
+    void end_jobs_past_their_limit(int64_t now);
     // Deletes a batch of the history older than purge_jobs_after_days, hourly (or at once
     // again while batches come back full), off the strand.
     void purge_history(int64_t now);
@@ -392,6 +398,7 @@ private:
     };
 
     std::map<uint64_t, Preemption> preemptions_;
+    std::multimap<int64_t, uint64_t> watched_ends_;  // end time -> job id (watch_time_limit)
 
     // Jobs told of a requeue by their R: signal: which attempt, and whether to hold it.
     struct WarnedRequeue {

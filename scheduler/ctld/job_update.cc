@@ -67,6 +67,7 @@ void Controller::handle_update(const ConnectionPtr& conn,
             }
         });
         if (moves_end) {
+            watch_time_limit(job);
             // Its agents enforce the limit: a lower one may end the job at once.
             for (const std::string& name : job.nodes) {
                 NodeEntry* node = nodes_.find(name);

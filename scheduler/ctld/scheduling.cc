@@ -796,6 +796,7 @@ void Controller::apply(const sched::Decisions& decisions, const sched::Snapshot&
         job.mem_per_node_mib = start.placement.memory_mib_per_node;
         assign_gpus(job, start.placement.gpus_per_node);
         nodes_.claim(job);
+        watch_time_limit(job);
         // Launch only once RUNNING is durable, so a restarted controller never meets a
         // running job it believes pending. A hetjob's leader, which runs the script, is
         // launched once its last component is durable; the others run steps only.
@@ -893,6 +894,12 @@ void Controller::end_job(Job& job, JobState final_state, const std::string& clea
     job.end_time = clock_.unix_seconds();
     job.nodes_cleaning.clear();
     drop_deferred_report(job.job_id);
+    // An allocation's client (salloc, cohort run) that did not end it itself learns of the
+    // end by its connection closing: "Job allocation N has been revoked".
+    if (auto client = job_clients_.find(job.job_id); client != job_clients_.end()) {
+        client->second->close_after_writes();
+        job_clients_.erase(client);
+    }
     for (const auto& name : job.nodes) {
         NodeEntry* node = nodes_.find(name);
         if (name == clean_node || node == nullptr || !node->connection || !node->responding) {

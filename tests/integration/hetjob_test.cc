@@ -3,6 +3,7 @@
 // all-or-nothing start, the script's SLURM_*_HET_GROUP_<n> variables, steps in a component
 // and across components (cohort run --het-group), and cancel and refusals as Slurm 22.05 has
 // them. One MPI_COMM_WORLD across components is in mpi_launch_test.cc.
+#include <csignal>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -253,6 +254,32 @@ TEST_F(HetJobTest, AllocWaitingOrRefusedLeavesNoComponentBehind) {
     EXPECT_NE(bad_option.err.find("heterogeneous job component 1"), std::string::npos)
             << bad_option.err;
     EXPECT_EQ(queue_ids(), before);
+}
+
+// Each component ends at its own time limit, as in Slurm 22.05 (measured: `salloc -t1 -N1 :
+// -t3 -N1` ends component 0 after a minute and component 1's step at three): here component
+// 1 runs no step, so no agent holds its limit and the controller ends it. An allocation whose
+// command outlives its limit is ended the same way, and its command hears of it.
+TEST_F(HetJobTest, ComponentsAndAllocationsEndAtTheirOwnTimeLimits) {
+    const std::string script = write_script("limits.sh",
+                                            "#!/bin/bash\n"
+                                            "#SBATCH -N1 -t 0:30\n"
+                                            "#SBATCH hetjob\n"
+                                            "#SBATCH -N1 -t 0:02\n"
+                                            "sleep 5\n");
+    const uint64_t id = submit_batch(*cluster_, {script});
+    EXPECT_EQ(cluster_->wait_final_state(id + 1, seconds(20)), "TIMEOUT");
+    EXPECT_EQ(cluster_->job_state(id), "RUNNING");
+    EXPECT_EQ(cluster_->wait_final_state(id, seconds(30)), "COMPLETED");
+
+    const CommandResult held =
+            cluster_->cohort({"alloc", "-N1", "-t", "0:02", "sleep", "30"}, seconds(20));
+    EXPECT_EQ(held.exit_code, 128 + SIGHUP) << held.err;
+    std::smatch revoked;
+    ASSERT_TRUE(std::regex_search(held.err, revoked,
+                                  std::regex("salloc: Job allocation ([0-9]+) has been revoked")))
+            << held.err;
+    EXPECT_EQ(cluster_->wait_final_state(std::stoull(revoked[1]), seconds(10)), "TIMEOUT");
 }
 
 // A heterogeneous job is requeued whole: through its leader, never one component alone;
