@@ -20,8 +20,8 @@
 #include "common/config.h"
 #include "common/hostlist.h"
 #include "common/transport/blocking_client.h"
-#include "launcher/batch_record.h"
 #include "launcher/job_cgroup.h"
+#include "launcher/step_record.h"
 
 namespace cohort::cli {
 namespace {
@@ -232,16 +232,14 @@ Result<ClusterConfig> apply_settings_file(const ClusterConfig& config,
     return merged;
 }
 
-// Batch scripts outlive their agent (so that restarting cohortd ends no job); stopping the
-// whole instance ends them, as a machine's shutdown would.
-void end_batch_jobs_left(const std::string& state_dir) {
+// Batch scripts and step tasks outlive their agent (so that restarting cohortd ends no job);
+// stopping the whole instance ends them, as a machine's shutdown would.
+void end_jobs_left(const std::string& state_dir) {
     std::error_code ec;
     for (const auto& node : fs::directory_iterator(state_dir + "/nodes", ec)) {
-        for (const std::string& path : agent::batch_record_paths(node.path().string())) {
-            auto record = agent::read_batch_record(path);
-            if (record && agent::shepherd_running(*record)) {
-                killpg(record->shepherd, SIGKILL);
-            }
+        for (pid_t pid : agent::recorded_processes(node.path().string())) {
+            killpg(pid, SIGKILL);  // a shepherd and its program
+            kill(pid, SIGKILL);    // a step manager, which leads no group
         }
     }
 }
@@ -507,7 +505,7 @@ Status stop_instance(const std::string& state_dir) {
             kill(pid, SIGKILL);
         }
     }
-    end_batch_jobs_left(state_dir);
+    end_jobs_left(state_dir);
     remove_cgroups_left(state_dir);
     return Status::ok();
 }

@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
+#include <utility>
 
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -35,6 +36,9 @@ StepResult StepClient::run(const protocol::StepLayout& layout, const StepRequest
     node_done_.assign(layout.nodes.size(), false);
     peer_addresses_.assign(layout.nodes.size(), "");
     agents_.assign(layout.nodes.size(), nullptr);
+    detached_.assign(layout.nodes.size(), false);
+    reattach_deadlines_.resize(layout.nodes.size());
+    signal_while_detached_.assign(layout.nodes.size(), 0);
     if (layout.nodes.empty()) {
         return {1, 0, "the step has no nodes", {}};
     }
@@ -129,12 +133,14 @@ void StepClient::accept_agents() {
                     }
                     *node = attach->node_index;
                     agents_[attach->node_index] = c;
+                    if (detached_[attach->node_index]) {
+                        on_reattached(attach->node_index);
+                    }
                 },
-                [this, node](const std::shared_ptr<transport::Connection>&, const Status& why) {
+                [this, node](const std::shared_ptr<transport::Connection>& c, const Status& why) {
                     const auto index = static_cast<size_t>(*node);
-                    if (*node >= 0 && !finished_ && !node_done_[index]) {
-                        fail("lost the connection to " + layout_.nodes[index]
-                             + (why.is_ok() ? "" : ": " + why.message()));
+                    if (*node >= 0 && agents_[index] == c) {
+                        on_agent_closed(index, why);
                     }
                 });
         accept_agents();
@@ -239,6 +245,8 @@ void StepClient::register_handlers() {
             [this](size_t, const TaskOutputMessage& output) { write_output(output); });
     dispatcher_.on<TaskExitMessage>(
             [this](size_t, const TaskExitMessage& exit) { on_task_exit(exit); });
+    dispatcher_.on<StepDetachMessage>(
+            [this](size_t node, const StepDetachMessage&) { on_detached(node); });
     dispatcher_.on<StepDoneMessage>([this](size_t node, const StepDoneMessage& done) {
         result_.usage.add(done.usage);
         node_done_[node] = true;
@@ -249,7 +257,39 @@ void StepClient::register_handlers() {
     });
 }
 
+void StepClient::on_detached(size_t node) {
+    detached_[node] = true;
+    auto& deadline = reattach_deadlines_[node];
+    deadline = std::make_unique<asio::steady_timer>(io_, attach_limit_);
+    deadline->async_wait([this, node](const boost::system::error_code& ec) {
+        if (!ec && detached_[node]) {
+            fail(fmt::format("the agent of {} stopped and no agent took its tasks back within {} s",
+                             layout_.nodes[node], attach_limit_.count()));
+        }
+    });
+}
+
+void StepClient::on_agent_closed(size_t node, const Status& why) {
+    agents_[node] = nullptr;
+    if (finished_ || node_done_[node] || detached_[node]) {
+        return;
+    }
+    fail("lost the connection to " + layout_.nodes[node]
+         + (why.is_ok() ? "" : ": " + why.message()));
+}
+
+void StepClient::on_reattached(size_t node) {
+    detached_[node] = false;
+    reattach_deadlines_[node]->cancel();
+    if (const int signal = std::exchange(signal_while_detached_[node], 0); signal != 0) {
+        agents_[node]->send(protocol::SignalStepRequest{layout_.job_id, layout_.step_id, signal});
+    }
+}
+
 void StepClient::on_task_exit(const protocol::TaskExitMessage& exit) {
+    if (!exited_ranks_.insert(exit.rank).second) {
+        return;  // reported again by the agent that took the node's tasks over
+    }
     int code = exit.exit_signal != 0 ? 128 + exit.exit_signal : exit.exit_code;
     // Once the step is being ended, the others' SIGKILL is not what the step exits with.
     const bool ending = aborted_ || killing_;
@@ -346,9 +386,12 @@ void StepClient::flush_partial_lines() {
 }
 
 void StepClient::signal_all(int signal) {
-    for (auto& agent : agents_) {
-        if (agent) {
-            agent->send(protocol::SignalStepRequest{layout_.job_id, layout_.step_id, signal});
+    for (size_t node = 0; node < agents_.size(); ++node) {
+        if (agents_[node]) {
+            agents_[node]->send(
+                    protocol::SignalStepRequest{layout_.job_id, layout_.step_id, signal});
+        } else if (detached_[node]) {
+            signal_while_detached_[node] = signal;
         }
     }
 }

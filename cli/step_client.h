@@ -5,6 +5,8 @@
 #include <array>
 #include <chrono>
 #include <map>
+#include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,6 +52,10 @@ private:
     // Routes each agent's messages, tagged with the agent's node index, to the handlers.
     void register_handlers();
     void on_task_exit(const protocol::TaskExitMessage& exit);
+    // The agent of `node` stops (an upgrade) while its tasks run on: wait for the next one.
+    void on_detached(size_t node);
+    void on_agent_closed(size_t node, const Status& why);
+    void on_reattached(size_t node);
     protocol::LaunchStepRequest launch_request(const std::string& host, uint16_t port) const;
     void accept_agents();
     void forward_stdin();  // once rank 0 runs
@@ -76,6 +82,11 @@ private:
     std::array<char, 65536> stdin_buffer_{};
     std::vector<std::shared_ptr<transport::Connection>> agents_;  // by node index, once attached
     std::vector<bool> node_done_;
+    // Nodes whose agent said it stops while their tasks run on, and when each must be back.
+    std::vector<bool> detached_;
+    std::vector<std::unique_ptr<boost::asio::steady_timer>> reattach_deadlines_;
+    std::vector<int> signal_while_detached_;  // sent to the node's next agent
+    std::set<uint32_t> exited_ranks_;         // a re-attached agent reports them again
     std::map<std::pair<uint32_t, uint8_t>, std::string> partial_lines_;
     size_t label_width_ = 1;
     StepResult result_;

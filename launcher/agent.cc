@@ -101,6 +101,7 @@ Status Agent::start() {
         spdlog::warn("jobs run without cgroups: {}", cgroups_.why_disabled());
     }
     adopt_batch_jobs();  // before registering, which lists them as running here
+    adopt_steps();
     child_signals_.async_wait([this](const boost::system::error_code& e, int) {
         if (!e) {
             reap_children();
@@ -113,18 +114,34 @@ Status Agent::start() {
 }
 
 void Agent::stop() {
-    size_t left_running = 0;
+    stopping_ = true;
+    size_t batch_scripts = 0;
+    std::set<std::shared_ptr<StepSession>> steps;
     for (const auto& [pid, task] : tasks_) {
         if (task.batch) {
-            ++left_running;
-        } else {
-            killpg(pid, SIGKILL);  // a step's I/O runs through this agent: it cannot go on
+            ++batch_scripts;
+        } else if (!task.exited) {
+            steps.insert(task.session);
         }
     }
-    if (left_running > 0) {
-        spdlog::info("leaving {} batch jobs running for the next cohortd on {}", left_running,
-                     options_.name);
+    for (const auto& step : steps) {
+        // The client waits for the next agent instead of counting this node lost; the step
+        // manager serves the ranks on without its link.
+        send_to_client(*step, protocol::StepDetachMessage{step->job_id, step->step_id,
+                                                          step->record.node_index});
+        if (step->step_manager) {
+            step->step_manager->send(protocol::StepdDetachMessage{});
+        }
+        for (const auto& output : step->outputs) {
+            boost::system::error_code ignored;
+            output->close(ignored);  // the shepherds hold the pipes for the next agent
+        }
+        if (step->warning) {
+            step->warning->cancel();
+        }
     }
+    spdlog::info("leaving {} batch jobs and {} steps running for the next cohortd on {}",
+                 batch_scripts, steps.size(), options_.name);
     for (auto& [pid, watcher] : adopted_) {
         watcher->cancel();
     }
@@ -132,13 +149,14 @@ void Agent::stop() {
     acceptor_.close(ignored);
     reconnect_timer_.cancel();
     heartbeat_timer_.cancel();
+    limit_timer_.cancel();
     child_signals_.cancel();
     if (controller_) {
         controller_->close(Status::ok());
     }
     const auto clients = clients_;  // closing one removes it from clients_
     for (const auto& client : clients) {
-        client->close(Status::ok());
+        client->close_after_writes();
     }
 }
 
@@ -219,7 +237,7 @@ void Agent::heartbeat() {
 }
 
 void Agent::on_controller_closed() {
-    if (!controller_) {
+    if (!controller_ || stopping_) {
         return;
     }
     spdlog::warn("lost the controller connection; reconnecting");
@@ -329,6 +347,9 @@ void Agent::accept_clients() {
 
 void Agent::on_client_closed(const ConnectionPtr& conn) {
     clients_.erase(conn);
+    if (stopping_) {
+        return;  // closed by stop(): the steps run on for the next agent
+    }
     // A step manager that went away before its ranks started, or a client that went away
     // while its step manager was starting: that step starts no ranks.
     std::vector<StepKey> abandoned;

@@ -25,6 +25,7 @@
 #include "launcher/job_cgroup.h"
 #include "launcher/job_hooks.h"
 #include "launcher/process.h"
+#include "launcher/step_record.h"
 #include "launcher/time_limits.h"
 
 namespace cohort::agent {
@@ -43,7 +44,7 @@ struct AgentOptions {
     uint16_t port = 0;                  // 0: any free port, reported at registration
     std::string spool_dir;
     std::string stepd_binary;     // cohort-stepd, started for each MPI step
-    std::string shepherd_binary;  // cohort-shepherd, the parent of each batch script
+    std::string shepherd_binary;  // cohort-shepherd, the parent of each batch script and task
 };
 
 class Agent {
@@ -56,12 +57,16 @@ public:
           AgentOptions options,
           protocol::NodeResources resources);
 
-    // Adopts the batch jobs an earlier agent left running, binds the step listener and
-    // starts connecting to the controller (retrying until up).
+    // Adopts the batch jobs and step tasks an earlier agent left running, binds the step
+    // listener and starts connecting to the controller (retrying until up).
     Status start();
-    // Kills the steps' processes. Batch scripts keep running under their shepherds, for the
-    // next agent on this node to adopt (as slurmstepd outlives slurmd).
+    // Ends nothing: batch scripts and step tasks keep running under their shepherds, for the
+    // next agent on this node to adopt (as slurmstepd outlives slurmd). Each step's client is
+    // told to wait for that agent; its last frames leave while the io_context runs on.
     void stop();
+
+    // After stop(): every connection has sent what it had and closed.
+    bool flushed() const { return clients_.empty(); }
 
 private:
     struct StepSession {
@@ -80,6 +85,10 @@ private:
         std::shared_ptr<asio::posix::stream_descriptor> input;
         std::deque<std::string> pending_input;
         bool input_eof = false;
+        // The tasks' output pipes, read here (closed, not drained, when the agent stops).
+        std::vector<std::shared_ptr<asio::posix::stream_descriptor>> outputs;
+        // On disk for the next agent (step_record.h); written once the tasks run.
+        StepRecord record;
     };
 
     // One task's pipes: the agent's ends and the ends the child gets (-1 where a file or
@@ -123,7 +132,8 @@ private:
         bool exited = false;
         int exit_code = 0;
         int exit_signal = 0;
-        std::string error;  // why the batch script could not start
+        std::string error;        // why the program could not start
+        std::string status_path;  // where its shepherd writes how it ended
         int open_streams = 0;
     };
 
@@ -169,16 +179,18 @@ private:
     void launch_batch(const protocol::LaunchBatchRequest& request);
     void start_batch(const protocol::LaunchBatchRequest& request);
     bool batch_launched_already(const protocol::JobRecord& job) const;
-    // How the batch script of `task` ended: as its shepherd wrote it, else as the shepherd's
-    // own `wait_status` says (killed before it could write).
-    void take_batch_exit(Task& task, int wait_status) const;
+    // How the program of `task` ended: as its shepherd wrote it, else as the shepherd's own
+    // `wait_status` says (killed before it could write).
+    static void take_shepherd_exit(Task& task, int wait_status);
     void launch_step(const protocol::Credential& sender,
                      const protocol::LaunchStepRequest& received);
     // This node's ranks (or its step manager), once the client has been called back.
     void launch_local_part(const protocol::LaunchStepRequest& request, const ConnectionPtr& conn);
-    // Opens, without blocking, the connection this node's part of the step reports on; `done`
-    // gets it, or why the client could not be reached.
-    void call_client_back(const protocol::LaunchStepRequest& request,
+    // Opens, without blocking, the connection this node's part of a step reports on, and
+    // introduces it with `attach`; `done` gets it, or why the client could not be reached.
+    void call_client_back(const std::string& host,
+                          uint16_t port,
+                          const protocol::StepAttachMessage& attach,
                           std::function<void(Result<ConnectionPtr>)> done);
     // Passes the launch on to this node's children in the launch tree; a child that cannot be
     // reached is reported to `client`.
@@ -207,6 +219,16 @@ private:
             ConnectionPtr step_manager,
             std::vector<int> pmi_fds);  // each local rank's PMI_FD end; closed here
     void end_step_session(StepSession& session);
+
+    // Every message of a step's part here goes to its client, once one is attached.
+    template <typename Message>
+    static void send_to_client(const StepSession& session, const Message& message) {
+        if (session.client) {
+            session.client->send(message);
+        }
+    }
+
+    void save_step_record(const StepSession& session);
     // Arms the step's --signal for its tasks here, `spec` seconds before the job's end.
     void arm_step_warning(const std::shared_ptr<StepSession>& session,
                           const std::string& spec,
@@ -260,6 +282,10 @@ private:
     void adopt_batch_jobs();
     // Watches a shepherd that is not this agent's child through its pidfd.
     bool watch_adopted(pid_t pid);
+    // Takes over the step tasks an earlier agent left running (step_record.h): calls their
+    // client back, reports the ones that ended meanwhile and streams the rest.
+    void adopt_steps();
+    void adopt_step(const StepRecord& record);
     void save_batch_record(const LocalJob& job);
     // Removes the job's spool files once its end is acknowledged, unless it runs here again.
     void forget_batch_files(uint64_t job_id);
@@ -306,6 +332,7 @@ private:
     std::map<StepKey, ManagedStep> managed_steps_;
     // Adopted shepherds' pidfds, readable once the shepherd has exited.
     std::map<pid_t, std::shared_ptr<asio::posix::stream_descriptor>> adopted_;
+    bool stopping_ = false;  // stop() ran: closed pipes and watchers are not task ends
 };
 
 }  // namespace cohort::agent

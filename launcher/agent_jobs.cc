@@ -167,7 +167,7 @@ void Agent::start_batch(const protocol::LaunchBatchRequest& request) {
     SpawnSpec spec;
     spec.argv = {options_.shepherd_binary, "--status-fd", std::to_string(status_fd), "--",
                  script_path};
-    spec.inherit_fd = status_fd;
+    spec.inherit_fds = {status_fd};
     spec.argv.insert(spec.argv.end(), job.spec.script_args.begin(), job.spec.script_args.end());
     BatchContext context{request.cluster_name,
                          options_.name,
@@ -234,6 +234,7 @@ void Agent::start_batch(const protocol::LaunchBatchRequest& request) {
     Task task;
     task.job_id = job.job_id;
     task.batch = true;
+    task.status_path = files.status;
     tasks_[spawned->pid] = std::move(task);
     LocalJob& local = jobs_[job.job_id];
     local.attempt = job.restart_count;
@@ -254,27 +255,33 @@ void Agent::start_batch(const protocol::LaunchBatchRequest& request) {
 void Agent::watch_output(
         pid_t pid, int fd, uint32_t rank, uint8_t stream, std::shared_ptr<StepSession> session) {
     auto descriptor = std::make_shared<asio::posix::stream_descriptor>(io_, fd);
+    session->outputs.push_back(descriptor);
     auto buffer = std::make_shared<std::array<char, 65536>>();
     auto read_more = std::make_shared<std::function<void()>>();
     *read_more = [this, descriptor, buffer, read_more, pid, rank, stream, session] {
-        descriptor->async_read_some(asio::buffer(*buffer),
-                                    [this, descriptor, buffer, read_more, pid, rank, stream,
-                                     session](boost::system::error_code ec, size_t n) {
-                                        if (n > 0) {
-                                            session->client->send(protocol::TaskOutputMessage{
-                                                    rank, stream, std::string(buffer->data(), n)});
-                                        }
-                                        if (ec) {
-                                            *read_more = nullptr;  // break the self-reference
-                                            auto it = tasks_.find(pid);
-                                            if (it != tasks_.end()) {
-                                                it->second.open_streams--;
-                                                maybe_finish_task(pid);
-                                            }
-                                            return;
-                                        }
-                                        (*read_more)();
-                                    });
+        descriptor->async_read_some(
+                asio::buffer(*buffer), [this, descriptor, buffer, read_more, pid, rank, stream,
+                                        session](boost::system::error_code ec, size_t n) {
+                    if (stopping_) {
+                        *read_more = nullptr;  // the next agent reads on
+                        return;
+                    }
+                    if (n > 0) {
+                        send_to_client(*session,
+                                       protocol::TaskOutputMessage{rank, stream,
+                                                                   std::string(buffer->data(), n)});
+                    }
+                    if (ec) {
+                        *read_more = nullptr;  // break the self-reference
+                        auto it = tasks_.find(pid);
+                        if (it != tasks_.end()) {
+                            it->second.open_streams--;
+                            maybe_finish_task(pid);
+                        }
+                        return;
+                    }
+                    (*read_more)();
+                });
     };
     (*read_more)();
 }
@@ -514,20 +521,14 @@ void Agent::on_task_exit(pid_t pid, int wait_status) {
     }
     Task& task = it->second;
     task.exited = true;
-    if (task.batch) {
-        take_batch_exit(task, wait_status);
-    } else if (WIFEXITED(wait_status)) {
-        task.exit_code = WEXITSTATUS(wait_status);
-    } else if (WIFSIGNALED(wait_status)) {
-        task.exit_signal = WTERMSIG(wait_status);
-    }
+    take_shepherd_exit(task, wait_status);
     // Whatever the task left behind in its process group goes with it.
     killpg(pid, SIGKILL);
     maybe_finish_task(pid);
 }
 
-void Agent::take_batch_exit(Task& task, int wait_status) const {
-    if (auto exit = read_batch_exit(batch_files(options_.spool_dir, task.job_id).status)) {
+void Agent::take_shepherd_exit(Task& task, int wait_status) {
+    if (auto exit = read_batch_exit(task.status_path)) {
         task.exit_code = exit->exit_code;
         task.exit_signal = exit->signal;
         task.error = exit->error;
@@ -563,8 +564,12 @@ void Agent::maybe_finish_task(pid_t pid) {
         after_epilog(task.job_id, [this, done] { report_batch_done(done); });
     } else {
         StepSession& session = *task.session;
-        session.client->send(
-                protocol::TaskExitMessage{task.rank, task.exit_code, task.exit_signal, ""});
+        send_to_client(session,
+                       protocol::TaskExitMessage{
+                               task.rank, task.exit_code, task.exit_signal,
+                               task.error.empty() ? ""
+                                                  : fmt::format("rank {} on {}: {}", task.rank,
+                                                                options_.name, task.error)});
         if (--session.tasks_left == 0) {
             end_step_session(session);
         }

@@ -180,15 +180,18 @@ void Agent::launch_step(const protocol::Credential& sender,
     if (request.node_index == 0 && request.master_port == 0) {
         request.master_port = pick_free_port(io_, options_.address);  // rank 0 binds it
     }
-    call_client_back(request, [this, request](Result<ConnectionPtr> called_back) {
-        if (!called_back) {
-            spdlog::warn("step {}.{}: {}", request.layout.job_id, request.layout.step_id,
-                         called_back.status().message());
-            return;  // the client names this node when it does not call back
-        }
-        forward_launch(request, *called_back);
-        launch_local_part(request, *called_back);
-    });
+    const protocol::StepAttachMessage attach{request.layout.job_id, request.layout.step_id,
+                                             request.node_index};
+    call_client_back(request.client_host, request.client_port, attach,
+                     [this, request](Result<ConnectionPtr> called_back) {
+                         if (!called_back) {
+                             spdlog::warn("step {}.{}: {}", request.layout.job_id,
+                                          request.layout.step_id, called_back.status().message());
+                             return;  // the client names this node when it does not call back
+                         }
+                         forward_launch(request, *called_back);
+                         launch_local_part(request, *called_back);
+                     });
 }
 
 void Agent::launch_local_part(const protocol::LaunchStepRequest& request,
@@ -255,14 +258,13 @@ void Agent::launch_local_part(const protocol::LaunchStepRequest& request,
     });
 }
 
-void Agent::call_client_back(const protocol::LaunchStepRequest& request,
+void Agent::call_client_back(const std::string& host,
+                             uint16_t port,
+                             const protocol::StepAttachMessage& attach,
                              std::function<void(Result<ConnectionPtr>)> done) {
-    const protocol::StepAttachMessage attach{request.layout.job_id, request.layout.step_id,
-                                             request.node_index};
-    const std::string where = fmt::format("cannot call the client back at {}:{}",
-                                          request.client_host, request.client_port);
+    const std::string where = fmt::format("cannot call the client back at {}:{}", host, port);
     transport::async_connect_to(
-            io_, request.client_host, request.client_port, transport::kLaunchConnectTimeout,
+            io_, host, port, transport::kLaunchConnectTimeout,
             [this, attach, where, done = std::move(done)](Result<asio::ip::tcp::socket> socket) {
                 if (!socket) {
                     done(socket.status().with_context(where));
@@ -621,6 +623,36 @@ void Agent::start_step_tasks(
             failures.push_back({rank, 127, 0, streams.status().message()});
             continue;
         }
+        // The task runs under a shepherd, which outlives this agent; the agent opens the
+        // status file so that it stays root's while a shepherd running as the user writes it.
+        const std::string status_path =
+                step_task_status_path(options_.spool_dir, layout.job_id, layout.step_id, rank);
+        const int status_fd =
+                open(status_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (status_fd < 0) {
+            streams->close_child_ends();
+            streams->close_parent_ends();
+            failures.push_back({rank, 127, 0,
+                                fmt::format("rank {} on {}: cannot create {}: {}", rank,
+                                            options_.name, status_path, std::strerror(errno))});
+            continue;
+        }
+        spec.argv = {options_.shepherd_binary, "--status-fd", std::to_string(status_fd),
+                     "--no-sync"};
+        spec.inherit_fds = {status_fd};
+        std::string held;  // the read ends the shepherd keeps open while no agent reads them
+        for (int fd : {streams->out_read, streams->err_read}) {
+            if (fd >= 0) {
+                held += (held.empty() ? "" : ",") + std::to_string(fd);
+                spec.inherit_fds.push_back(fd);
+            }
+        }
+        if (!held.empty()) {
+            spec.argv.insert(spec.argv.end(), {"--hold-fds", held});
+        }
+        spec.argv.push_back("--");
+        const std::vector<std::string> program = request.argv_on(request.node_index);
+        spec.argv.insert(spec.argv.end(), program.begin(), program.end());
         EnvMap env = task_environment(layout, context, base);
         if (local < rank_env.size()) {
             for (const auto& [name, value] : rank_env[local]) {
@@ -628,10 +660,9 @@ void Agent::start_step_tasks(
             }
         }
         if (local < pmi_fds.size()) {
-            spec.inherit_fd = pmi_fds[local];
+            spec.inherit_fds.push_back(pmi_fds[local]);
             env["PMI_FD"] = std::to_string(pmi_fds[local]);
         }
-        spec.argv = request.argv_on(request.node_index);
         spec.env = env_to_strings(env);
         spec.cwd = request.cwd;
         spec.user = user;
@@ -640,7 +671,9 @@ void Agent::start_step_tasks(
         spec.cgroup_procs = cgroup_procs;
         auto spawned = spawn_process(spec);
         streams->close_child_ends();
+        close(status_fd);
         if (!spawned) {
+            unlink(status_path.c_str());
             streams->close_parent_ends();
             failures.push_back({rank, 127, 0,
                                 fmt::format("rank {} on {}: {}", rank, options_.name,
@@ -651,7 +684,10 @@ void Agent::start_step_tasks(
         task.job_id = local_job;
         task.rank = rank;
         task.session = session;
+        task.status_path = status_path;
         task.open_streams = (streams->out_read >= 0 ? 1 : 0) + (streams->err_read >= 0 ? 1 : 0);
+        session->record.tasks.push_back({rank, spawned->pid, process_start_ticks(spawned->pid),
+                                         streams->out_read, streams->err_read});
         tasks_[spawned->pid] = std::move(task);
         job.pids.insert(spawned->pid);
         session->pids.push_back(spawned->pid);
@@ -669,6 +705,27 @@ void Agent::start_step_tasks(
         }
     }
     close_all(pmi_fds);  // the ranks hold their ends now
+    if (session->tasks_left > 0) {
+        StepRecord& record = session->record;
+        record.job_id = layout.job_id;
+        record.step_id = layout.step_id;
+        record.local_job = local_job;
+        record.attempt = layout.restart_count;
+        record.node_index = request.node_index;
+        record.client_host = request.client_host;
+        record.client_port = request.client_port;
+        record.owner_uid = request.user.uid;
+        record.job_end_time = layout.job_end_time;
+        record.job_signal = layout.job_signal;
+        record.signal = request.signal;
+        record.shm_dir = session->shm_dir;
+        if (auto managed = managed_steps_.find({layout.job_id, layout.step_id});
+            managed != managed_steps_.end() && managed->second.pid > 0) {
+            record.step_manager = managed->second.pid;
+            record.step_manager_start = process_start_ticks(managed->second.pid);
+        }
+        save_step_record(*session);
+    }
     if (!request.signal.empty() && layout.job_end_time != 0) {
         // The end this agent was told last: a time limit changed while the step's layout was
         // on its way is newer than the layout's.
@@ -712,6 +769,8 @@ void Agent::arm_step_warning(const std::shared_ptr<StepSession>& session,
             return;
         }
         step->warned = true;
+        step->record.warned = true;
+        save_step_record(*step);
         spdlog::info("step {}.{}: sending its --signal {}", step->job_id, step->step_id,
                      sigabbrev_np(signal));
         for (pid_t pid : step->pids) {
@@ -732,7 +791,7 @@ void Agent::end_step_session(StepSession& session) {
     protocol::JobUsage used = cgroups_.step_usage(session.local_job, step_name);
     used.max_rss_node = options_.name;
     cgroups_.remove_step(session.local_job, step_name);
-    session.client->send(protocol::StepDoneMessage{session.job_id, session.step_id, used});
+    send_to_client(session, protocol::StepDoneMessage{session.job_id, session.step_id, used});
     auto managed = managed_steps_.find({session.job_id, session.step_id});
     if (managed != managed_steps_.end()) {
         // The step manager finalizes its PMIx server and exits when its link closes.
@@ -740,6 +799,14 @@ void Agent::end_step_session(StepSession& session) {
             managed->second.connection->close_after_writes();
         }
         managed_steps_.erase(managed);
+    } else if (same_process_running(session.record.step_manager,
+                                    session.record.step_manager_start)) {
+        kill(session.record.step_manager, SIGTERM);  // an earlier agent's: no link to close
+    }
+    unlink(step_record_path(options_.spool_dir, session.job_id, session.step_id).c_str());
+    for (const StepTaskRecord& task : session.record.tasks) {
+        unlink(step_task_status_path(options_.spool_dir, session.job_id, session.step_id, task.rank)
+                       .c_str());
     }
     session.step_manager.reset();
     if (!session.shm_dir.empty()) {

@@ -1,12 +1,13 @@
 #include "launcher/batch_record.h"
 
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
+
+#include "launcher/spool_file.h"
 
 namespace cohort::agent {
 
@@ -23,18 +24,7 @@ Status write_batch_record(const std::string& path, const BatchRecord& record) {
             {"shepherd", record.shepherd}, {"shepherd_start", record.shepherd_start},
             {"end_time", record.end_time}, {"signal", record.signal},
             {"warned", record.warned}};
-    const std::string temporary = path + ".tmp";
-    {
-        std::ofstream out(temporary, std::ios::trunc);
-        out << doc.dump() << "\n";
-        if (!out) {
-            return Status::io_error("cannot write " + temporary);
-        }
-    }
-    if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-        return Status::io_error("cannot rename " + temporary + " to " + path);
-    }
-    return Status::ok();
+    return replace_file(path, doc.dump() + "\n");
 }
 
 Result<BatchRecord> read_batch_record(const std::string& path) {

@@ -1,6 +1,7 @@
 // cohortd: the Cohort node agent.
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
@@ -135,7 +136,26 @@ int main(int argc, char** argv) {
         return 1;
     }
     cohort::write_pid_file(pid_file);
-    cohort::stop_on_signals(io, [&] { agent.stop(); });
+    // On SIGTERM the steps' clients hear that this agent stops while their tasks run on: up
+    // to a second for those last frames to leave.
+    boost::asio::signal_set stop_signals(io, SIGTERM, SIGINT);
+    boost::asio::steady_timer flushing(io);
+    std::chrono::steady_clock::time_point give_up_at;
+    std::function<void()> stop_once_flushed = [&] {
+        if (agent.flushed() || std::chrono::steady_clock::now() >= give_up_at) {
+            io.stop();
+            return;
+        }
+        flushing.expires_after(std::chrono::milliseconds(10));
+        flushing.async_wait([&](const boost::system::error_code&) { stop_once_flushed(); });
+    };
+    stop_signals.async_wait([&](const boost::system::error_code& signal_ec, int) {
+        if (!signal_ec) {
+            agent.stop();
+            give_up_at = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+            stop_once_flushed();
+        }
+    });
     io.run();
     cohort::remove_pid_file(pid_file);
     return 0;

@@ -234,6 +234,9 @@ Result<Spawned> spawn_process(const SpawnSpec& spec) {
         return Status::io_error(std::string("pipe: ") + std::strerror(errno));
     }
     const int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (spec.append ? O_APPEND : O_TRUNC);
+    std::vector<int> keep = spec.inherit_fds;  // ascending, as close_all_but wants
+    keep.push_back(report[1]);
+    std::sort(keep.begin(), keep.end());
     pid_t pid = fork();
     if (pid < 0) {
         close(report[0]);
@@ -296,13 +299,8 @@ Result<Spawned> spawn_process(const SpawnSpec& spec) {
             dup2(err, STDERR_FILENO);
         }
         // Tasks inherit no descriptor of the agent's but the exec-status pipe (close-on-exec)
-        // and their own PMI_FD.
-        int keep[2] = {report[1], spec.inherit_fd};
-        const size_t keep_count = spec.inherit_fd >= 0 ? 2 : 1;
-        if (keep_count == 2 && keep[1] < keep[0]) {
-            std::swap(keep[0], keep[1]);
-        }
-        close_all_but(keep, keep_count, &spec.inherit_fd, spec.inherit_fd >= 0 ? 1 : 0);
+        // and the ones named.
+        close_all_but(keep.data(), keep.size(), spec.inherit_fds.data(), spec.inherit_fds.size());
         execve(program.c_str(), argv.data(), envp.data());
         fail(report[1], kExec);
     }

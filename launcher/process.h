@@ -39,9 +39,10 @@ struct SpawnSpec {
     // this machine does not offer the agent are dropped; with none left the process runs
     // unbound and a warning is logged (a recorded topology may name more CPUs than exist).
     std::vector<int> cpus;
-    // A descriptor the process keeps, under the same number (its PMI_FD); -1: none. Every
-    // other descriptor of the agent's is closed in the child.
-    int inherit_fd = -1;
+    // Descriptors the process keeps, under the same numbers (a shepherd's status file and
+    // held pipe ends, a rank's PMI_FD). Every other descriptor of the agent's is closed in the
+    // child.
+    std::vector<int> inherit_fds;
     // cgroup.procs files of the job's cgroups, joined before exec (JobCgroups::procs_files),
     // so the process and all it starts stay countable and killable; empty: none.
     std::vector<std::string> cgroup_procs;

@@ -122,7 +122,15 @@ void StepManager::on_agent_connected(asio::ip::tcp::socket socket) {
             [this](const ConnectionPtr&, protocol::Envelope envelope) {
                 agent_dispatcher_.dispatch(std::move(envelope));
             },
-            [this](const ConnectionPtr&, const Status&) { shut_down(); });
+            [this](const ConnectionPtr&, const Status&) {
+                if (agent_detached_) {
+                    // Its agent restarts; the next one ends the step with SIGTERM.
+                    spdlog::info("step {}.{}: the node agent stopped; serving the ranks on",
+                                 options_.job_id, options_.step_id);
+                    return;
+                }
+                shut_down();
+            });
     agent_->send(protocol::StepdHelloMessage{options_.job_id, options_.step_id,
                                              peers_->local_address()});
 }
@@ -136,6 +144,8 @@ void StepManager::shut_down() {
 void StepManager::register_agent_handlers() {
     agent_dispatcher_.on<protocol::StepdSetupMessage>(
             [this](const protocol::StepdSetupMessage& setup) { set_up(setup); });
+    agent_dispatcher_.on<protocol::StepdDetachMessage>(
+            [this](const protocol::StepdDetachMessage&) { agent_detached_ = true; });
     agent_dispatcher_.on<protocol::StepPeersMessage>(
             [this](const protocol::StepPeersMessage& peers) {
                 if (have_peers_) {

@@ -108,6 +108,7 @@ private:
     transport::Dispatcher<> agent_dispatcher_;
     transport::Dispatcher<> peer_dispatcher_;  // other nodes' step managers
     ConnectionPtr agent_;
+    bool agent_detached_ = false;  // the agent stops, not the step: its link's end is no end
     int exit_code_ = 0;
     std::unique_ptr<pmix::PeerTransport> peers_;
     std::vector<std::pair<uint32_t, std::string>> waiting_for_peers_;  // frames to send

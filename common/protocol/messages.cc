@@ -105,12 +105,16 @@ const char* message_type_name(uint16_t type) {
             return "StepAttach";
         case MessageType::kTaskInput:
             return "TaskInput";
+        case MessageType::kStepDetach:
+            return "StepDetach";
         case MessageType::kStepdHello:
             return "StepdHello";
         case MessageType::kStepdSetup:
             return "StepdSetup";
         case MessageType::kStepdReady:
             return "StepdReady";
+        case MessageType::kStepdDetach:
+            return "StepdDetach";
         case MessageType::kCollective:
             return "Collective";
         case MessageType::kDirectModexRequest:

@@ -68,10 +68,12 @@ enum class MessageType : uint16_t {
     kStepAbort = 67,
     kStepAttach = 68,
     kTaskInput = 69,
+    kStepDetach = 70,
     // Node agent <-> its step managers (cohort-stepd), and step manager <-> step manager.
     kStepdHello = 80,
     kStepdSetup = 81,
     kStepdReady = 82,
+    kStepdDetach = 86,
     kCollective = 83,
     kDirectModexRequest = 84,
     kDirectModexReply = 85,

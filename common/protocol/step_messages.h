@@ -51,6 +51,29 @@ struct StepAttachMessage {
     }
 };
 
+// Agent -> client: this node's agent is stopping (an upgrade) while the step's tasks run on
+// under their shepherds; the next agent calls back with a StepAttachMessage and goes on.
+struct StepDetachMessage {
+    static constexpr MessageType kType = MessageType::kStepDetach;
+    uint64_t job_id = 0;
+    uint32_t step_id = 0;
+    uint32_t node_index = 0;
+
+    template <class A>
+    void serialize(A& ar, unsigned) {
+        serialize_fields(ar, job_id, step_id, node_index);
+    }
+};
+
+// Agent -> step manager: the agent is stopping, not the step; keep serving the ranks when
+// the link closes, until the next agent ends the step with SIGTERM.
+struct StepdDetachMessage {
+    static constexpr MessageType kType = MessageType::kStepdDetach;
+
+    template <class A>
+    void serialize(A&, unsigned) {}
+};
+
 // Step manager -> agent, first message on its connection.
 struct StepdHelloMessage {
     static constexpr MessageType kType = MessageType::kStepdHello;

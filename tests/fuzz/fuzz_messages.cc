@@ -38,20 +38,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         return 0;
     }
     const std::string_view body(reinterpret_cast<const char*>(data) + 1, size - 1);
-    decode_one_of<ErrorReply, AckReply, SubmitJobRequest, SubmitJobReply, QueryJobsRequest,
-                  JobListReply, QueryNodesRequest, NodeListReply, NodeControlRequest,
-                  JobUpdateRequest, JobControlRequest, JobControlReply, AllocateRequest,
-                  AllocationReply, StepCreateRequest, StepCreatedReply, StepCompleteRequest,
-                  JobCompleteRequest, AcctQueryRequest, UsageReportRequest, UsageTotalsReply,
-                  ShareQueryRequest, ShareListReply, WillRunReply, BatchDoneReport,
-                  RegisterNodeRequest, RegisterNodeReply, HeartbeatMessage, LaunchBatchRequest,
-                  TerminateJobRequest, JobEndTimeMessage, JobCleanedReport, JobTimedOutReport,
-                  NodeFaultReport, LaunchStepRequest, StepLaunchedReply, TaskOutputMessage,
-                  TaskInputMessage, TaskExitMessage, SignalStepRequest, StepDoneMessage,
-                  PriorityQueryRequest, PriorityListReply, ReservationCreateRequest,
-                  ReservationDeleteRequest, ReservationQueryRequest, ReservationListReply,
-                  StepPeersMessage, StepAbortMessage, StepAttachMessage, StepdHelloMessage,
-                  StepdSetupMessage, StepdReadyMessage, CollectiveMessage,
-                  DirectModexRequestMessage, DirectModexReplyMessage>(data[0], body);
+    decode_one_of<
+            ErrorReply, AckReply, SubmitJobRequest, SubmitJobReply, QueryJobsRequest, JobListReply,
+            QueryNodesRequest, NodeListReply, NodeControlRequest, JobUpdateRequest,
+            JobControlRequest, JobControlReply, AllocateRequest, AllocationReply, StepCreateRequest,
+            StepCreatedReply, StepCompleteRequest, JobCompleteRequest, AcctQueryRequest,
+            UsageReportRequest, UsageTotalsReply, ShareQueryRequest, ShareListReply, WillRunReply,
+            BatchDoneReport, RegisterNodeRequest, RegisterNodeReply, HeartbeatMessage,
+            LaunchBatchRequest, TerminateJobRequest, JobEndTimeMessage, JobCleanedReport,
+            JobTimedOutReport, NodeFaultReport, LaunchStepRequest, StepLaunchedReply,
+            TaskOutputMessage, TaskInputMessage, TaskExitMessage, SignalStepRequest,
+            StepDoneMessage, PriorityQueryRequest, PriorityListReply, ReservationCreateRequest,
+            ReservationDeleteRequest, ReservationQueryRequest, ReservationListReply,
+            StepPeersMessage, StepAbortMessage, StepAttachMessage, StepdHelloMessage,
+            StepdSetupMessage, StepdReadyMessage, CollectiveMessage, DirectModexRequestMessage,
+            DirectModexReplyMessage, StepDetachMessage, StepdDetachMessage>(data[0], body);
     return 0;
 }
