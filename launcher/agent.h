@@ -228,6 +228,8 @@ private:
         }
     }
 
+    // What the next agent needs to take the step's tasks here over, on disk once they run.
+    void record_step(StepSession& session, const protocol::LaunchStepRequest& request);
     void save_step_record(const StepSession& session);
     // Arms the step's --signal for its tasks here, `spec` seconds before the job's end.
     void arm_step_warning(const std::shared_ptr<StepSession>& session,

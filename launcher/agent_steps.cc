@@ -705,27 +705,6 @@ void Agent::start_step_tasks(
         }
     }
     close_all(pmi_fds);  // the ranks hold their ends now
-    if (session->tasks_left > 0) {
-        StepRecord& record = session->record;
-        record.job_id = layout.job_id;
-        record.step_id = layout.step_id;
-        record.local_job = local_job;
-        record.attempt = layout.restart_count;
-        record.node_index = request.node_index;
-        record.client_host = request.client_host;
-        record.client_port = request.client_port;
-        record.owner_uid = request.user.uid;
-        record.job_end_time = layout.job_end_time;
-        record.job_signal = layout.job_signal;
-        record.signal = request.signal;
-        record.shm_dir = session->shm_dir;
-        if (auto managed = managed_steps_.find({layout.job_id, layout.step_id});
-            managed != managed_steps_.end() && managed->second.pid > 0) {
-            record.step_manager = managed->second.pid;
-            record.step_manager_start = process_start_ticks(managed->second.pid);
-        }
-        save_step_record(*session);
-    }
     if (!request.signal.empty() && layout.job_end_time != 0) {
         // The end this agent was told last: a time limit changed while the step's layout was
         // on its way is newer than the layout's.
@@ -733,6 +712,9 @@ void Agent::start_step_tasks(
                          time_limits_.end_of(local_job).value_or(layout.job_end_time));
     }
     conn->send(reply);
+    if (session->tasks_left > 0) {
+        record_step(*session, request);
+    }
     for (const auto& failure : failures) {
         conn->send(failure);
     }
@@ -744,6 +726,29 @@ void Agent::start_step_tasks(
     if (session->tasks_left == 0) {
         end_step_session(*session);
     }
+}
+
+void Agent::record_step(StepSession& session, const protocol::LaunchStepRequest& request) {
+    const protocol::StepLayout& layout = request.layout;
+    StepRecord& record = session.record;  // its tasks are in already
+    record.job_id = layout.job_id;
+    record.step_id = layout.step_id;
+    record.local_job = session.local_job;
+    record.attempt = layout.restart_count;
+    record.node_index = request.node_index;
+    record.client_host = request.client_host;
+    record.client_port = request.client_port;
+    record.owner_uid = request.user.uid;
+    record.job_end_time = layout.job_end_time;
+    record.job_signal = layout.job_signal;
+    record.signal = request.signal;
+    record.shm_dir = session.shm_dir;
+    if (auto managed = managed_steps_.find({layout.job_id, layout.step_id});
+        managed != managed_steps_.end() && managed->second.pid > 0) {
+        record.step_manager = managed->second.pid;
+        record.step_manager_start = process_start_ticks(managed->second.pid);
+    }
+    save_step_record(session);
 }
 
 void Agent::arm_step_warning(const std::shared_ptr<StepSession>& session,
