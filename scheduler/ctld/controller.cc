@@ -44,6 +44,7 @@ Controller::Controller(asio::io_context& io,
                   [this](std::function<void()> call) { on_strand(std::move(call)); }),
       acceptor_(io),
       tick_(strand_),
+      lost_link_timer_(strand_),
       config_(std::move(config)),
       gres_names_(config_.gres_names()),
       auth_(protocol::daemon_frame_auth(config_, std::move(key))),
@@ -336,7 +337,15 @@ void Controller::on_close(const ConnectionPtr& conn) {
             if (node.connection == conn) {
                 node.connection.reset();
                 node.responding = false;
+                // The close is the last word heard from it: its grace counts from here.
+                node.last_heard_ms = clock_.steady_ms();
                 spdlog::info("node {} disconnected", node.info.name);
+                lost_link_timer_.expires_after(std::chrono::milliseconds(lost_link_grace_ms() + 1));
+                lost_link_timer_.async_wait([this](boost::system::error_code ec) {
+                    if (!ec) {
+                        mark_lost_links_down(clock_.steady_ms());
+                    }
+                });
             }
         }
         // A cohort run client that goes away takes its allocation with it.
@@ -395,6 +404,23 @@ void Controller::end_jobs_past_their_limit(int64_t now) {
     }
 }
 
+int64_t Controller::lost_link_grace_ms() const {
+    return std::min(config_.effective_node_timeout_ms(),
+                    kReconnectGraceIntervals * config_.heartbeat_interval_ms);
+}
+
+// A node whose agent's connection closed (the machine or the agent died, or the link was cut)
+// goes DOWN after a short grace, the agent's reconnect taking well under one configured
+// interval; one that only falls silent, after the node timeout.
+void Controller::mark_lost_links_down(int64_t now_ms) {
+    const int64_t grace_ms = lost_link_grace_ms();
+    for (NodeEntry* node : nodes_.disconnected_nodes(now_ms, grace_ms)) {
+        mark_node_down(*node, fmt::format("Not responding: connection lost, not restored "
+                                          "within {} ms",
+                                          grace_ms));
+    }
+}
+
 void Controller::on_tick() {
     const int64_t now_ms = clock_.steady_ms();
     // A shared state store ends this controller when it has lost its lock there
@@ -406,17 +432,8 @@ void Controller::on_tick() {
     for (const protocol::HeartbeatMessage& heartbeat : heartbeats_.take()) {
         handle_heartbeat(heartbeat);
     }
-    // A node whose agent's connection closed (the machine or the agent died, or the link was
-    // cut) goes DOWN after a short grace, the agent's reconnect taking well under one
-    // configured interval; one that only falls silent, after the node timeout.
+    mark_lost_links_down(now_ms);
     const int64_t node_timeout_ms = config_.effective_node_timeout_ms();
-    const int64_t grace_ms =
-            std::min(node_timeout_ms, kReconnectGraceIntervals * config_.heartbeat_interval_ms);
-    for (NodeEntry* node : nodes_.disconnected_nodes(now_ms, grace_ms)) {
-        mark_node_down(*node, fmt::format("Not responding: connection lost, not restored "
-                                          "within {} ms",
-                                          grace_ms));
-    }
     for (NodeEntry* node : nodes_.silent_nodes(now_ms, node_timeout_ms)) {
         mark_node_down(*node,
                        fmt::format("Not responding: no heartbeat for {} ms", node_timeout_ms));

@@ -70,6 +70,8 @@ private:
     void register_handlers();
     void accept();
     void on_close(const ConnectionPtr& conn);
+    int64_t lost_link_grace_ms() const;
+    void mark_lost_links_down(int64_t now_ms);
     void on_tick();
     // Time limits no agent enforces: an interactive job's (its command runs on the submit
     // host, and it may run no step) and a hetjob component's other than the leader's (which
@@ -365,6 +367,9 @@ private:
     transport::Dispatcher<const ConnectionPtr&> dispatcher_;
     asio::ip::tcp::acceptor acceptor_;
     asio::steady_timer tick_;
+    // Fires when the agents whose connection closed have had their grace to come back, so a
+    // dead node is DOWN then rather than at the next tick.
+    asio::steady_timer lost_link_timer_;
     ClusterConfig config_;
     const std::vector<std::string> gres_names_;  // generic resources' kinds, by index
     protocol::FrameAuth auth_;                   // the cluster key, and MUNGE where configured

@@ -88,7 +88,9 @@ void Controller::handle_register(const ConnectionPtr& conn,
 
 void Controller::handle_heartbeat(const protocol::HeartbeatMessage& message) {
     NodeEntry* node = nodes_.find(message.node);
-    if (node == nullptr || !node->registered) {
+    // Heartbeats wait for the tick: one read before its connection closed is older news than
+    // the close, whose grace it must not extend.
+    if (node == nullptr || !node->registered || !node->connection) {
         return;
     }
     nodes_.heard_from(*node, clock_);
