@@ -118,6 +118,9 @@ private:
                            std::vector<protocol::JobSpec> specs,
                            bool test_only,
                            bool interactive);
+    // Once a submission is committed: its id to the client (an allocation's client waits on),
+    // and a scheduling pass unless it is held.
+    void answer_committed(const ConnectionPtr& conn, uint64_t id, bool interactive, bool held);
     // sbatch and srun --test-only: admits the job (srun's has no script), then answers when
     // and where it would start.
     void handle_will_run(const ConnectionPtr& conn,

@@ -332,20 +332,27 @@ void Controller::handle_submit(const ConnectionPtr& conn,
                               conn->send_error(status.with_context("storing the job"));
                               return;
                           }
-                          if (interactive) {
-                              protocol::AllocationReply reply;
-                              reply.job_id = id;
-                              conn->send(reply);
-                          } else {
-                              conn->send(protocol::SubmitJobReply{id});
-                          }
-                          // A held job cannot start, so it changes no plan: a pass, O(pending
-                          // jobs), waits for its release.
-                          if (!held) {
-                              request_schedule();
-                          }
+                          answer_committed(conn, id, interactive, held);
                       });
                   });
+}
+
+void Controller::answer_committed(const ConnectionPtr& conn,
+                                  uint64_t id,
+                                  bool interactive,
+                                  bool held) {
+    if (interactive) {
+        protocol::AllocationReply queued;
+        queued.job_id = id;
+        conn->send(queued);
+    } else {
+        conn->send(protocol::SubmitJobReply{id});
+    }
+    // A held job cannot start, so it changes no plan: a pass, O(pending jobs), waits for its
+    // release.
+    if (!held) {
+        request_schedule();
+    }
 }
 
 void Controller::handle_het_submit(const ConnectionPtr& conn,
@@ -444,16 +451,7 @@ void Controller::handle_het_submit(const ConnectionPtr& conn,
                               conn->send_error(status.with_context("storing the job"));
                               return;
                           }
-                          if (interactive) {
-                              protocol::AllocationReply queued;
-                              queued.job_id = leader;
-                              conn->send(queued);
-                          } else {
-                              conn->send(protocol::SubmitJobReply{leader});
-                          }
-                          if (!held) {
-                              request_schedule();
-                          }
+                          answer_committed(conn, leader, interactive, held);
                       });
                   });
 }

@@ -157,9 +157,11 @@ bool Controller::being_preempted(const Job& job) const {
 std::optional<int64_t> Controller::preempted_end(const Job& job) const {
     const uint64_t victim = job.is_het_component() ? job.het_job_id : job.job_id;
     auto it = preemptions_.find(victim);
+    if (it == preemptions_.end()) {
+        return std::nullopt;  // almost always, once per running job and pass: no job lookup
+    }
     auto leader = jobs_.find(victim);
-    if (it == preemptions_.end() || leader == jobs_.end()
-        || it->second.attempt != leader->second.restart_count) {
+    if (leader == jobs_.end() || it->second.attempt != leader->second.restart_count) {
         return std::nullopt;
     }
     return it->second.ends_by;
