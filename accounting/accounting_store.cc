@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <compare>
+#include <optional>
+#include <span>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -146,10 +149,116 @@ Status for_each_chunk(size_t count, Each each) {
     return Status::ok();
 }
 
-// Sorted by job id; a job's ended attempts come before it, an array's remainder after the
-// task that shares its id.
-int listing_rank(const JobRecord& job, bool attempt) {
-    return attempt ? 0 : job.is_array_remainder() ? 2 : 1;
+// Calls `each(clause, values)` with `where` as it is, or, when ids are named, once per chunk
+// of them with the ids added: an array's id also names its tasks and a hetjob's its
+// components, as in sacct -j.
+template <class Each>
+Status each_clause(const std::vector<uint64_t>& job_ids,
+                   const std::string& where,
+                   const std::vector<SqlValue>& params,
+                   Each each) {
+    if (job_ids.empty()) {
+        return each(where, params);
+    }
+    for (size_t first = 0; first < job_ids.size(); first += kIdsPerQuery) {
+        const size_t count = std::min(kIdsPerQuery, job_ids.size() - first);
+        std::vector<SqlValue> values = params;
+        for (size_t i = first; i < first + count; ++i) {
+            values.emplace_back(static_cast<int64_t>(job_ids[i]));
+        }
+        const std::string ids = placeholders(params.size() + 1, count);
+        if (Status s = each(fmt::format("{} AND (job_id IN ({}) OR array_job_id IN ({}) OR "
+                                        "het_job_id IN ({}))",
+                                        where, ids, ids, ids),
+                            values);
+            !s) {
+            return s;
+        }
+    }
+    return Status::ok();
+}
+
+// Where a listed record lives, in listing order within one job id.
+enum class ListedTable : uint8_t {
+    kAttempts,
+    kJobs,
+    kRemainders
+};
+
+struct ListingKey {
+    uint64_t job_id = 0;
+    ListedTable table = ListedTable::kJobs;
+    int64_t restart_count = 0;  // of an attempt; 0 otherwise
+
+    auto operator<=>(const ListingKey&) const = default;
+};
+
+// Records read per query, and held at once, by each_job.
+constexpr size_t kRecordsPerPage = 2048;
+
+const char* table_name(ListedTable table) {
+    switch (table) {
+        case ListedTable::kAttempts:
+            return "job_attempts";
+        case ListedTable::kJobs:
+            return "jobs";
+        case ListedTable::kRemainders:
+            return "array_remainders";
+    }
+    return "jobs";
+}
+
+// The records of `page_keys` in `table`, each put in `page` at its key's index: read by the
+// filter's `where` between the page's first and last id (`by_range`), else by the ids.
+Status read_page(SqlConnection& sql,
+                 ListedTable table,
+                 std::span<const ListingKey> page_keys,
+                 bool by_range,
+                 const std::string& where,
+                 const std::vector<SqlValue>& params,
+                 std::vector<std::optional<JobRecord>>& page) {
+    auto keep = [&](const SqlRow& row) {
+        JobRecord job = job_from_row(row);
+        const ListingKey key{job.job_id, table,
+                             table == ListedTable::kAttempts ? job.restart_count : 0};
+        // A range also holds the records of a job split across two pages: each is kept once,
+        // in the page its key is in.
+        auto at = std::lower_bound(page_keys.begin(), page_keys.end(), key);
+        if (at != page_keys.end() && *at == key) {
+            page[static_cast<size_t>(at - page_keys.begin())] = std::move(job);
+        }
+    };
+    const std::string select =
+            fmt::format("SELECT {} FROM {} WHERE ", job_column_list(), table_name(table));
+    if (by_range) {
+        // The filter's rows between the page's first and last ids, read in key order.
+        std::vector<SqlValue> values = params;
+        values.emplace_back(static_cast<int64_t>(page_keys.front().job_id));
+        values.emplace_back(static_cast<int64_t>(page_keys.back().job_id));
+        return sql.run(fmt::format("{}{} AND job_id BETWEEN ${} AND ${}", select, where,
+                                   values.size() - 1, values.size()),
+                       values, keep);
+    }
+    // Named ids may lie far apart: the page's own ids only.
+    std::vector<uint64_t> ids;
+    for (const ListingKey& key : page_keys) {
+        if (key.table == table && (ids.empty() || ids.back() != key.job_id)) {
+            ids.push_back(key.job_id);
+        }
+    }
+    for (size_t first = 0; first < ids.size(); first += kIdsPerQuery) {
+        const size_t count = std::min(kIdsPerQuery, ids.size() - first);
+        std::vector<SqlValue> values;
+        for (size_t i = first; i < first + count; ++i) {
+            values.emplace_back(static_cast<int64_t>(ids[i]));
+        }
+        if (Status s = sql.run(fmt::format("{}job_id IN ({})", select, placeholders(1, count)),
+                               values, keep);
+            !s) {
+            return s;
+        }
+    }
+    return Status::ok();
 }
 
 }  // namespace
@@ -293,13 +402,17 @@ Status AccountingStore::record(const RecordBatch& batch) {
     return s;
 }
 
-Status AccountingStore::select_jobs(const std::string& sql,
-                                    const std::vector<SqlValue>& params,
-                                    std::vector<JobRecord>& out) {
-    return sql_->run(sql, params, [&out](const SqlRow& row) { out.push_back(job_from_row(row)); });
+Result<std::vector<JobRecord>> AccountingStore::jobs(const AcctFilter& filter) {
+    std::vector<JobRecord> out;
+    Status s = each_job(filter, [&out](JobRecord&& job) { out.push_back(std::move(job)); });
+    if (!s) {
+        return s;
+    }
+    return out;
 }
 
-Result<std::vector<JobRecord>> AccountingStore::jobs(const AcctFilter& filter) {
+Status AccountingStore::each_job(const AcctFilter& filter,
+                                 const std::function<void(JobRecord&&)>& visit) {
     // One WHERE clause for the three tables; lists become IN ($n, ...).
     std::vector<SqlValue> params;
     std::string where = "1 = 1";
@@ -328,79 +441,55 @@ Result<std::vector<JobRecord>> AccountingStore::jobs(const AcctFilter& filter) {
         params.emplace_back(filter.until);
         where += fmt::format(" AND submit_time <= ${}", params.size());
     }
+    std::vector<ListedTable> tables = {ListedTable::kJobs, ListedTable::kRemainders};
+    if (filter.attempts) {
+        tables.push_back(ListedTable::kAttempts);
+    }
 
-    struct Listed {
-        JobRecord job;
-        int rank;
-    };
-
-    std::vector<Listed> listed;
-    auto select_from = [&](const char* table, bool attempt, const std::string& clause,
-                           const std::vector<SqlValue>& values) -> Status {
-        std::vector<JobRecord> found;
-        Status s = select_jobs(
-                fmt::format("SELECT {} FROM {} WHERE {}", job_column_list(), table, clause), values,
-                found);
-        for (JobRecord& job : found) {
-            const int rank = listing_rank(job, attempt);
-            listed.push_back({std::move(job), rank});
-        }
-        return s;
-    };
-    auto select_all = [&](const std::string& clause, const std::vector<SqlValue>& values) {
-        Status s = select_from("jobs", false, clause, values);
-        if (s) {
-            s = select_from("array_remainders", false, clause, values);
-        }
-        if (s && filter.attempts) {
-            s = select_from("job_attempts", true, clause, values);
-        }
-        return s;
-    };
-    if (filter.job_ids.empty()) {
-        if (Status s = select_all(where, params); !s) {
+    // First only the keys of what matches, sorted: the records are then read a page at a
+    // time, in that order, so a listing of any length holds one page of records, and `visit`
+    // runs between queries (it may query the store; PostgreSQL streams one query at a time).
+    std::vector<ListingKey> keys;
+    for (ListedTable table : tables) {
+        Status s = each_clause(
+                filter.job_ids, where, params,
+                [&](const std::string& clause, const std::vector<SqlValue>& values) {
+                    return sql_->run(
+                            fmt::format("SELECT job_id, restart_count FROM {} WHERE {}",
+                                        table_name(table), clause),
+                            values, [&keys, table](const SqlRow& row) {
+                                keys.push_back(
+                                        {static_cast<uint64_t>(row.integer(0)), table,
+                                         table == ListedTable::kAttempts ? row.integer(1) : 0});
+                            });
+                });
+        if (!s) {
             return s;
         }
-    } else {
-        for (size_t first = 0; first < filter.job_ids.size(); first += kIdsPerQuery) {
-            const size_t count = std::min(kIdsPerQuery, filter.job_ids.size() - first);
-            std::vector<SqlValue> values = params;
-            for (size_t i = first; i < first + count; ++i) {
-                values.emplace_back(static_cast<int64_t>(filter.job_ids[i]));
-            }
-            // An array's id also names its tasks, as in sacct -j.
-            const std::string ids = placeholders(params.size() + 1, count);
-            const std::string clause = fmt::format(
-                    "{} AND (job_id IN ({}) OR array_job_id IN ({}) OR het_job_id IN "
-                    "({}))",
-                    where, ids, ids, ids);
-            if (Status s = select_all(clause, values); !s) {
+    }
+    std::sort(keys.begin(), keys.end());
+    // An id listed twice by overlapping chunks (a task and its array both named) once.
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+
+    std::vector<std::optional<JobRecord>> page;
+    for (size_t first = 0; first < keys.size(); first += kRecordsPerPage) {
+        const std::span<const ListingKey> page_keys(keys.data() + first,
+                                                    std::min(kRecordsPerPage, keys.size() - first));
+        page.assign(page_keys.size(), std::nullopt);
+        for (ListedTable table : tables) {
+            Status s =
+                    read_page(*sql_, table, page_keys, filter.job_ids.empty(), where, params, page);
+            if (!s) {
                 return s;
             }
         }
-    }
-    std::stable_sort(listed.begin(), listed.end(), [](const Listed& a, const Listed& b) {
-        if (a.job.job_id != b.job.job_id) {
-            return a.job.job_id < b.job.job_id;
+        for (std::optional<JobRecord>& job : page) {
+            if (job) {
+                visit(std::move(*job));
+            }
         }
-        if (a.rank != b.rank) {
-            return a.rank < b.rank;
-        }
-        return a.job.restart_count < b.job.restart_count;
-    });
-    // An id listed twice by overlapping chunks (a task and its array both named) once.
-    listed.erase(std::unique(listed.begin(), listed.end(),
-                             [](const Listed& a, const Listed& b) {
-                                 return a.job.job_id == b.job.job_id && a.rank == b.rank
-                                        && a.job.restart_count == b.job.restart_count;
-                             }),
-                 listed.end());
-    std::vector<JobRecord> out;
-    out.reserve(listed.size());
-    for (Listed& entry : listed) {
-        out.push_back(std::move(entry.job));
     }
-    return out;
+    return Status::ok();
 }
 
 Result<std::vector<StepRecord>> AccountingStore::steps(const std::vector<uint64_t>& job_ids) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -91,6 +92,12 @@ public:
                                                          BillingWeights weights = {});
 
     Status record(const RecordBatch& batch);
+    // What `filter` matches, in listing order: by job id, a job's ended attempts before it,
+    // an array's remainder after the task that shares its id. `visit` is called between
+    // queries (it may query the store) and only one page of records is held at a time.
+    Status each_job(const AcctFilter& filter,
+                    const std::function<void(protocol::JobRecord&&)>& visit);
+    // each_job, collected.
     Result<std::vector<protocol::JobRecord>> jobs(const AcctFilter& filter);
     Result<std::vector<protocol::StepRecord>> steps(const std::vector<uint64_t>& job_ids);
     // Allocation overlapping [start, end), counting only the part inside it. Running jobs
@@ -126,10 +133,6 @@ private:
                        const std::vector<protocol::JobRecord>& jobs);
     Status upsert_steps(const std::vector<protocol::StepRecord>& steps);
     Status upsert_node_events(const std::vector<NodeEvent>& events);
-    Status select_jobs(const std::string& sql,
-                       const std::vector<SqlValue>& params,
-                       std::vector<protocol::JobRecord>& out);
-
     std::unique_ptr<SqlConnection> sql_;
     BillingWeights weights_;
 };

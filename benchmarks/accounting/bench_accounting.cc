@@ -128,8 +128,9 @@ int main(int argc, char** argv) {
     const std::string top_user = users.back().second;
 
     auto listed = [&store](const AcctFilter& filter) {
-        auto found = store.jobs(filter);
-        return found ? found->size() : 0;
+        size_t rows = 0;
+        cohort::Status s = store.each_job(filter, [&rows](JobRecord&&) { ++rows; });
+        return s ? rows : 0;
     };
     AcctFilter median_week;
     median_week.users = {median_user};

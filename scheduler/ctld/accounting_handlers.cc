@@ -151,18 +151,16 @@ void Controller::handle_acct(const ConnectionPtr& conn, const protocol::AcctQuer
             accounting::AcctFilter filter{request.job_ids, request.users, request.accounts,
                                           request.states,  request.since, request.until,
                                           request.attempts};
-            auto jobs = store.jobs(filter);
-            if (!jobs) {
-                conn->send_error(jobs.status());
-                return;
-            }
             // Steps are read per frame, for that frame's jobs only.
             JobListSender out(conn, [&store](const std::vector<uint64_t>& ids) {
                 auto steps = store.steps(ids);
                 return steps ? std::move(*steps) : std::vector<protocol::StepRecord>{};
             });
-            for (auto& job : *jobs) {
-                out.add(std::move(job));
+            Status listed = store.each_job(
+                    filter, [&out](protocol::JobRecord&& job) { out.add(std::move(job)); });
+            if (!listed) {
+                conn->send_error(listed);
+                return;
             }
             out.finish();
         });

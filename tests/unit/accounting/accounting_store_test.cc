@@ -2,6 +2,7 @@
 // PostgreSQL server started for the test program (tests/fixtures/private_postgres.h).
 #include "accounting/accounting_store.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <memory>
@@ -367,6 +368,69 @@ TEST_P(AccountingStoreTest, RecordsLargeBatchesInOneTransaction) {
     AcctFilter named;
     named.job_ids = ids;
     EXPECT_EQ(list(named).size(), 1000u);
+}
+
+// Listings are read a page of records at a time: across pages the order holds, nothing is
+// listed twice or left out, and the caller may query the store while it is handed each job
+// (a frame's steps are read so), which PostgreSQL allows only between queries.
+TEST_P(AccountingStoreTest, AListingLongerThanAPageKeepsItsOrderAndLetsTheCallerQuery) {
+    std::vector<JobRecord> jobs;
+    std::vector<JobRecord> attempts;
+    std::vector<StepRecord> steps;
+    for (uint64_t id = 1; id <= 5000; ++id) {
+        jobs.push_back(finished(id, id % 3 ? "alice" : "bob", 1000, 2000 + id));
+        if (id % 7 == 0) {  // ended attempts, so some job's records straddle a page's edge
+            for (int attempt = 0; attempt < 3; ++attempt) {
+                JobRecord ended = finished(id, jobs.back().user_name, 100, 900);
+                ended.state = JobState::kNodeFail;
+                ended.restart_count = attempt;
+                attempts.push_back(ended);
+            }
+            jobs.back().restart_count = 3;
+        }
+        StepRecord step;
+        step.job_id = id;
+        step.state = JobState::kCompleted;
+        steps.push_back(step);
+    }
+    ASSERT_TRUE(store_->record({jobs, attempts, {}, {}, steps, {}}));
+
+    AcctFilter all;
+    all.attempts = true;
+    std::vector<std::pair<uint64_t, uint32_t>> listed;
+    size_t steps_read = 0;
+    Status s = store_->each_job(all, [&](JobRecord&& job) {
+        listed.emplace_back(job.job_id, job.restart_count);
+        auto own_steps = store_->steps({job.job_id});
+        ASSERT_TRUE(own_steps) << own_steps.status().message();
+        steps_read += own_steps->size();
+    });
+    ASSERT_TRUE(s) << s.message();
+    ASSERT_EQ(listed.size(), jobs.size() + attempts.size());
+    EXPECT_EQ(steps_read, listed.size());
+    EXPECT_TRUE(std::is_sorted(listed.begin(), listed.end()));
+    EXPECT_EQ(std::adjacent_find(listed.begin(), listed.end()), listed.end());
+
+    AcctFilter bob_late;  // by range, with a filter: every third job, from id 2500 on
+    bob_late.users = {"bob"};
+    bob_late.since = 4500;
+    const auto bobs = list(bob_late);
+    ASSERT_EQ(bobs.size(), 833u);
+    EXPECT_EQ(bobs.front().job_id, 2502u);
+    EXPECT_EQ(bobs.back().job_id, 4998u);
+
+    AcctFilter named;  // by ids, far apart and repeated
+    named.job_ids = {4998, 3, 4998, 2100};
+    named.attempts = true;
+    const auto found = list(named);
+    ASSERT_EQ(found.size(), 9u);  // 2100 and 4998 have three ended attempts each
+    EXPECT_EQ(found[0].job_id, 3u);
+    EXPECT_EQ(found[1].job_id, 2100u);
+    EXPECT_EQ(found[1].restart_count, 0u);
+    EXPECT_EQ(found[4].job_id, 2100u);
+    EXPECT_EQ(found[4].restart_count, 3u);
+    EXPECT_EQ(found[5].job_id, 4998u);
+    EXPECT_EQ(found[8].restart_count, 3u);
 }
 
 TEST_P(AccountingStoreTest, PurgeDeletesOldJobsWithTheirStepsAndAttempts) {
