@@ -2,9 +2,10 @@
 // trace, repeated and packed into the last D days) loaded into a backend, then the queries
 // behind `cohort acct` and `cohort report` timed (best of 5). Prints one JSON object.
 //   bench_accounting --trace FILE.swf[.gz] --location (PATH.db | postgresql://...)
-//                    [--jobs N] [--days D]
+//                    [--jobs N] [--days D] [--records-tsv FILE]
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <iostream>
 #include <map>
 
@@ -38,6 +39,23 @@ std::pair<double, size_t> best_of_five(Query query) {
     return {best, rows};
 }
 
+// One record as a row of Slurm 22.05's <cluster>_job_table, in the column order
+// vs-slurmdbd.sh loads: id_job, id_user, id_group, account, job_name, partition,
+// time_submit, time_eligible, time_start, time_end, state (Slurm's code), exit_code,
+// cpus_req, nodes_alloc, nodelist, timelimit (minutes), tres_req, tres_alloc.
+void write_slurm_row(std::ostream& out, const JobRecord& job) {
+    constexpr int kSlurmComplete = 3;
+    constexpr int kSlurmFailed = 5;
+    const bool failed = job.state == cohort::JobState::kFailed;
+    const uint32_t cpus = job.cpus_per_node.front();
+    out << job.job_id << '\t' << job.uid << '\t' << job.uid << '\t' << job.spec.account << '\t'
+        << job.spec.name << '\t' << job.partition << '\t' << job.submit_time << '\t'
+        << job.submit_time << '\t' << job.start_time << '\t' << job.end_time << '\t'
+        << (failed ? kSlurmFailed : kSlurmComplete) << '\t' << (failed ? 256 : 0) << '\t' << cpus
+        << "\t1\t" << job.nodes.front() << '\t' << (job.time_limit_s + 59) / 60 << "\t1=" << cpus
+        << ",4=1\t1=" << cpus << ",4=1\n";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -51,6 +69,10 @@ int main(int argc, char** argv) {
             ->required();
     app.add_option("--jobs", jobs, "records to load");
     app.add_option("--days", days, "days the history spans, ending now");
+    std::string records_tsv;
+    app.add_option("--records-tsv", records_tsv,
+                   "also write the records, a line each, for loading into slurmdbd's "
+                   "job table (benchmarks/accounting/vs-slurmdbd.sh)");
     CLI11_PARSE(app, argc, argv);
 
     auto trace = cohort::sim::read_swf(trace_path);
@@ -76,7 +98,16 @@ int main(int argc, char** argv) {
     const double scale = static_cast<double>(days * 86400)
                          / static_cast<double>(std::max<int64_t>(arrival(jobs - 1), 1));
     std::map<std::string, int64_t> week_jobs_of_user;  // users with jobs in the last week
+    std::map<std::string, uint32_t> uid_of_user;
 
+    std::ofstream tsv;
+    if (!records_tsv.empty()) {
+        tsv.open(records_tsv);
+        if (!tsv) {
+            std::cerr << "cannot write " << records_tsv << "\n";
+            return 1;
+        }
+    }
     const auto load_start = Clock::now();
     cohort::accounting::RecordBatch batch;
     for (int64_t i = 0; i < jobs; ++i) {
@@ -105,6 +136,10 @@ int main(int argc, char** argv) {
         job.usage.max_rss_node = job.nodes.front();
         if (job.end_time >= now - 7 * 86400) {
             ++week_jobs_of_user[job.user_name];
+            uid_of_user[job.user_name] = job.uid;
+        }
+        if (tsv) {
+            write_slurm_row(tsv, job);
         }
         batch.jobs.push_back(std::move(job));
         if (batch.jobs.size() == 10000 || i + 1 == jobs) {
@@ -126,6 +161,7 @@ int main(int argc, char** argv) {
     std::sort(users.begin(), users.end());
     const std::string median_user = users[users.size() / 2].second;
     const std::string top_user = users.back().second;
+    const uint32_t median_uid = uid_of_user[median_user];
 
     auto listed = [&store](const AcctFilter& filter) {
         size_t rows = 0;
@@ -156,6 +192,8 @@ int main(int argc, char** argv) {
                           {"jobs", jobs},
                           {"days", days},
                           {"users_active_last_week", users.size()},
+                          {"median_user", median_user},
+                          {"median_user_uid", median_uid},
                           {"load_s", load_s},
                           {"ingest_per_s", static_cast<double>(jobs) / load_s},
                           {"median_user_week_ms", median_ms},
