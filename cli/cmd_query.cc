@@ -336,8 +336,10 @@ void print_job(const protocol::JobRecord& job) {
               << " EndTime=" << format_time(job.end_time) << "\n"
               << "   Partition=" << shown_partition(job)
               << " NodeList=" << compress_hostlist(job.nodes) << "\n"
-              << "   NumNodes=" << job.nodes.size() << " NumTasks=" << job.spec.ntasks
-              << " CPUs/Task=" << job.spec.cpus_per_task << "\n"
+              << "   NumNodes=" << job.nodes.size() << " NumCPUs=" << job_cpu_count(job)
+              << " NumTasks=" << job.spec.ntasks << " CPUs/Task=" << job.spec.cpus_per_task
+              << " ReqB:S:C:T=0:0:" << (job.spec.hint == "memory_bound" ? "1" : "*") << ":"
+              << (protocol::one_thread_per_core(job.spec.hint) ? "1" : "*") << "\n"
               << "   MinCPUsNode=" << std::max<uint32_t>(job.spec.mincpus, 1)
               << (job.spec.mem_per_cpu_mib > 0
                           ? " MinMemoryCPU=" + std::to_string(job.spec.mem_per_cpu_mib)

@@ -377,11 +377,6 @@ void warn_of_kept(const JobOptions& o, std::vector<std::string>& warnings) {
                 "--oversubscribe is kept with the job but changes nothing here: CPUs are never "
                 "shared between jobs");
     }
-    if (!o.hint.empty()) {
-        warnings.push_back("--hint=" + o.hint
-                           + " is kept with the job but changes nothing here: CPUs are counted "
-                             "and bound as the node reports them");
-    }
 }
 
 }  // namespace

@@ -91,22 +91,6 @@ int64_t elapsed_of(const protocol::JobRecord& job, int64_t now) {
     return std::max<int64_t>(end - job.start_time, 0);
 }
 
-uint64_t cpus_of(const protocol::JobRecord& job) {
-    uint64_t cpus = 0;
-    for (uint32_t c : job.cpus_per_node) {
-        cpus += c;
-    }
-    if (cpus != 0) {
-        return cpus;
-    }
-    const uint64_t tasks =
-            job.spec.ntasks != 0 ? job.spec.ntasks
-            : job.spec.ntasks_per_node != 0
-                    ? uint64_t{job.spec.ntasks_per_node} * std::max<uint32_t>(job.spec.nodes_min, 1)
-                    : std::max<uint32_t>(job.spec.nodes_min, 1);
-    return tasks * std::max<uint32_t>(job.spec.cpus_per_task, 1);
-}
-
 size_t nodes_of(const protocol::JobRecord& job) {
     return job.nodes.empty() ? std::max<uint32_t>(job.spec.nodes_min, 1) : job.nodes.size();
 }
@@ -171,7 +155,7 @@ std::string value_of(char code, const protocol::JobRecord& job, int64_t now) {
         case 'D':
             return std::to_string(nodes_of(job));
         case 'C':
-            return std::to_string(cpus_of(job));
+            return std::to_string(job_cpu_count(job));
         case 'N':
             return compress_hostlist(job.nodes);
         case 'R':
@@ -228,6 +212,22 @@ std::string render(const std::vector<QueueField>& fields,
 }
 
 }  // namespace
+
+uint64_t job_cpu_count(const protocol::JobRecord& job) {
+    uint64_t cpus = 0;
+    for (uint32_t c : job.cpus_per_node) {
+        cpus += c;
+    }
+    if (cpus != 0) {
+        return cpus;
+    }
+    const uint64_t tasks =
+            job.spec.ntasks != 0 ? job.spec.ntasks
+            : job.spec.ntasks_per_node != 0
+                    ? uint64_t{job.spec.ntasks_per_node} * std::max<uint32_t>(job.spec.nodes_min, 1)
+                    : std::max<uint32_t>(job.spec.nodes_min, 1);
+    return tasks * std::max<uint32_t>(job.spec.cpus_per_task, 1);
+}
 
 std::vector<QueueField> default_queue_format() {
     return *parse_queue_format("%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R");
@@ -360,7 +360,7 @@ void sort_jobs(std::vector<protocol::JobRecord>& jobs,
             case 'D':
                 return static_cast<int64_t>(nodes_of(job));
             case 'C':
-                return static_cast<int64_t>(cpus_of(job));
+                return static_cast<int64_t>(job_cpu_count(job));
             case 'l':
                 return job.time_limit_s;
             case 'M':

@@ -21,6 +21,9 @@ struct QueueField {
     std::string literal;
 };
 
+// The CPUs the job holds, or while pending those its tasks ask for (squeue's %C, NumCPUs).
+uint64_t job_cpu_count(const protocol::JobRecord& job);
+
 // squeue's default: "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R".
 std::vector<QueueField> default_queue_format();
 Result<std::vector<QueueField>> parse_queue_format(std::string_view format);

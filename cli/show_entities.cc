@@ -46,7 +46,7 @@ void print_node(const ClusterConfig& config, const protocol::NodeInfo& node) {
               << "   NodeAddr=" << node.address << " NodeHostName=" << node.name << "\n"
               << "   RealMemory=" << r.memory_mib << " AllocMem=" << node.memory_alloc_mib
               << " Sockets=" << r.sockets << "\n"
-              << "   State=" << state_of(node) << "\n"
+              << "   State=" << state_of(node) << " ThreadsPerCore=" << r.threads_per_core() << "\n"
               << "   Partitions=" << join_comma_list(node.partitions, "(null)") << "\n"
               << "   LastBusyTime=" << format_time(node.last_heartbeat) << "\n";
     if (!node.reason.empty()) {

@@ -183,9 +183,10 @@ void Agent::start_batch(const protocol::LaunchBatchRequest& request) {
     spec.user = *user;
     spec.switch_user = self_.uid == 0 && job.uid != 0;
     // The CPUs bound to its GPUs, else as many of the host's as it holds on its first node,
-    // where the batch script runs.
+    // where the batch script runs (whole cores with --hint=nomultithread).
     spec.cpus = job.gpu_alloc.empty() ? cpu_ledger_.take(
-                        job.job_id, job.cpus_per_node.empty() ? 0 : job.cpus_per_node.front())
+                        job.job_id, job.cpus_per_node.empty() ? 0 : job.cpus_per_node.front(),
+                        protocol::one_thread_per_core(job.spec.hint))
                                       : batch_cpus(job);
     const std::vector<int32_t> gpus_here =
             job.gpu_alloc.empty() ? std::vector<int32_t>{} : job.gpu_alloc.front().gpus;
@@ -205,6 +206,10 @@ void Agent::start_batch(const protocol::LaunchBatchRequest& request) {
         return;
     }
     spec.cgroup_procs = cgroups_.procs_files(job.job_id, "batch");
+    // The cgroup holds every thread of a whole-core job's cores; its tasks run on one of each.
+    if (std::vector<int> threads = cpu_ledger_.one_thread_per_core(job.job_id); !threads.empty()) {
+        spec.cpus = std::move(threads);
+    }
     spec.stdout_path =
             path_from(expand_filename_pattern(
                               job.spec.output.empty()

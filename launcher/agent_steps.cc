@@ -668,6 +668,9 @@ void Agent::start_step_tasks(
         spec.user = user;
         spec.switch_user = switch_user;
         spec.cpus = task_cpus(layout, request.node_index, local);
+        if (spec.cpus.empty()) {
+            spec.cpus = cpu_ledger_.one_thread_per_core(local_job);
+        }
         spec.cgroup_procs = cgroup_procs;
         auto spawned = spawn_process(spec);
         streams->close_child_ends();

@@ -196,6 +196,12 @@ EnvMap batch_environment(const protocol::JobRecord& job, const BatchContext& con
     if (job.spec.overcommit) {
         set_both(env, "OVERCOMMIT", "1");
     }
+    if (!job.spec.hint.empty()) {
+        set_both(env, "HINT", job.spec.hint);
+    }
+    if (protocol::one_thread_per_core(job.spec.hint)) {
+        set_both(env, "THREADS_PER_CORE", "1");
+    }
     if (job.is_array_task()) {
         set_both(env, "ARRAY_JOB_ID", std::to_string(job.array_job_id));
         set_both(env, "ARRAY_TASK_ID", std::to_string(job.array_task_id));

@@ -32,7 +32,8 @@ struct NodeCapacity {
     // so the job goes where its GPUs share one NVLink clique. Null: GPUs are only counted.
     std::shared_ptr<const NodeGpuLayout> gpu_layout;
     std::vector<int> free_gpus;
-    std::vector<int64_t> gres;  // how many of each generic resource, by kind; missing: none
+    std::vector<int64_t> gres;     // how many of each generic resource, by kind; missing: none
+    int32_t threads_per_core = 1;  // hardware threads (SMT) each core runs; CPUs counts them
 };
 
 struct ResourceRequest {
@@ -51,6 +52,9 @@ struct ResourceRequest {
     int64_t memory_mib_per_cpu = 0;  // --mem-per-cpu: memory follows the CPUs on each node
     uint32_t min_cpus_per_node = 0;  // --mincpus
     bool overcommit = false;         // -O: a node gives CPUs for one task, whatever it runs
+    // --hint=nomultithread (or compute_bound, memory_bound): each CPU a task asks for is a
+    // whole core, every thread of it held, as with Slurm's threads-per-core of 1.
+    bool whole_cores = false;
     std::vector<GresUse> gres_per_node;  // by kind, ascending
 
     // Whether memory can stop the job from fitting a node.

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/serialization/map.hpp>
@@ -33,6 +34,13 @@ enum class NodeSharing : uint8_t {
 };
 
 // What the user asked for; validated by the CLI and again by the controller.
+// --hint=nomultithread, compute_bound and memory_bound: each CPU a task asks for is a whole
+// core, all of whose threads the job holds and one of which the task uses (Slurm's
+// threads-per-core of 1).
+inline bool one_thread_per_core(std::string_view hint) {
+    return hint == "nomultithread" || hint == "compute_bound" || hint == "memory_bound";
+}
+
 struct JobSpec {
     std::string name;
     std::string partition;         // empty: the default partition
@@ -340,6 +348,9 @@ struct NodeResources {
     // The node as discovered: GPU locality (cliques, switches, NUMA, local CPUs, closest
     // NIC, bus ids) and the link matrix, for GPU-set selection and `cohort nodes --topology`.
     topology::NodeTopology topology;
+
+    // Hardware threads (SMT) per core: what --hint=nomultithread leaves idle.
+    int32_t threads_per_core() const { return cores > 0 && cpus > cores ? cpus / cores : 1; }
 
     template <class Archive>
     void serialize(Archive& ar, unsigned /*version*/) {

@@ -43,6 +43,7 @@ using Shape = std::tuple<int,
                          int64_t,
                          uint32_t,
                          bool,
+                         bool,
                          std::vector<GresUse>>;
 
 Shape shape_of(const PendingJob& job) {
@@ -65,6 +66,7 @@ Shape shape_of(const PendingJob& job) {
             r.memory_mib_per_cpu,
             r.min_cpus_per_node,
             r.overcommit,
+            r.whole_cores,
             r.gres_per_node};
 }
 
@@ -86,7 +88,8 @@ int64_t cpus_for_one_task(const ResourceRequest& r, const NodeCapacity& node) {
     if (r.whole_node) {
         return node.cpus;
     }
-    return std::max<int64_t>(r.cpus_per_task, r.min_cpus_per_node);
+    const int64_t threads = r.whole_cores ? node.threads_per_core : 1;
+    return std::max<int64_t>(r.cpus_per_task * threads, r.min_cpus_per_node);
 }
 
 bool overlaps(int64_t start, int64_t end, const ReservationWindow& window) {
@@ -567,8 +570,8 @@ private:
         if (placement && !includes_all(*placement, job.required_nodes)) {
             return std::nullopt;  // a node named with -w cannot take its share then
         }
-        if (placement && (r.whole_node || r.whole_node_memory)) {
-            widen_to_whole_nodes(r, snapshot_.nodes, *placement);
+        if (placement && widens(r)) {
+            widen_allocation(r, snapshot_.nodes, *placement);
         }
         return placement;
     }
@@ -796,7 +799,7 @@ private:
         const size_t nodes_needed = std::max<uint32_t>(r.nodes_min, 1);
         const bool shaped = r.nodes_min > 1 || r.ntasks_per_node > 0 || r.cpus_per_task > 1
                             || r.asks_memory() || r.gpus_per_node > 0 || r.whole_node
-                            || r.min_cpus_per_node > 1 || !r.gres_per_node.empty();
+                            || r.min_cpus_per_node > 1 || !r.gres_per_node.empty() || r.whole_cores;
         std::vector<int64_t> one_task_from;
         for (int index : nodes_for(job)) {
             const NodeCapacity& node = snapshot_.nodes[static_cast<size_t>(index)];

@@ -129,6 +129,7 @@ std::vector<sched::NodeCapacity> NodeTable::capacities() const {
         cap.gpu_type = node.info.resources.gpu_type;
         cap.up = takes_jobs(i);
         cap.gres = node.gres;
+        cap.threads_per_core = node.info.resources.threads_per_core();
         if (cap.gpus > 0) {
             cap.gpu_layout = node.gpu_layout;
             cap.free_gpus = free_gpus(node);  // CPU ids are not ranked on: skip them

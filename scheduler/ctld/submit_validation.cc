@@ -73,6 +73,7 @@ sched::ResourceRequest request_of(const protocol::JobSpec& given) {
     request.memory_mib_per_cpu = given.mem_per_cpu_mib;
     request.min_cpus_per_node = given.mincpus;
     request.overcommit = given.overcommit;
+    request.whole_cores = protocol::one_thread_per_core(given.hint);
     // Every node named with -w is the job's: it takes at least that many.
     request.nodes_min = std::max(request.nodes_min, static_cast<uint32_t>(given.nodelist.size()));
     return request;

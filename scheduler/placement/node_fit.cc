@@ -165,6 +165,12 @@ uint32_t tasks_that_fit_on(const ResourceRequest& req,
                            int64_t free_cpus,
                            int64_t free_memory_mib,
                            int64_t free_gpus) {
+    if (req.whole_cores && node.threads_per_core > 1) {
+        ResourceRequest in_threads = req;
+        in_threads.whole_cores = false;
+        in_threads.cpus_per_task *= static_cast<uint32_t>(node.threads_per_core);
+        return tasks_that_fit_on(in_threads, node, free_cpus, free_memory_mib, free_gpus);
+    }
     if (req.whole_node && (free_cpus < node.cpus || free_gpus < node.gpus)) {
         return 0;
     }
@@ -174,11 +180,19 @@ uint32_t tasks_that_fit_on(const ResourceRequest& req,
     return tasks_that_fit(req, free_cpus, free_memory_mib, free_gpus);
 }
 
-void widen_to_whole_nodes(const ResourceRequest& req,
-                          const std::vector<NodeCapacity>& nodes,
-                          Placement& placement) {
+bool widens(const ResourceRequest& req) {
+    return req.whole_node || req.whole_node_memory || req.whole_cores;
+}
+
+void widen_allocation(const ResourceRequest& req,
+                      const std::vector<NodeCapacity>& nodes,
+                      Placement& placement) {
     for (size_t i = 0; i < placement.nodes.size(); ++i) {
         const NodeCapacity& node = nodes[static_cast<size_t>(placement.nodes[i])];
+        if (req.whole_cores) {
+            placement.cpus_per_node[i] =
+                    std::min(placement.cpus_per_node[i] * node.threads_per_core, node.cpus);
+        }
         if (req.whole_node) {
             placement.cpus_per_node[i] = std::max(placement.cpus_per_node[i], node.cpus);
             placement.gpus_per_node = std::max(placement.gpus_per_node, node.gpus);
@@ -187,6 +201,11 @@ void widen_to_whole_nodes(const ResourceRequest& req,
             placement.memory_mib_per_node =
                     std::max(placement.memory_mib_per_node, node.memory_mib);
         }
+    }
+    if (req.whole_cores && req.memory_mib_per_cpu > 0 && !placement.cpus_per_node.empty()) {
+        placement.memory_mib_per_node =
+                req.memory_mib_per_cpu
+                * *std::max_element(placement.cpus_per_node.begin(), placement.cpus_per_node.end());
     }
 }
 

@@ -27,18 +27,23 @@ uint32_t tasks_that_fit(const ResourceRequest& request,
                         int64_t free_gpus);
 
 // tasks_that_fit on `node` with that much of it free: a whole-node request (--exclusive)
-// needs all its CPUs and GPUs free, and --mem=0 all its memory.
+// needs all its CPUs and GPUs free, and --mem=0 all its memory; a whole-core one
+// (--hint=nomultithread) a core, all its threads, for each CPU a task asks for.
 uint32_t tasks_that_fit_on(const ResourceRequest& request,
                            const NodeCapacity& node,
                            int64_t free_cpus,
                            int64_t free_memory_mib,
                            int64_t free_gpus);
 
-// A whole-node request holds every CPU and GPU of its nodes (and with --mem=0 all their
-// memory), not only what its tasks use.
-void widen_to_whole_nodes(const ResourceRequest& request,
-                          const std::vector<NodeCapacity>& nodes,
-                          Placement& placement);
+// What a placement holds beyond what its tasks use: a whole-node request every CPU and GPU
+// of its nodes (and with --mem=0 all their memory), a whole-core request every thread of
+// the cores its tasks' CPUs are (with --mem-per-cpu, memory for each of those threads).
+void widen_allocation(const ResourceRequest& request,
+                      const std::vector<NodeCapacity>& nodes,
+                      Placement& placement);
+
+// Whether placements of `request` need widen_allocation.
+bool widens(const ResourceRequest& request);
 
 // Does the node have the GPU type the request names (any node when it names none)?
 bool has_gpu_type(const ResourceRequest& request, const NodeCapacity& node);

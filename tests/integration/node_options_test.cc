@@ -220,9 +220,7 @@ TEST_F(NodeOptionsTest, KeptOptionsWarnOnceEachAndAreShown) {
               "warning: --ntasks-per-socket=2 is kept with the job but changes nothing here: "
               "tasks are not spread by socket\n"
               "warning: --wckey=proj7 is kept with the job but changes nothing here: there is no "
-              "wckey tracking\n"
-              "warning: --hint=nomultithread is kept with the job but changes nothing here: CPUs "
-              "are counted and bound as the node reports them\n");
+              "wckey tracking\n");
     const uint64_t id = std::strtoull(submitted.out.c_str(), nullptr, 10);
     EXPECT_NE(shown(id).find("   KeptOptions=--ntasks-per-socket=2,--wckey=proj7\n"),
               std::string::npos)

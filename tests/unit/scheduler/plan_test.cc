@@ -106,6 +106,37 @@ TEST(NodeFit, InfeasibleNamesWhatWasAskedAndWhatExists) {
     EXPECT_TRUE(check_feasible(request, nodes(4, 2), all(4)));
 }
 
+// --hint=nomultithread on nodes of 4 cores x 2 threads: each CPU a task asks for takes a
+// core, both its threads, and --mem-per-cpu counts each of them.
+TEST(Plan, WholeCoreJobsHoldEveryThreadOfTheirCores) {
+    Snapshot snapshot = cluster_of(2, 8);
+    for (NodeCapacity& node : snapshot.nodes) {
+        node.threads_per_core = 2;
+    }
+    snapshot.now = 1000;
+    ResourceRequest three_cores = tasks(3, 1);
+    three_cores.whole_cores = true;
+    ResourceRequest one_core = tasks(1, 1);
+    one_core.whole_cores = true;
+    one_core.memory_mib_per_cpu = 100;
+    ResourceRequest five_cores = tasks(5, 1);
+    five_cores.whole_cores = true;
+    snapshot.pending = {job(1, three_cores, 100), job(2, tasks(2, 1), 200), job(3, one_core, 300),
+                        job(4, five_cores, 400)};
+    Decisions decisions = plan(snapshot, {BackfillPolicy::kNone});
+    ASSERT_EQ(decisions.starts.size(), 3u);
+    EXPECT_EQ(decisions.starts[0].placement.cpus_per_node, (std::vector<int32_t>{6}));
+    EXPECT_EQ(decisions.starts[1].placement.nodes, (std::vector<int>{0}));  // the last 2 CPUs
+    EXPECT_EQ(decisions.starts[1].placement.cpus_per_node, (std::vector<int32_t>{2}));
+    EXPECT_EQ(decisions.starts[2].placement.nodes, (std::vector<int>{1}));
+    EXPECT_EQ(decisions.starts[2].placement.cpus_per_node, (std::vector<int32_t>{2}));
+    EXPECT_EQ(decisions.starts[2].placement.memory_mib_per_node, 200);
+    ASSERT_EQ(decisions.waits.size(), 1u);  // 5 cores: more than any node has left
+    EXPECT_EQ(decisions.waits[0].job_id, 4u);
+    EXPECT_FALSE(check_feasible(five_cores, snapshot.nodes, all(2))) << "5 cores > 4 per node";
+    EXPECT_TRUE(check_feasible(tasks(5, 1), snapshot.nodes, all(2)));
+}
+
 TEST(Plan, StartsInPriorityOrderAndReportsWhyOthersWait) {
     Snapshot snapshot = cluster_of(1, 2);
     snapshot.now = 1000;
