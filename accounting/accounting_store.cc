@@ -178,6 +178,51 @@ Status each_clause(const std::vector<uint64_t>& job_ids,
     return Status::ok();
 }
 
+// CPU- and GPU-seconds per clock hour of [start, end): sreport's cluster figures are summed
+// from hourly ones, each capped by the hour's own capacity.
+class HourlySeconds {
+public:
+    HourlySeconds(int64_t start, int64_t end)
+        : start_(start), end_(end), first_hour_(start - start % kHour) {
+        const size_t hours =
+                end > start ? static_cast<size_t>((end - 1 - first_hour_) / kHour + 1) : 0;
+        cpu_.resize(hours);
+        gpu_.resize(hours);
+    }
+
+    size_t hours() const { return cpu_.size(); }
+
+    // Seconds of the window inside the hour: a whole hour but for the first and last.
+    int64_t length(size_t hour) const {
+        const int64_t from = first_hour_ + static_cast<int64_t>(hour) * kHour;
+        return std::min(from + kHour, end_) - std::max(from, start_);
+    }
+
+    std::pair<double, double> at(size_t hour) const { return {cpu_[hour], gpu_[hour]}; }
+
+    // `cpus` and `gpus` held over [from, to), the part inside the window.
+    void add(int64_t from, int64_t to, double cpus, double gpus) {
+        from = std::max(from, start_);
+        to = std::min(to, end_);
+        while (from < to) {
+            const auto hour = static_cast<size_t>((from - first_hour_) / kHour);
+            const int64_t until =
+                    std::min(first_hour_ + (static_cast<int64_t>(hour) + 1) * kHour, to);
+            cpu_[hour] += cpus * static_cast<double>(until - from);
+            gpu_[hour] += gpus * static_cast<double>(until - from);
+            from = until;
+        }
+    }
+
+private:
+    static constexpr int64_t kHour = 3600;
+    int64_t start_;
+    int64_t end_;
+    int64_t first_hour_;
+    std::vector<double> cpu_;
+    std::vector<double> gpu_;
+};
+
 // Where a listed record lives, in listing order within one job id.
 enum class ListedTable : uint8_t {
     kAttempts,
@@ -536,32 +581,65 @@ Result<std::vector<protocol::UsageTotalEntry>> AccountingStore::usage(int64_t st
     return totals;
 }
 
-Result<EligibleWaitTotals> AccountingStore::eligible_wait(int64_t start, int64_t end) {
+Result<WaitSplit> AccountingStore::eligible_wait(int64_t start,
+                                                 int64_t end,
+                                                 int64_t cluster_cpus,
+                                                 int64_t cluster_gpus) {
+    // Each query gives intervals (CPUs, GPUs, from, to) overlapping [$1, $2).
+    static const std::string kRan =
+            "SELECT alloc_cpus, alloc_gpus, start_time, end_time FROM {} WHERE start_time > 0 "
+            "AND start_time < $2 AND (end_time = 0 OR end_time > $1)";
+    static const std::string kLost =
+            "SELECT cpus, gpus, start_time, end_time FROM node_events WHERE start_time < $2 AND "
+            "(end_time = 0 OR end_time > $1)";
     // A job not started holds no CPUs yet: its request counts, at least one CPU per node or
     // task asked for.
     static const std::string kWaited =
             "SELECT CASE WHEN alloc_cpus > 0 THEN alloc_cpus ELSE (CASE WHEN req_tasks > "
             "req_nodes THEN req_tasks WHEN req_nodes > 0 THEN req_nodes ELSE 1 END) * (CASE WHEN "
-            "req_cpus_per_task > 0 THEN req_cpus_per_task ELSE 1 END) END AS cpus, alloc_gpus, "
-            "(CASE WHEN waited_until > $2 THEN $2 ELSE waited_until END) - (CASE WHEN "
-            "eligible_time < $1 THEN $1 ELSE eligible_time END) AS seconds FROM (SELECT *, CASE "
-            "WHEN start_time > 0 THEN start_time WHEN end_time > 0 THEN end_time ELSE $2 END AS "
-            "waited_until FROM {}) AS attempt WHERE eligible_time > 0 AND eligible_time < $2 AND "
-            "waited_until > $1 AND waited_until > eligible_time";
-    const std::string sql = fmt::format(
-            "SELECT SUM(cpus * seconds), SUM(alloc_gpus * seconds) FROM ({} UNION ALL {}) AS "
-            "waited",
-            fmt::format(fmt::runtime(kWaited), "jobs"),
-            fmt::format(fmt::runtime(kWaited), "job_attempts"));
-    EligibleWaitTotals totals;
-    Status s = sql_->run(sql, {start, end}, [&totals](const SqlRow& row) {
-        totals.cpu_seconds = row.real(0);
-        totals.gpu_seconds = row.real(1);
-    });
+            "req_cpus_per_task > 0 THEN req_cpus_per_task ELSE 1 END) END, alloc_gpus, "
+            "eligible_time, waited_until FROM (SELECT *, CASE WHEN start_time > 0 THEN "
+            "start_time WHEN end_time > 0 THEN end_time ELSE $2 END AS waited_until FROM {}) AS "
+            "attempt WHERE eligible_time > 0 AND eligible_time < $2 AND waited_until > $1 AND "
+            "waited_until > eligible_time";
+    HourlySeconds used(start, end);
+    HourlySeconds waited(start, end);
+    auto into = [](HourlySeconds& hours) {
+        return [&hours](const SqlRow& row) {
+            const int64_t to = row.integer(3);
+            hours.add(row.integer(2), to == 0 ? INT64_MAX : to, row.real(0), row.real(1));
+        };
+    };
+    Status s = Status::ok();
+    for (const char* table : {"jobs", "job_attempts"}) {
+        if (s) {
+            s = sql_->run(fmt::format(fmt::runtime(kRan), table), {start, end}, into(used));
+        }
+        if (s) {
+            s = sql_->run(fmt::format(fmt::runtime(kWaited), table), {start, end}, into(waited));
+        }
+    }
+    if (s) {
+        s = sql_->run(kLost, {start, end}, into(used));  // down and maintenance alike
+    }
     if (!s) {
         return s;
     }
-    return totals;
+    WaitSplit split;
+    for (size_t hour = 0; hour < used.hours(); ++hour) {
+        const auto seconds = static_cast<double>(used.length(hour));
+        const auto [used_cpus, used_gpus] = used.at(hour);
+        const auto [waited_cpus, waited_gpus] = waited.at(hour);
+        const double idle_cpus =
+                std::max(static_cast<double>(cluster_cpus) * seconds - used_cpus, 0.0);
+        const double idle_gpus =
+                std::max(static_cast<double>(cluster_gpus) * seconds - used_gpus, 0.0);
+        split.planned_cpu_seconds += std::min(waited_cpus, idle_cpus);
+        split.overcommitted_cpu_seconds += std::max(waited_cpus - idle_cpus, 0.0);
+        split.planned_gpu_seconds += std::min(waited_gpus, idle_gpus);
+        split.overcommitted_gpu_seconds += std::max(waited_gpus - idle_gpus, 0.0);
+    }
+    return split;
 }
 
 Result<NodeTimeTotals> AccountingStore::node_time(int64_t start, int64_t end) {

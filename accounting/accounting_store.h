@@ -41,11 +41,14 @@ struct NodeTimeTotals {
     double planned_down_gpu_seconds = 0;
 };
 
-// Seconds eligible jobs waited to start in a window, weighted by their CPUs and GPUs: what
-// sreport's Planned and OverCommitted split.
-struct EligibleWaitTotals {
-    double cpu_seconds = 0;
-    double gpu_seconds = 0;  // of waits that ended in a start: GPUs are known once allocated
+// Seconds eligible jobs waited to start in a window, weighted by their CPUs and GPUs (GPUs
+// of waits that ended in a start: they are known once allocated), split as sreport splits
+// them, hour by hour: Planned up to what the hour left idle, the rest OverCommitted.
+struct WaitSplit {
+    double planned_cpu_seconds = 0;
+    double overcommitted_cpu_seconds = 0;
+    double planned_gpu_seconds = 0;
+    double overcommitted_gpu_seconds = 0;
 };
 
 // Changes to record together, in one transaction. Records replace earlier ones of the same
@@ -107,8 +110,13 @@ public:
     // Node events overlapping [start, end), the part inside it; open ones count up to `end`.
     Result<NodeTimeTotals> node_time(int64_t start, int64_t end);
     // Each attempt's wait from its eligible time to its start (or its end, or `end` while
-    // still pending), the part inside [start, end); attempts never eligible count nothing.
-    Result<EligibleWaitTotals> eligible_wait(int64_t start, int64_t end);
+    // still pending), the part inside [start, end), split per clock hour against what the
+    // hour left idle: `cluster_cpus` and `cluster_gpus` for the whole hour, less what ran and
+    // what nodes lost in it. Attempts never eligible count nothing.
+    Result<WaitSplit> eligible_wait(int64_t start,
+                                    int64_t end,
+                                    int64_t cluster_cpus,
+                                    int64_t cluster_gpus);
     // The events not yet ended, which a restarted controller goes on from.
     Result<std::vector<NodeEvent>> open_node_events();
     // Fair-share usage as of `now`: every run (earlier attempts too; running ones up to `now`)

@@ -362,12 +362,13 @@ std::string render_report(const ReportRequest& request,
                 const double planned_down =
                         gpu ? totals.planned_down_gpu_seconds : totals.planned_down_cpu_seconds;
                 const double capacity = capacity_seconds(totals, tres);
-                // Time left idle goes to Planned as far as eligible jobs waited for it; the
-                // rest of their waiting is OverCommitted.
-                const double unserved = std::max(capacity - used - down - planned_down, 0.0);
-                const double waited =
-                        gpu ? totals.eligible_wait_gpu_seconds : totals.eligible_wait_cpu_seconds;
-                const double planned = std::min(waited, unserved);
+                // The controller split the waits hour by hour: Planned is time each hour left
+                // idle that eligible jobs waited for, OverCommitted the rest of their waiting.
+                const double planned =
+                        gpu ? totals.planned_gpu_seconds : totals.planned_cpu_seconds;
+                const double over_committed =
+                        gpu ? totals.overcommitted_gpu_seconds : totals.overcommitted_cpu_seconds;
+                const double idle = std::max(capacity - used - down - planned_down - planned, 0.0);
                 std::vector<std::string> row;
                 for (UtilizationField field : fields) {
                     const ReportUnit unit = request.unit;
@@ -388,13 +389,13 @@ std::string render_report(const ReportRequest& request,
                             row.push_back(amount(planned_down, capacity, unit));
                             break;
                         case UtilizationField::kIdle:
-                            row.push_back(amount(unserved - planned, capacity, unit));
+                            row.push_back(amount(idle, capacity, unit));
                             break;
                         case UtilizationField::kPlanned:
                             row.push_back(amount(planned, capacity, unit));
                             break;
                         case UtilizationField::kOverCommitted:
-                            row.push_back(amount(waited - planned, capacity, unit));
+                            row.push_back(amount(over_committed, capacity, unit));
                             break;
                         case UtilizationField::kReported:
                             row.push_back(amount(capacity, capacity, unit));

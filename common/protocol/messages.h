@@ -485,15 +485,19 @@ struct UsageTotalsReply {
     double down_gpu_seconds = 0;
     double planned_down_cpu_seconds = 0;
     double planned_down_gpu_seconds = 0;
-    // Time eligible jobs waited to start (sreport's Planned, and OverCommitted beyond it).
-    double eligible_wait_cpu_seconds = 0;
-    double eligible_wait_gpu_seconds = 0;
+    // Time eligible jobs waited to start: sreport's Planned, up to what each hour left idle,
+    // and OverCommitted beyond it.
+    double planned_cpu_seconds = 0;
+    double planned_gpu_seconds = 0;
+    double overcommitted_cpu_seconds = 0;
+    double overcommitted_gpu_seconds = 0;
 
     template <class A>
     void serialize(A& ar, unsigned) {
         serialize_fields(ar, start, end, cluster_cpus, cluster_gpus, totals, down_cpu_seconds,
                          down_gpu_seconds, planned_down_cpu_seconds, planned_down_gpu_seconds,
-                         eligible_wait_cpu_seconds, eligible_wait_gpu_seconds);
+                         planned_cpu_seconds, planned_gpu_seconds, overcommitted_cpu_seconds,
+                         overcommitted_gpu_seconds);
     }
 };
 

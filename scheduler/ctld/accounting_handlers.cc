@@ -188,36 +188,39 @@ void Controller::handle_usage_report(const ConnectionPtr& conn,
         reply.cluster_gpus += nodes_[i].info.resources.gpus;
     }
     const std::string own = roles_.sees_only_own_jobs(cred.uid) ? user_name(cred.uid) : "";
-    accounting_.read(
-            [conn, reply = std::move(reply), own](accounting::AccountingStore& store) mutable {
-                auto totals = store.usage(reply.start, reply.end);
-                if (!totals) {
-                    conn->send_error(totals.status());
-                    return;
-                }
-                auto lost = store.node_time(reply.start, reply.end);
-                if (!lost) {
-                    conn->send_error(lost.status());
-                    return;
-                }
-                reply.down_cpu_seconds = lost->down_cpu_seconds;
-                reply.down_gpu_seconds = lost->down_gpu_seconds;
-                reply.planned_down_cpu_seconds = lost->planned_down_cpu_seconds;
-                reply.planned_down_gpu_seconds = lost->planned_down_gpu_seconds;
-                auto waited = store.eligible_wait(reply.start, reply.end);
-                if (!waited) {
-                    conn->send_error(waited.status());
-                    return;
-                }
-                reply.eligible_wait_cpu_seconds = waited->cpu_seconds;
-                reply.eligible_wait_gpu_seconds = waited->gpu_seconds;
-                for (protocol::UsageTotalEntry& total : *totals) {
-                    if (own.empty() || total.user == own) {
-                        reply.totals.push_back(std::move(total));
-                    }
-                }
-                conn->send(reply);
-            });
+    accounting_.read([conn, reply = std::move(reply),
+                      own](accounting::AccountingStore& store) mutable {
+        auto totals = store.usage(reply.start, reply.end);
+        if (!totals) {
+            conn->send_error(totals.status());
+            return;
+        }
+        auto lost = store.node_time(reply.start, reply.end);
+        if (!lost) {
+            conn->send_error(lost.status());
+            return;
+        }
+        reply.down_cpu_seconds = lost->down_cpu_seconds;
+        reply.down_gpu_seconds = lost->down_gpu_seconds;
+        reply.planned_down_cpu_seconds = lost->planned_down_cpu_seconds;
+        reply.planned_down_gpu_seconds = lost->planned_down_gpu_seconds;
+        auto waited =
+                store.eligible_wait(reply.start, reply.end, reply.cluster_cpus, reply.cluster_gpus);
+        if (!waited) {
+            conn->send_error(waited.status());
+            return;
+        }
+        reply.planned_cpu_seconds = waited->planned_cpu_seconds;
+        reply.planned_gpu_seconds = waited->planned_gpu_seconds;
+        reply.overcommitted_cpu_seconds = waited->overcommitted_cpu_seconds;
+        reply.overcommitted_gpu_seconds = waited->overcommitted_gpu_seconds;
+        for (protocol::UsageTotalEntry& total : *totals) {
+            if (own.empty() || total.user == own) {
+                reply.totals.push_back(std::move(total));
+            }
+        }
+        conn->send(reply);
+    });
 }
 
 void Controller::record_node_service(int64_t now) {

@@ -308,6 +308,36 @@ TEST_P(AccountingStoreTest, BillingFollowsTheConfiguredWeights) {
     EXPECT_DOUBLE_EQ((*totals)[0].billing_seconds, (8 * 0.5 + 2 * 1.0 + 10) * 100);
 }
 
+// Waits are split per clock hour, as sreport's hourly rollup splits them: a wait during a
+// full hour is OverCommitted even though a later hour of the window stood idle.
+TEST_P(AccountingStoreTest, EligibleWaitsArePlannedOnlyInHoursThatLeftTimeIdle) {
+    constexpr int64_t kHour = 3600;
+    constexpr int64_t kStart = 500000 * kHour;                      // on the hour
+    JobRecord full = finished(1, "alice", kStart, kStart + kHour);  // all 8 CPUs, first hour
+    JobRecord queued = finished(2, "bob", kStart + kHour, kStart + kHour + 400);
+    queued.eligible_time = kStart;  // waited the whole first hour, for its 8 CPUs
+    JobRecord pending = finished(3, "bob", 0, 0);
+    pending.state = JobState::kPending;
+    pending.nodes.clear();
+    pending.cpus_per_node.clear();
+    pending.spec.ntasks = 2;
+    pending.submit_time = kStart + 5000;
+    pending.eligible_time = kStart + 5000;  // waits for 2 CPUs to the window's end
+    ASSERT_TRUE(store_->record({{full, queued, pending}, {}, {}, {}, {}, {}}));
+
+    auto split = store_->eligible_wait(kStart, kStart + 2 * kHour, 8, 0);
+    ASSERT_TRUE(split) << split.status().message();
+    EXPECT_DOUBLE_EQ(split->overcommitted_cpu_seconds, 8.0 * kHour);
+    EXPECT_DOUBLE_EQ(split->planned_cpu_seconds, 2.0 * (2 * kHour - 5000));
+    EXPECT_DOUBLE_EQ(split->planned_gpu_seconds, 0);
+
+    // On a 4-CPU cluster the second hour leaves 4 x 3600 - 8 x 400 idle: still room.
+    split = store_->eligible_wait(kStart + 1800, kStart + 2 * kHour, 4, 0);
+    ASSERT_TRUE(split) << split.status().message();
+    EXPECT_DOUBLE_EQ(split->overcommitted_cpu_seconds, 8.0 * 1800);
+    EXPECT_DOUBLE_EQ(split->planned_cpu_seconds, 2.0 * (2 * kHour - 5000));
+}
+
 TEST_P(AccountingStoreTest, DecayedUsageWeighsEachSecondByItsAge) {
     constexpr int64_t kHalfLife = 3600;
     constexpr int64_t kNow = 100000;

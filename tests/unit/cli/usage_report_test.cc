@@ -83,18 +83,16 @@ TEST(RenderReport, DownAndMaintenanceTimeComeOutOfIdle) {
               "cohort|cpu|170|120|30|280|0|600\ncohort|gres/gpu|10|30|0|80|0|120\n");
 }
 
-TEST(RenderReport, EligibleWaitsArePlannedUpToTheIdleTimeAndOverCommittedBeyond) {
+TEST(RenderReport, PlannedTimeIsTakenFromTheIdleTime) {
     protocol::UsageTotalsReply totals = two_users();  // 600 CPU-minutes, 170 allocated
     ReportRequest request;
     request.parsable2 = true;
     request.no_header = true;
     request.fields = {UtilizationField::kIdle, UtilizationField::kPlanned,
                       UtilizationField::kOverCommitted, UtilizationField::kReported};
-    totals.eligible_wait_cpu_seconds = 100 * 60;
-    EXPECT_EQ(render_report(request, totals, "cohort"), "330|100|0|600\n");
-    // Waits beyond the 430 idle minutes: all of the idle time is Planned.
-    totals.eligible_wait_cpu_seconds = 500 * 60;
-    EXPECT_EQ(render_report(request, totals, "cohort"), "0|430|70|600\n");
+    totals.planned_cpu_seconds = 100 * 60;
+    totals.overcommitted_cpu_seconds = 20 * 60;
+    EXPECT_EQ(render_report(request, totals, "cohort"), "330|100|20|600\n");
 }
 
 TEST(ParseReportFormat, TakesSreportsFieldNamesAndPrefixes) {
