@@ -178,6 +178,12 @@ Status each_clause(const std::vector<uint64_t>& job_ids,
     return Status::ok();
 }
 
+// Runs overlapping [$1, $2). Found through the end-time index: a report's window is
+// mostly recent, and few runs end after its start, where every run of the history may have
+// started before its end (`+` keeps the planner off the start-time index).
+const std::string kRanInWindow =
+        "(end_time = 0 OR end_time > $1) AND +start_time > 0 AND +start_time < $2";
+
 // CPU- and GPU-seconds per clock hour of [start, end): sreport's cluster figures are summed
 // from hourly ones, each capped by the hour's own capacity.
 class HourlySeconds {
@@ -563,7 +569,8 @@ Result<std::vector<protocol::UsageTotalEntry>> AccountingStore::usage(int64_t st
             "SELECT account, user_name, alloc_cpus, alloc_gpus, billing, "
             "(CASE WHEN end_time = 0 OR end_time > $2 THEN $2 ELSE end_time END) - "
             "(CASE WHEN start_time < $1 THEN $1 ELSE start_time END) AS seconds FROM {} "
-            "WHERE start_time > 0 AND start_time < $2 AND (end_time = 0 OR end_time > $1)";
+            "WHERE "
+            + kRanInWindow;
     const std::string sql = fmt::format(
             "SELECT account, user_name, SUM(alloc_cpus * seconds), SUM(alloc_gpus * seconds), "
             "SUM(billing * seconds), COUNT(*) FROM ({} UNION ALL {}) AS ran "
@@ -587,21 +594,21 @@ Result<WaitSplit> AccountingStore::eligible_wait(int64_t start,
                                                  int64_t cluster_gpus) {
     // Each query gives intervals (CPUs, GPUs, from, to) overlapping [$1, $2).
     static const std::string kRan =
-            "SELECT alloc_cpus, alloc_gpus, start_time, end_time FROM {} WHERE start_time > 0 "
-            "AND start_time < $2 AND (end_time = 0 OR end_time > $1)";
+            "SELECT alloc_cpus, alloc_gpus, start_time, end_time FROM {} WHERE " + kRanInWindow;
     static const std::string kLost =
             "SELECT cpus, gpus, start_time, end_time FROM node_events WHERE start_time < $2 AND "
             "(end_time = 0 OR end_time > $1)";
     // A job not started holds no CPUs yet: its request counts, at least one CPU per node or
     // task asked for.
+    // The wait ends at the start, else at the end (cancelled while pending), else it goes on;
+    // the conditions on start_time let the start index find the few that reach the window.
     static const std::string kWaited =
             "SELECT CASE WHEN alloc_cpus > 0 THEN alloc_cpus ELSE (CASE WHEN req_tasks > "
             "req_nodes THEN req_tasks WHEN req_nodes > 0 THEN req_nodes ELSE 1 END) * (CASE WHEN "
             "req_cpus_per_task > 0 THEN req_cpus_per_task ELSE 1 END) END, alloc_gpus, "
-            "eligible_time, waited_until FROM (SELECT *, CASE WHEN start_time > 0 THEN "
-            "start_time WHEN end_time > 0 THEN end_time ELSE $2 END AS waited_until FROM {}) AS "
-            "attempt WHERE eligible_time > 0 AND eligible_time < $2 AND waited_until > $1 AND "
-            "waited_until > eligible_time";
+            "eligible_time, CASE WHEN start_time > 0 THEN start_time ELSE end_time END FROM {} "
+            "WHERE eligible_time > 0 AND eligible_time < $2 AND (start_time > $1 OR (start_time "
+            "= 0 AND (end_time = 0 OR end_time > $1)))";
     HourlySeconds used(start, end);
     HourlySeconds waited(start, end);
     auto into = [](HourlySeconds& hours) {
