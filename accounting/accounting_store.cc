@@ -91,6 +91,8 @@ const std::vector<Migration>& migrations() {
                  statements.emplace_back("CREATE INDEX jobs_het ON jobs (het_job_id)");
                  return statements;
              }()},
+            // The GPUs a step that asked for its own holds (srun --gpus inside a job).
+            {6, added_columns("steps", step_column_definitions(6, 6))},
     };
     return steps;
 }

@@ -88,7 +88,7 @@ struct DecayedUsage {
 class AccountingStore {
 public:
     // The schema this code writes; the `schema_version` table holds a database's.
-    static constexpr int kSchemaVersion = 5;
+    static constexpr int kSchemaVersion = 6;
 
     // Connects, then creates or migrates the schema (refusing one newer than this code's).
     static Result<std::unique_ptr<AccountingStore>> open(const std::string& location,

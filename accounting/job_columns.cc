@@ -321,6 +321,21 @@ const std::vector<Column<StepRecord>>& step_columns() {
                                 [](auto& s) -> auto& { return s.usage.max_rss_node; })),
             added_in(2, integer<StepRecord>(
                                 "oom_kills", [](auto& s) -> auto& { return s.usage.oom_kills; })),
+            added_in(6,
+                     Column<StepRecord>{"gpus", "TEXT NOT NULL DEFAULT ''",
+                                        [](const StepRecord& s, const BillingWeights&) -> SqlValue {
+                                            std::vector<protocol::NodeGpuAlloc> held;
+                                            for (const auto& gpus : s.gpus_per_node) {
+                                                held.push_back({gpus, {}, {}, ""});
+                                            }
+                                            return gpu_indexes_text(held);
+                                        },
+                                        [](StepRecord& s, const SqlRow& r, int c) {
+                                            s.gpus_per_node.clear();
+                                            for (auto& held : gpu_allocs_from_text(r.text(c))) {
+                                                s.gpus_per_node.push_back(std::move(held.gpus));
+                                            }
+                                        }}),
     };
     return columns;
 }

@@ -250,11 +250,17 @@ TresCounts step_tres(const protocol::JobRecord& job, const protocol::StepRecord&
     tres.node = static_cast<int64_t>(step.nodes.size());
     tres.cpu = total(step.cpus_per_node);
     tres.mem_mib = job.mem_per_node_mib * tres.node;
-    for (const std::string& node : step.nodes) {
-        const auto at = std::find(job.nodes.begin(), job.nodes.end(), node);
-        const auto index = static_cast<size_t>(at - job.nodes.begin());
-        if (index < job.gpu_alloc.size()) {
-            tres.gpu += static_cast<int64_t>(job.gpu_alloc[index].gpus.size());
+    if (!step.gpus_per_node.empty()) {  // the step asked for GPUs of its own
+        for (const auto& gpus : step.gpus_per_node) {
+            tres.gpu += static_cast<int64_t>(gpus.size());
+        }
+    } else {
+        for (const std::string& node : step.nodes) {
+            const auto at = std::find(job.nodes.begin(), job.nodes.end(), node);
+            const auto index = static_cast<size_t>(at - job.nodes.begin());
+            if (index < job.gpu_alloc.size()) {
+                tres.gpu += static_cast<int64_t>(job.gpu_alloc[index].gpus.size());
+            }
         }
     }
     tres.gres = gres_on(job, tres.node);

@@ -306,14 +306,21 @@ struct StepRecord {
     std::vector<uint32_t> cpus_per_node;  // per node of `nodes`: CPUs the step holds there
     bool overlap = false;                 // --overlap: shares CPUs, holds none
     JobUsage usage;                       // from its cgroups, once it ended
+    // Per node of `nodes`: the GPUs it holds, which later steps do not get, when it asked for
+    // GPUs (srun --gpus, --gpus-per-node, --gres=gpu, --gpus-per-task); empty when it shares
+    // the job's GPUs without asking.
+    std::vector<std::vector<int32_t>> gpus_per_node;
 
-    // Version 1 added usage; stored records of version 0 read without it.
+    // Version 1 added usage, version 2 gpus_per_node; older records read without them.
     template <class Archive>
     void serialize(Archive& ar, unsigned version) {
         serialize_fields(ar, job_id, step_id, name, nodes, ntasks, start_time, end_time, state,
                          exit_code, exit_signal, cpus_per_node, overlap);
         if (version >= 1) {
             ar& usage;
+        }
+        if (version >= 2) {
+            ar& gpus_per_node;
         }
     }
 };
@@ -488,4 +495,4 @@ struct StepLayout {
 
 BOOST_CLASS_VERSION(cohort::protocol::JobSpec, 4)
 BOOST_CLASS_VERSION(cohort::protocol::JobRecord, 5)
-BOOST_CLASS_VERSION(cohort::protocol::StepRecord, 1)
+BOOST_CLASS_VERSION(cohort::protocol::StepRecord, 2)

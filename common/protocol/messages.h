@@ -382,11 +382,15 @@ struct StepCreateRequest {
     // srun --het-group=0,1 or srun A : B: one step over these components of the hetjob that
     // job_id leads, each laid out as a step of its own, ranks numbered across them in order.
     std::vector<HetStepPart> het_parts;
+    // The step's own --gpus, --gpus-per-node (--gres=gpu:N), --gpus-per-task and --gpu-bind:
+    // it gets that many of the job's GPUs that no other step holds. None asked: it shares all
+    // of the job's GPUs, bound as the job asked.
+    GpuOptions gpu;
 
     template <class A>
     void serialize(A& ar, unsigned) {
         serialize_fields(ar, job_id, name, nodes, ntasks, ntasks_per_node, cpus_per_task, nodelist,
-                         distribution, overlap, het_parts);
+                         distribution, overlap, het_parts, gpu);
     }
 };
 

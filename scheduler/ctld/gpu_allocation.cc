@@ -121,6 +121,48 @@ void Controller::assign_gpus(Job& job, int32_t gpus_per_node) {
     }
 }
 
+Result<protocol::NodeGpuAlloc> take_step_gpus(const NodeEntry& node,
+                                              const protocol::NodeGpuAlloc& job_alloc,
+                                              const std::set<int32_t>& held,
+                                              int32_t count) {
+    const auto holds = static_cast<int32_t>(job_alloc.gpus.size());
+    if (count > holds) {
+        return Status::invalid(fmt::format(
+                "--gpus: the step asks for {} GPU(s) on {}, where the job holds {} (accepted: at "
+                "most {})",
+                count, node.info.name, holds, holds));
+    }
+    sched::NodeFree free{{}, as_ints(job_alloc.cpus)};
+    for (int32_t g : job_alloc.gpus) {
+        if (held.count(g) == 0) {
+            free.gpus.push_back(g);
+        }
+    }
+    if (static_cast<int32_t>(free.gpus.size()) < count) {
+        return Status::unavailable(fmt::format(
+                "{}: {} of the job's {} GPU(s) on {} are free, the step asks for {}",
+                protocol::kStepCreationDisabled, free.gpus.size(), holds, node.info.name, count));
+    }
+    std::vector<int> gpus(free.gpus.begin(), free.gpus.begin() + count);
+    std::vector<int> cpus;
+    if (node.gpu_layout && count > 0) {
+        // Each GPU with its share of the job's CPUs, local ones first; without enough CPUs,
+        // the GPUs alone.
+        const int cpus_per_gpu = static_cast<int>(job_alloc.cpus.size()) / std::max(holds, 1);
+        auto chosen = sched::select_gpus(*node.gpu_layout, free, {count, cpus_per_gpu, count});
+        if (!chosen) {
+            chosen = sched::select_gpus(*node.gpu_layout, free, {count, 0, count});
+        }
+        if (chosen) {
+            gpus = chosen->gpus;
+            cpus = chosen->cpus;
+        }
+    }
+    protocol::NodeGpuAlloc alloc = alloc_of(node, gpus, cpus);
+    alloc.vendor = job_alloc.vendor;
+    return alloc;
+}
+
 Result<protocol::NodeGpuBinding> bind_step_gpus(const NodeEntry& node,
                                                 const protocol::NodeGpuAlloc& alloc,
                                                 const GpuOptions& gpu,

@@ -214,7 +214,25 @@ protocol::StepRecord step_record_of(const Job& job,
     for (uint32_t tasks : layout.tasks_per_node) {
         step.cpus_per_node.push_back(tasks * layout.cpus_per_task);
     }
+    if (request.gpu.requested()) {
+        for (const protocol::NodeGpuBinding& node : layout.gpu_nodes) {
+            step.gpus_per_node.push_back(node.alloc.gpus);
+        }
+    }
     return step;
+}
+
+// GPUs a step's own request asks for on a node where it runs `tasks` of its tasks: --gpus N
+// is spread over its `nodes`.
+int32_t step_gpus_on_node(const GpuOptions& gpu, uint32_t tasks, size_t nodes) {
+    if (gpu.per_node > 0) {
+        return gpu.per_node;
+    }
+    if (gpu.per_task > 0) {
+        return gpu.per_task * static_cast<int32_t>(tasks);
+    }
+    const auto over = static_cast<int32_t>(std::max<size_t>(nodes, 1));
+    return (gpu.gpus + over - 1) / over;
 }
 
 }  // namespace
@@ -672,14 +690,34 @@ Result<protocol::StepLayout> Controller::make_layout(Job& job,
     }
     protocol::StepLayout layout;
     layout.distribution = shape->distribution;
+    const bool own_gpus = request.gpu.requested();
+    const std::vector<std::set<int32_t>> gpus_held =
+            own_gpus && !request.overlap ? steps_.gpus_held(job)
+                                         : std::vector<std::set<int32_t>>(job.nodes.size());
     for (size_t i = 0; i < shape->nodes.size(); ++i) {
         const size_t at = shape->nodes[i];
         NodeEntry* node = nodes_.find(job.nodes[at]);
         if (node == nullptr || !node->responding) {
             return Status::unavailable(fmt::format("node {} is not responding", job.nodes[at]));
         }
+        if (own_gpus && at >= job.gpu_alloc.size()) {
+            return Status::invalid(fmt::format(
+                    "--gpus: the step asks for GPUs on {}, where job {} holds none (accepted: "
+                    "steps of jobs that hold GPUs)",
+                    job.nodes[at], job.display_id()));
+        }
         if (at < job.gpu_alloc.size()) {
-            auto gpus = bind_step_gpus(*node, job.gpu_alloc[at], job.spec.gpu,
+            protocol::NodeGpuAlloc alloc = job.gpu_alloc[at];
+            if (own_gpus) {
+                auto taken = take_step_gpus(*node, alloc, gpus_held[at],
+                                            step_gpus_on_node(request.gpu, shape->tasks_per_node[i],
+                                                              shape->nodes.size()));
+                if (!taken) {
+                    return taken.status();
+                }
+                alloc = std::move(*taken);
+            }
+            auto gpus = bind_step_gpus(*node, alloc, own_gpus ? request.gpu : job.spec.gpu,
                                        shape->tasks_per_node[i]);
             if (!gpus) {
                 return gpus.status();

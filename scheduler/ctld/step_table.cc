@@ -30,19 +30,37 @@ std::vector<protocol::StepRecord> StepTable::close_all_of(uint64_t job_id) {
     return closed;
 }
 
-std::vector<uint32_t> StepTable::cpus_held(const Job& job) const {
-    std::vector<uint32_t> held(job.nodes.size(), 0);
+template <class Each>
+void StepTable::for_each_holding(const Job& job, Each each) const {
     for (auto it = steps_.lower_bound({job.job_id, 0});
          it != steps_.end() && it->first.first == job.job_id; ++it) {
         const protocol::StepRecord& step = it->second;
-        for (size_t i = 0; !step.overlap && i < step.nodes.size() && i < step.cpus_per_node.size();
-             ++i) {
+        for (size_t i = 0; !step.overlap && i < step.nodes.size(); ++i) {
             auto at = std::find(job.nodes.begin(), job.nodes.end(), step.nodes[i]);
             if (at != job.nodes.end()) {
-                held[static_cast<size_t>(at - job.nodes.begin())] += step.cpus_per_node[i];
+                each(static_cast<size_t>(at - job.nodes.begin()), step, i);
             }
         }
     }
+}
+
+std::vector<uint32_t> StepTable::cpus_held(const Job& job) const {
+    std::vector<uint32_t> held(job.nodes.size(), 0);
+    for_each_holding(job, [&](size_t node, const protocol::StepRecord& step, size_t i) {
+        if (i < step.cpus_per_node.size()) {
+            held[node] += step.cpus_per_node[i];
+        }
+    });
+    return held;
+}
+
+std::vector<std::set<int32_t>> StepTable::gpus_held(const Job& job) const {
+    std::vector<std::set<int32_t>> held(job.nodes.size());
+    for_each_holding(job, [&](size_t node, const protocol::StepRecord& step, size_t i) {
+        if (i < step.gpus_per_node.size()) {
+            held[node].insert(step.gpus_per_node[i].begin(), step.gpus_per_node[i].end());
+        }
+    });
     return held;
 }
 

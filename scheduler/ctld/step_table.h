@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -28,8 +29,16 @@ public:
 
     // CPUs the job's open steps hold on each of its nodes; --overlap steps hold none.
     std::vector<uint32_t> cpus_held(const Job& job) const;
+    // GPUs the job's open steps hold on each of its nodes: those of steps that asked for GPUs,
+    // --overlap steps' excepted.
+    std::vector<std::set<int32_t>> gpus_held(const Job& job) const;
 
 private:
+    // Calls `each(job_node, step, step_node)` for every node of each open step of the job that
+    // holds what it uses (not --overlap).
+    template <class Each>
+    void for_each_holding(const Job& job, Each each) const;
+
     std::map<std::pair<uint64_t, uint32_t>, protocol::StepRecord> steps_;
 };
 

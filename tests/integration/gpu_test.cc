@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include "common/comma_list.h"
 #include "tests/fixtures/local_cluster.h"
 
 namespace cohort::testing {
@@ -227,6 +228,69 @@ TEST_F(GpuTest, AStepsGpusAndGpuSecondsAreAccounted) {
     }
     EXPECT_GE(gpu_seconds, 2 * 2);
     EXPECT_LE(gpu_seconds, 2 * 10);
+}
+
+// Task farming inside one allocation, as with Slurm: steps that ask for GPUs of their own
+// (srun --gpus=1) get distinct GPUs of the job's, a step waits while others hold them, and a
+// step that asks for none shares all of them. (The recorded node has 4 CPUs: the job holds
+// all of them and 2 GPUs, so the third step waits for a GPU, not a CPU.)
+TEST_F(GpuTest, StepsThatAskForGpusGetDistinctOnesAndWaitForThem) {
+    const std::string cohort = cohort_binary();
+    std::ofstream(cluster_->work_dir() + "/farm.sh")
+            << "#!/bin/sh\n"
+            << "for i in 0 1 2; do " << cohort
+            << " run -n1 --gpus=1 sh -c 'echo $CUDA_VISIBLE_DEVICES $(date +%s%N); sleep 2' & "
+               "done\nwait\n"
+            << cohort << " run -n1 sh -c 'echo all $CUDA_VISIBLE_DEVICES'\n"
+            << cohort << " run -n2 --gpus-per-task=1 sh -c 'echo task $CUDA_VISIBLE_DEVICES'\n"
+            << cohort << " run -n1 --gpus=3 true || echo refused\n";
+    const CommandResult batch =
+            cluster_->cohort({"batch", "--parsable", "-N1", "-n4", "--gpus-per-node=2", "-o",
+                              "farm.out", "-e", "farm.err", "farm.sh"});
+    ASSERT_EQ(batch.exit_code, 0) << batch.err;
+    const uint64_t id = std::stoull(batch.out);
+    ASSERT_EQ(cluster_->wait_final_state(id, std::chrono::seconds(60)), "COMPLETED");
+    const std::string out = read_text(cluster_->work_dir() + "/farm.out");
+    std::istringstream lines(out);
+    std::vector<std::pair<int64_t, std::string>> farmed;  // start (ns), GPU
+    std::string all, line;
+    std::vector<std::string> per_task;
+    bool refused = false;
+    while (std::getline(lines, line)) {
+        const auto got = words(line);
+        if (got.size() == 2 && got[0] == "all") {
+            all = got[1];
+        } else if (got.size() == 2 && got[0] == "task") {
+            per_task.push_back(got[1]);
+        } else if (got.size() == 2) {
+            farmed.emplace_back(std::stoll(got[1]), got[0]);
+        } else if (line == "refused") {
+            refused = true;
+        }
+    }
+    ASSERT_EQ(farmed.size(), 3u) << out;
+    std::sort(farmed.begin(), farmed.end());
+    const std::set<std::string> first_two{farmed[0].second, farmed[1].second};
+    EXPECT_EQ(first_two.size(), 2u) << out;
+    EXPECT_GE(farmed[2].first - farmed[0].first, 1'500'000'000) << "the third waited for a GPU";
+    const auto job_gpus = split_comma_list(all);
+    ASSERT_EQ(job_gpus.size(), 2u) << out;
+    for (const std::string& gpu : first_two) {
+        EXPECT_NE(std::find(job_gpus.begin(), job_gpus.end(), gpu), job_gpus.end()) << gpu;
+    }
+    ASSERT_EQ(per_task.size(), 2u) << out;
+    EXPECT_EQ(split_comma_list(per_task[0]).size(), 1u) << out;
+    EXPECT_NE(per_task[0], per_task[1]) << out;
+    EXPECT_TRUE(refused) << out;
+    const std::string err = read_text(cluster_->work_dir() + "/farm.err");
+    EXPECT_NE(err.find("GPU(s) on node1 are free, the step asks for 1"), std::string::npos) << err;
+    EXPECT_NE(err.find("--gpus: the step asks for 3 GPU(s) on node1, where the job holds 2"),
+              std::string::npos)
+            << err;
+    const std::string steps = cluster_->cohort({"acct", "-P", "-n", "-o", "JobID,AllocTRES", "-j",
+                                                std::to_string(id)})
+                                      .out;
+    EXPECT_NE(steps.find(std::to_string(id) + ".0|cpu=1,gres/gpu=1,"), std::string::npos) << steps;
 }
 
 TEST_F(GpuTest, GpuTypeMustExistOnSomeNode) {

@@ -512,11 +512,11 @@ TEST_P(AccountingStoreTest, AVersion1DatabaseGainsStepUsageAndKeepsItsSteps) {
     ASSERT_TRUE(store_->record({{finished(3, "alice", 1, 2)}, {}, {}, {}, {step}, {}}));
     store_.reset();
     {
-        // Back to version 1: the steps table without the columns version 2 added.
+        // Back to version 1: the steps table without the columns versions 2 and 6 added.
         auto sql = sql::connect_sql(location_);
         ASSERT_TRUE(sql);
-        for (const char* column :
-             {"cpu_user_usec", "cpu_system_usec", "max_rss_kib", "max_rss_node", "oom_kills"}) {
+        for (const char* column : {"cpu_user_usec", "cpu_system_usec", "max_rss_kib",
+                                   "max_rss_node", "oom_kills", "gpus"}) {
             ASSERT_TRUE((*sql)->execute(std::string("ALTER TABLE steps DROP COLUMN ") + column));
         }
         ASSERT_TRUE((*sql)->execute("DROP TABLE node_events"));
