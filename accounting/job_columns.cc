@@ -336,6 +336,8 @@ const std::vector<Column<StepRecord>>& step_columns() {
                                                 s.gpus_per_node.push_back(std::move(held.gpus));
                                             }
                                         }}),
+            added_in(6, text<StepRecord>(
+                                "gres", [](auto& s) -> auto& { return s.gres; })),
     };
     return columns;
 }

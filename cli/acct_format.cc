@@ -264,6 +264,13 @@ TresCounts step_tres(const protocol::JobRecord& job, const protocol::StepRecord&
         }
     }
     tres.gres = gres_on(job, tres.node);
+    if (!step.gres.empty()) {  // the step asked for its own, per node
+        auto per_node = parse_generic_gres("--gres", step.gres);
+        tres.gres = per_node ? *per_node : std::vector<GresCount>{};
+        for (GresCount& gres : tres.gres) {
+            gres.count *= tres.node;
+        }
+    }
     return tres;
 }
 

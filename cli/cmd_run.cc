@@ -362,7 +362,8 @@ int cmd_run(const Args& all_args) {
                 spec->distribution.empty() ? distribution_from_env() : spec->distribution,
                 overlap,
                 step_job->parts,
-                spec->gpu};
+                spec->gpu,
+                spec->gres};
         auto created = create_step(*client, create);
         if (!created) {
             return report_error("run", created.status().with_context("step creation failed"));

@@ -310,8 +310,12 @@ struct StepRecord {
     // GPUs (srun --gpus, --gpus-per-node, --gres=gpu, --gpus-per-task); empty when it shares
     // the job's GPUs without asking.
     std::vector<std::vector<int32_t>> gpus_per_node;
+    // Its own --gres besides GPUs, per node ("nvme:5"), which later steps do not get; empty
+    // when it shares the job's without asking.
+    std::string gres;
 
-    // Version 1 added usage, version 2 gpus_per_node; older records read without them.
+    // Version 1 added usage, version 2 gpus_per_node and gres; older records read without
+    // them.
     template <class Archive>
     void serialize(Archive& ar, unsigned version) {
         serialize_fields(ar, job_id, step_id, name, nodes, ntasks, start_time, end_time, state,
@@ -321,6 +325,7 @@ struct StepRecord {
         }
         if (version >= 2) {
             ar& gpus_per_node;
+            ar& gres;
         }
     }
 };

@@ -386,11 +386,14 @@ struct StepCreateRequest {
     // it gets that many of the job's GPUs that no other step holds. None asked: it shares all
     // of the job's GPUs, bound as the job asked.
     GpuOptions gpu;
+    // Its own --gres besides GPUs, per node ("nvme:5"): that much of the job's that no other
+    // step holds. Empty: it shares the job's.
+    std::string gres;
 
     template <class A>
     void serialize(A& ar, unsigned) {
         serialize_fields(ar, job_id, name, nodes, ntasks, ntasks_per_node, cpus_per_task, nodelist,
-                         distribution, overlap, het_parts, gpu);
+                         distribution, overlap, het_parts, gpu, gres);
     }
 };
 

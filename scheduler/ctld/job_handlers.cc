@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/clock.h"
+#include "common/generic_gres.h"
 #include "common/hostlist.h"
 #include "scheduler/ctld/controller.h"
 #include "scheduler/ctld/job_list_sender.h"
@@ -219,7 +220,45 @@ protocol::StepRecord step_record_of(const Job& job,
             step.gpus_per_node.push_back(node.alloc.gpus);
         }
     }
+    step.gres = request.gres;
     return step;
+}
+
+// A step's own --gres besides GPUs, per node: no more than the job holds, and on each of the
+// step's nodes (`at`: indexes into the job's) free of what other open steps hold (`held`);
+// else the step waits.
+Status check_step_gres(const Job& job,
+                       const std::string& asked,
+                       const std::vector<size_t>& at,
+                       const std::vector<std::map<std::string, int64_t>>& held) {
+    auto wanted = parse_generic_gres("--gres", asked);
+    if (!wanted) {
+        return wanted.status();
+    }
+    auto owned = parse_generic_gres("--gres", job.spec.gres.str());
+    for (const GresCount& want : *wanted) {
+        int64_t has = 0;
+        for (const GresCount& own : owned ? *owned : std::vector<GresCount>{}) {
+            has += own.name == want.name ? own.count : 0;
+        }
+        if (want.count > has) {
+            return Status::invalid(fmt::format(
+                    "--gres: the step asks for {}:{} per node, job {} holds {}:{} (accepted: at "
+                    "most {})",
+                    want.name, want.count, job.display_id(), want.name, has, has));
+        }
+        for (size_t node : at) {
+            auto holding = held[node].find(want.name);
+            const int64_t free = has - (holding == held[node].end() ? 0 : holding->second);
+            if (free < want.count) {
+                return Status::unavailable(fmt::format(
+                        "{}: {} of the job's {}:{} on {} are free, the step asks for {}",
+                        protocol::kStepCreationDisabled, free, want.name, has, job.nodes[node],
+                        want.count));
+            }
+        }
+    }
+    return Status::ok();
 }
 
 // GPUs a step's own request asks for on a node where it runs `tasks` of its tasks: --gpus N
@@ -687,6 +726,14 @@ Result<protocol::StepLayout> Controller::make_layout(Job& job,
                                                    shape.status().message()));
         }
         return shape.status();
+    }
+    if (!request.gres.empty()) {
+        const std::vector<std::map<std::string, int64_t>> held =
+                request.overlap ? std::vector<std::map<std::string, int64_t>>(job.nodes.size())
+                                : steps_.gres_held(job);
+        if (Status fits = check_step_gres(job, request.gres, shape->nodes, held); !fits) {
+            return fits;
+        }
     }
     protocol::StepLayout layout;
     layout.distribution = shape->distribution;

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "common/generic_gres.h"
+
 namespace cohort::ctld {
 
 void StepTable::open(protocol::StepRecord step) {
@@ -59,6 +61,17 @@ std::vector<std::set<int32_t>> StepTable::gpus_held(const Job& job) const {
     for_each_holding(job, [&](size_t node, const protocol::StepRecord& step, size_t i) {
         if (i < step.gpus_per_node.size()) {
             held[node].insert(step.gpus_per_node[i].begin(), step.gpus_per_node[i].end());
+        }
+    });
+    return held;
+}
+
+std::vector<std::map<std::string, int64_t>> StepTable::gres_held(const Job& job) const {
+    std::vector<std::map<std::string, int64_t>> held(job.nodes.size());
+    for_each_holding(job, [&](size_t node, const protocol::StepRecord& step, size_t) {
+        auto counts = parse_generic_gres("--gres", step.gres);
+        for (const GresCount& count : counts ? *counts : std::vector<GresCount>{}) {
+            held[node][count.name] += count.count;
         }
     });
     return held;

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -32,6 +33,9 @@ public:
     // GPUs the job's open steps hold on each of its nodes: those of steps that asked for GPUs,
     // --overlap steps' excepted.
     std::vector<std::set<int32_t>> gpus_held(const Job& job) const;
+    // How much of each generic resource the job's open steps that asked for it hold on each
+    // of its nodes, by name.
+    std::vector<std::map<std::string, int64_t>> gres_held(const Job& job) const;
 
 private:
     // Calls `each(job_node, step, step_node)` for every node of each open step of the job that

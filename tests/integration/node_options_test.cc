@@ -192,6 +192,53 @@ TEST_F(NodeOptionsTest, GenericResourcesAreCountedPerNode) {
               std::string::npos);
 }
 
+// Inside a job with nvme:20, a step that asks for nvme of its own holds it while it runs: a
+// second step that needs more than is left waits for the first, and one asking for more than
+// the job holds is refused. A step that asks for none shares the job's.
+TEST_F(NodeOptionsTest, StepsThatAskForGenericResourcesHoldThem) {
+    const std::string cohort = cohort_binary();
+    const std::string dir = cluster_->work_dir();
+    std::ofstream(dir + "/gres_steps.sh")
+            << "#!/bin/sh\n"
+            << "for i in 1 2; do " << cohort
+            << " run -n1 --gres=nvme:15 sh -c 'date +%s%N; sleep 2' & done\nwait\n"
+            << cohort << " run -n1 --gres=nvme:30 true || echo refused\n"
+            << cohort << " run -n1 true && echo shared\n";
+    const uint64_t id =
+            submit({"-w", "node1", "-n2", "--gres=nvme:20", "-o", dir + "/gres_steps.out", "-e",
+                    dir + "/gres_steps.err", dir + "/gres_steps.sh"});
+    ASSERT_EQ(cluster_->wait_final_state(id, seconds(60)), "COMPLETED");
+    std::istringstream out(read_text(dir + "/gres_steps.out"));
+    std::vector<int64_t> starts;
+    std::string line;
+    std::vector<std::string> rest;
+    while (std::getline(out, line)) {
+        if (!line.empty() && std::isdigit(static_cast<unsigned char>(line[0]))) {
+            starts.push_back(std::stoll(line));
+        } else {
+            rest.push_back(line);
+        }
+    }
+    ASSERT_EQ(starts.size(), 2u) << read_text(dir + "/gres_steps.out");
+    EXPECT_GE(std::abs(starts[1] - starts[0]), 1'500'000'000) << "the second waited for nvme";
+    EXPECT_EQ(rest, (std::vector<std::string>{"refused", "shared"}));
+    const std::string err = read_text(dir + "/gres_steps.err");
+    EXPECT_NE(err.find("5 of the job's nvme:20 on node1 are free, the step asks for 15"),
+              std::string::npos)
+            << err;
+    EXPECT_NE(err.find("--gres: the step asks for nvme:30 per node, job " + std::to_string(id)
+                       + " holds nvme:20 (accepted: at most 20)"),
+              std::string::npos)
+            << err;
+    const std::string steps = cluster_->cohort({"acct", "-P", "-n", "-o", "JobID,AllocTRES", "-j",
+                                                std::to_string(id)})
+                                      .out;
+    EXPECT_NE(steps.find(std::to_string(id) + ".0|cpu=1,gres/nvme=15,"), std::string::npos)
+            << steps;
+    EXPECT_NE(steps.find(std::to_string(id) + ".2|cpu=1,gres/nvme=20,"), std::string::npos)
+            << steps;
+}
+
 TEST_F(NodeOptionsTest, MemoryPerCpuAndAllOfANodesMemory) {
     const std::string out = cluster_->work_dir() + "/mem.out";
     const uint64_t per_cpu = submit(

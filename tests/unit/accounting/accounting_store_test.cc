@@ -516,7 +516,7 @@ TEST_P(AccountingStoreTest, AVersion1DatabaseGainsStepUsageAndKeepsItsSteps) {
         auto sql = sql::connect_sql(location_);
         ASSERT_TRUE(sql);
         for (const char* column : {"cpu_user_usec", "cpu_system_usec", "max_rss_kib",
-                                   "max_rss_node", "oom_kills", "gpus"}) {
+                                   "max_rss_node", "oom_kills", "gpus", "gres"}) {
             ASSERT_TRUE((*sql)->execute(std::string("ALTER TABLE steps DROP COLUMN ") + column));
         }
         ASSERT_TRUE((*sql)->execute("DROP TABLE node_events"));
