@@ -95,10 +95,10 @@ Result<JobOptions> parse_later_component(const Args& words,
                                          const JobOptions& previous,
                                          std::vector<std::string>& command) {
     JobOptions options = next_het_component(previous);
-    CLI::App app;
-    add_job_options(app, options, JobCommand::kAlloc);
-    app.prefix_command();
-    auto rest = parse_component_words(app, words);
+    const CommandOptions component("", [&options](OptionRegistrar& add) {
+        add_job_options(add, options, JobCommand::kAlloc);
+    });
+    auto rest = parse_component_words(component, words);
     if (!rest) {
         return rest.status();
     }
@@ -125,22 +125,27 @@ int cmd_alloc(const Args& args) {
     // job; once the command has begun, a ":" is one of its words.
     const std::vector<Args> segments = split_het_segments(args);
     JobOptions options;
-    CLI::App app{
+    const CommandOptions alloc_options(
             "Hold an allocation while a command runs here (salloc): "
-            "cohort alloc [options] [: [options] ...] [CMD [ARGS...]]"};
-    add_job_options(app, options, JobCommand::kAlloc);
-    app.prefix_command();
-    auto spelled = spell_out_prefixes(app, segments.front());
+            "cohort alloc [options] [: [options] ...] [CMD [ARGS...]]",
+            [&options](OptionRegistrar& add) {
+                add_job_options(add, options, JobCommand::kAlloc);
+            });
+    auto spelled = spell_out_prefixes(alloc_options.catalogue(), segments.front());
     if (!spelled) {
         return report_error("alloc", spelled.status());
     }
     // salloc's SALLOC_* variables, yielding to the command line.
-    const std::vector<std::string> from_environment = environment_options(JobCommand::kAlloc, app);
+    const std::vector<std::string> from_environment =
+            environment_options(JobCommand::kAlloc, alloc_options.catalogue());
     spelled->insert(spelled->begin(), from_environment.begin(), from_environment.end());
-    if (int rc = parse_args(app, "alloc", *spelled); rc >= 0) {
+    OptionSelection named;
+    named.add_words(*spelled);
+    const std::unique_ptr<CLI::App> app = alloc_options.app_for(named);
+    if (int rc = parse_args(*app, "alloc", *spelled); rc >= 0) {
         return rc;
     }
-    std::vector<std::string> command = app.remaining();
+    std::vector<std::string> command = app->remaining();
     std::vector<JobOptions> components{options};
     size_t segment = 1;
     for (; segment < segments.size() && command.empty(); ++segment) {

@@ -29,18 +29,26 @@ Result<std::string> read_file(const std::string& path) {
     return buffer.str();
 }
 
-// Parses one directive line on its own, so an unknown option can name its line, with the
-// caller's `app` over `scratch` (reset here). Its words, abbreviations spelled out, go to
-// `words`; its values alone are judged into `alone` (ok when they pass).
-Status parse_directive(
-        const DirectiveLine& line, CLI::App& app, JobOptions& scratch, Args& words, Status& alone) {
-    scratch = JobOptions{};
-    auto spelled = spell_out_prefixes(app, line.words);
+// Spells out one directive line's abbreviations (as getopt_long does), naming the line when
+// a word is no option of sbatch's.
+Result<Args> spell_directive(const DirectiveLine& line, const OptionCatalogue& catalogue) {
+    auto spelled = spell_out_prefixes(catalogue, line.words);
     if (!spelled) {
         return spelled.status().with_context(
                 fmt::format("script line {} '{}'", line.line_number, line.text));
     }
-    words = *spelled;
+    return spelled;
+}
+
+// Parses one directive line's spelled `words` on their own, so a bad value can name its line,
+// with `app` over `scratch` (reset here). Its values alone are judged into `alone` (ok when
+// they pass).
+Status parse_directive(const DirectiveLine& line,
+                       const Args& words,
+                       CLI::App& app,
+                       JobOptions& scratch,
+                       Status& alone) {
+    scratch = JobOptions{};
     std::vector<std::string> reversed(words.rbegin(), words.rend());
     try {
         app.parse(reversed);
@@ -91,17 +99,22 @@ int wait_for_job(uint64_t job_id) {
 
 int cmd_batch(const Args& args) {
     JobOptions options;
-    CLI::App app{"Submit a batch script: cohort batch [options] SCRIPT [ARGS...]"};
-    add_job_options(app, options, JobCommand::kBatch);
-    app.prefix_command();
-    auto spelled = spell_out_prefixes(app, args);
+    const CommandOptions command("Submit a batch script: cohort batch [options] SCRIPT [ARGS...]",
+                                 [&options](OptionRegistrar& add) {
+                                     add_job_options(add, options, JobCommand::kBatch);
+                                 });
+    auto spelled = spell_out_prefixes(command.catalogue(), args);
     if (!spelled) {
         return report_error("batch", spelled.status());
     }
-    if (int rc = parse_args(app, "batch", *spelled); rc >= 0) {
+    OptionSelection named;  // grows with the directives' and variables' words below
+    named.add_words(*spelled);
+    // The command line alone finds the script.
+    const std::unique_ptr<CLI::App> command_line = command.app_for(named);
+    if (int rc = parse_args(*command_line, "batch", *spelled); rc >= 0) {
         return rc;
     }
-    std::vector<std::string> positional = app.remaining();
+    std::vector<std::string> positional = command_line->remaining();
     if (!positional.empty() && positional.front().size() > 1 && positional.front().front() == '-') {
         return report_error("batch", Status::invalid("unrecognized option '" + positional.front()
                                                      + "' (see cohort batch --help)"));
@@ -151,33 +164,55 @@ int cmd_batch(const Args& args) {
     // judged on the merged set, not line by line. A line `#SBATCH hetjob` (or `packjob`) starts
     // the next component of a heterogeneous job; the variables and the command line apply to
     // every component.
-    // One App serves every line, and the command line's App the merged parse: building the
-    // ~130 options of an App costs more than the rest of the client's work for a submission.
-    std::vector<Args> component_words(1);
-    std::vector<std::vector<std::pair<int, Status>>> alone_errors(1);  // line, its error alone
-    JobOptions line_options;
-    CLI::App line_app;
-    if (!directives->empty()) {
-        add_job_options(line_app, line_options, JobCommand::kBatch);
-    }
-    for (DirectiveLine line : *directives) {
+    // Each line is spelled out first: an App is built with only the options the words name.
+    std::vector<Args> line_words;
+    std::vector<size_t> line_component;
+    size_t components = 1;
+    OptionSelection named_in_lines;
+    for (DirectiveLine& line : *directives) {
         if (!line.words.empty()
             && (line.words.front() == "hetjob" || line.words.front() == "packjob")) {
-            component_words.emplace_back();
-            alone_errors.emplace_back();
+            ++components;
             line.words.erase(line.words.begin());
         }
-        Status alone = Status::ok();
-        Args words;
-        if (Status parsed = parse_directive(line, line_app, line_options, words, alone); !parsed) {
-            return report_error("batch", parsed);
+        auto words = spell_directive(line, command.catalogue());
+        if (!words) {
+            return report_error("batch", words.status());
         }
-        if (!alone) {
-            alone_errors.back().emplace_back(line.line_number, alone);
-        }
-        component_words.back().insert(component_words.back().end(), words.begin(), words.end());
+        named_in_lines.add_words(*words);
+        named.add_words(*words);
+        line_words.push_back(std::move(*words));
+        line_component.push_back(components - 1);
     }
-    const std::vector<std::string> from_environment = environment_options(JobCommand::kBatch, app);
+    std::vector<Args> component_words(components);
+    std::vector<std::vector<std::pair<int, Status>>> alone_errors(components);  // line, error
+    if (!directives->empty()) {
+        JobOptions line_options;
+        const CommandOptions lines("", [&line_options](OptionRegistrar& add) {
+            add_job_options(add, line_options, JobCommand::kBatch);
+        });
+        const std::unique_ptr<CLI::App> line_app = lines.app_for(named_in_lines);
+        line_app->prefix_command(false);  // a word left over on a directive line is an error
+        for (size_t n = 0; n < directives->size(); ++n) {
+            const DirectiveLine& line = (*directives)[n];
+            Status alone = Status::ok();
+            if (Status parsed =
+                        parse_directive(line, line_words[n], *line_app, line_options, alone);
+                !parsed) {
+                return report_error("batch", parsed);
+            }
+            const size_t component = line_component[n];
+            if (!alone) {
+                alone_errors[component].emplace_back(line.line_number, alone);
+            }
+            component_words[component].insert(component_words[component].end(),
+                                              line_words[n].begin(), line_words[n].end());
+        }
+    }
+    const std::vector<std::string> from_environment =
+            environment_options(JobCommand::kBatch, command.catalogue());
+    named.add_words(from_environment);
+    const std::unique_ptr<CLI::App> merged = command.app_for(named);
     std::vector<protocol::JobSpec> specs;
     std::vector<std::string> warnings;
     JobOptions first;
@@ -195,7 +230,7 @@ int cmd_batch(const Args& args) {
         // previous component carries over.
         options = component == 0 ? JobOptions{} : next_het_component(options);
         try {
-            app.parse(reversed);
+            merged->parse(reversed);
         } catch (const CLI::ParseError& e) {
             return report_error("batch", in_component(Status::invalid(e.what())));
         }

@@ -66,7 +66,7 @@ Result<protocol::StepCreatedReply> create_step(transport::BlockingClient& client
 // srun's -K takes a value only attached (-K0, -K1), as getopt's optional arguments do, and
 // CLI11 has no such option: spell it --kill-on-bad-exit=V. Only the words before the command
 // are options; an option's separate value is skipped so it is not taken for the command.
-Args spell_attached_values(const CLI::App& app, Args args) {
+Args spell_attached_values(const OptionCatalogue& catalogue, Args args) {
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& word = args[i];
         if (word == "--" || word.size() < 2 || word[0] != '-') {
@@ -79,8 +79,7 @@ Args spell_attached_values(const CLI::App& app, Args args) {
         const bool is_long = word[1] == '-';
         const std::string name = is_long ? word.substr(0, word.find('=')) : word.substr(0, 2);
         const bool value_attached = is_long ? word.find('=') != std::string::npos : word.size() > 2;
-        const CLI::Option* option = app.get_option_no_throw(name);
-        if (option != nullptr && option->get_items_expected_min() > 0 && !value_attached) {
+        if (catalogue.takes_value(name).value_or(false) && !value_attached) {
             ++i;
         }
     }
@@ -130,11 +129,11 @@ protocol::HetStepPart shape_of(const protocol::JobSpec& spec) {
 Result<HetSegment> parse_later_segment(const Args& words, JobOptions& previous) {
     JobOptions options = next_het_component(previous);
     HetSegment segment;
-    CLI::App app;
-    add_job_options(app, options, JobCommand::kRun);
-    app.add_option("--het-group,--pack-group", segment.het_group);
-    app.prefix_command();
-    auto rest = parse_component_words(app, spell_attached_values(app, words));
+    const CommandOptions part("", [&](OptionRegistrar& add) {
+        add_job_options(add, options, JobCommand::kRun);
+        add.add_option("--het-group,--pack-group", segment.het_group, "");
+    });
+    auto rest = parse_component_words(part, spell_attached_values(part.catalogue(), words));
     if (!rest) {
         return rest.status();
     }
@@ -166,56 +165,72 @@ int cmd_run(const Args& all_args) {
     // Like srun: the flag, else SLURM_MPI_TYPE, else PMIx.
     const char* mpi_env = std::getenv("SLURM_MPI_TYPE");
     std::string mpi = mpi_env != nullptr && *mpi_env != '\0' ? mpi_env : "pmix";
-    CLI::App app{"Run a parallel step: cohort run [options] CMD [ARGS...]"};
-    add_job_options(app, options, JobCommand::kRun);
-    app.add_flag("-l,--label", label, "prefix each output line with its task rank");
-    app.add_option("--mpi", mpi,
-                   "how ranks wire up: pmix (default), pmix_v4, pmi1 or pmi2 (MPICH), none");
     const char* transport_env = std::getenv("COHORT_PMIX_TRANSPORT");
     std::string transport =
             transport_env != nullptr && *transport_env != '\0' ? transport_env : "tcp";
-    app.add_option("--pmix-transport", transport,
-                   "how the nodes' step managers exchange fence data: tcp (default) or ucx");
     std::string nodelist;
-    app.add_option("-w,--nodelist", nodelist, "run on these nodes of the allocation");
     std::string kill_on_bad_exit;
-    app.add_flag("-K,--kill-on-bad-exit", kill_on_bad_exit,
-                 "end the step when a task exits with a non-zero code or a signal; -K0 or "
-                 "--kill-on-bad-exit=0: let the others run (default: on for MPI steps, off "
-                 "with --mpi=none; SLURM_KILL_BAD_EXIT)");
     std::string output, error, input = "0";
-    app.add_option("-o,--output", output, "each task's stdout to this file pattern (%t: rank)");
-    app.add_option("-e,--error", error, "each task's stderr to this file pattern");
-    app.add_option("-i,--input", input, "where stdin goes: 0 (rank 0, default) or none")
-            ->check(CLI::IsMember({"0", "none"}));
     std::string signal;
-    app.add_option("--signal", signal,
-                   "SIGNAL[@SECONDS]: send the step's tasks SIGNAL SECONDS (default 60) before the "
-                   "job's time limit");
     std::string het_group;
-    app.add_option("--het-group,--pack-group", het_group,
-                   "inside a heterogeneous job: the component whose nodes run the step "
-                   "(default 0)");
     bool overlap = false;
-    app.add_flag("--overlap", overlap,
-                 "share the CPUs the job's running steps hold instead of waiting for them");
     std::string torch_env = "yes";
-    app.add_option("--export-torch-env", torch_env,
-                   "set RANK, WORLD_SIZE, MASTER_ADDR, ... for PyTorch (yes, no)")
-            ->check(CLI::IsMember({"yes", "no"}));
-    app.prefix_command();
-    auto spelled = spell_out_prefixes(app, spell_attached_values(app, args));
+    const CommandOptions command(
+            "Run a parallel step: cohort run [options] CMD [ARGS...]", [&](OptionRegistrar& add) {
+                add_job_options(add, options, JobCommand::kRun);
+                add.add_flag("-l,--label", label, "prefix each output line with its task rank");
+                add.add_option(
+                        "--mpi", mpi,
+                        "how ranks wire up: pmix (default), pmix_v4, pmi1 or pmi2 (MPICH), none");
+                add.add_option(
+                        "--pmix-transport", transport,
+                        "how the nodes' step managers exchange fence data: tcp (default) or ucx");
+                add.add_option("-w,--nodelist", nodelist, "run on these nodes of the allocation");
+                add.add_flag(
+                        "-K,--kill-on-bad-exit", kill_on_bad_exit,
+                        "end the step when a task exits with a non-zero code or a signal; -K0 or "
+                        "--kill-on-bad-exit=0: let the others run (default: on for MPI steps, off "
+                        "with --mpi=none; SLURM_KILL_BAD_EXIT)");
+                add.add_option("-o,--output", output,
+                               "each task's stdout to this file pattern (%t: rank)");
+                add.add_option("-e,--error", error, "each task's stderr to this file pattern");
+                if (CLI::Option* option = add.add_option(
+                            "-i,--input", input, "where stdin goes: 0 (rank 0, default) or none")) {
+                    option->check(CLI::IsMember({"0", "none"}));
+                }
+                add.add_option("--signal", signal,
+                               "SIGNAL[@SECONDS]: send the step's tasks SIGNAL SECONDS (default "
+                               "60) before "
+                               "the job's time limit");
+                add.add_option("--het-group,--pack-group", het_group,
+                               "inside a heterogeneous job: the component whose nodes run the step "
+                               "(default 0)");
+                add.add_flag(
+                        "--overlap", overlap,
+                        "share the CPUs the job's running steps hold instead of waiting for them");
+                if (CLI::Option* option = add.add_option(
+                            "--export-torch-env", torch_env,
+                            "set RANK, WORLD_SIZE, MASTER_ADDR, ... for PyTorch (yes, no)")) {
+                    option->check(CLI::IsMember({"yes", "no"}));
+                }
+            });
+    auto spelled = spell_out_prefixes(command.catalogue(),
+                                      spell_attached_values(command.catalogue(), args));
     if (!spelled) {
         return report_error("run", spelled.status());
     }
     // srun's SLURM_* input variables, yielding to the command line.
-    const std::vector<std::string> from_environment = environment_options(JobCommand::kRun, app);
+    const std::vector<std::string> from_environment =
+            environment_options(JobCommand::kRun, command.catalogue());
     spelled->insert(spelled->begin(), from_environment.begin(), from_environment.end());
-    if (int rc = parse_args(app, "run", *spelled); rc >= 0) {
+    OptionSelection named;
+    named.add_words(*spelled);
+    const std::unique_ptr<CLI::App> app = command.app_for(named);
+    if (int rc = parse_args(*app, "run", *spelled); rc >= 0) {
         return rc;
     }
     StepRequest request;
-    request.argv = app.remaining();
+    request.argv = app->remaining();
     if (!request.argv.empty() && request.argv.front().size() > 1
         && request.argv.front().front() == '-') {
         return report_error("run", Status::invalid("unrecognized option '" + request.argv.front()

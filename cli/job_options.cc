@@ -406,166 +406,157 @@ JobOptions next_het_component(const JobOptions& previous) {
     return next;
 }
 
-void add_job_options(CLI::App& app, JobOptions& o, JobCommand command) {
-    app.add_option("-J,--job-name", o.job_name, "name of the job");
-    app.add_option("-N,--nodes", o.nodes, "number of nodes: N or MIN-MAX");
-    app.add_option("-n,--ntasks", o.ntasks, "number of tasks");
-    app.add_option("--ntasks-per-node,--tasks-per-node", o.ntasks_per_node, "tasks on each node");
-    app.add_option("-c,--cpus-per-task", o.cpus_per_task, "CPUs for each task");
-    app.add_option("--mem", o.mem, "memory per node: N[K|M|G|T], no suffix = MiB");
-    app.add_option("-t,--time", o.time,
+void add_job_options(OptionRegistrar& add, JobOptions& o, JobCommand command) {
+    add.add_option("-J,--job-name", o.job_name, "name of the job");
+    add.add_option("-N,--nodes", o.nodes, "number of nodes: N or MIN-MAX");
+    add.add_option("-n,--ntasks", o.ntasks, "number of tasks");
+    add.add_option("--ntasks-per-node,--tasks-per-node", o.ntasks_per_node, "tasks on each node");
+    add.add_option("-c,--cpus-per-task", o.cpus_per_task, "CPUs for each task");
+    add.add_option("--mem", o.mem, "memory per node: N[K|M|G|T], no suffix = MiB");
+    add.add_option("-t,--time", o.time,
                    "time limit: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED");
-    app.add_option("-p,--partition", o.partition, "partition to run in");
-    app.add_option("-D,--chdir", o.chdir, "working directory");
-    app.add_option("--export", o.export_spec, "ALL, NONE or [ALL,]VAR[=value],...");
-    app.add_option("--nice", o.nice, "lower the job's priority by this much");
-    app.add_option("-b,--begin", o.begin,
+    add.add_option("-p,--partition", o.partition, "partition to run in");
+    add.add_option("-D,--chdir", o.chdir, "working directory");
+    add.add_option("--export", o.export_spec, "ALL, NONE or [ALL,]VAR[=value],...");
+    add.add_option("--nice", o.nice, "lower the job's priority by this much");
+    add.add_option("-b,--begin", o.begin,
                    "start no earlier: 16:00, now+1hour, tomorrow, 2026-12-25T08:00, ...");
-    app.add_option(
+    add.add_option(
             "-d,--dependency", o.dependency,
             "afterok:ID[:ID], afterany, afternotok, after:ID[+MIN], singleton; ',' all, '?' any");
-    app.add_option("--kill-on-invalid-dep", o.kill_on_invalid_dep,
+    add.add_option("--kill-on-invalid-dep", o.kill_on_invalid_dep,
                    "yes (default): cancel a job whose dependency can never be met; no: keep it");
-    app.add_option("-A,--account", o.account, "account charged (default: the user's first)");
-    app.add_option("-q,--qos", o.qos, "quality of service (default: the cluster's)");
-    app.add_option("--reservation", o.reservation, "run inside this advance reservation");
-    app.add_option("-G,--gpus", o.gpus, "GPUs for the whole job: [type:]N");
-    app.add_option("--gpus-per-node", o.gpus_per_node, "GPUs on each node: [type:]N");
-    app.add_option("--gres", o.gres,
+    add.add_option("-A,--account", o.account, "account charged (default: the user's first)");
+    add.add_option("-q,--qos", o.qos, "quality of service (default: the cluster's)");
+    add.add_option("--reservation", o.reservation, "run inside this advance reservation");
+    add.add_option("-G,--gpus", o.gpus, "GPUs for the whole job: [type:]N");
+    add.add_option("--gpus-per-node", o.gpus_per_node, "GPUs on each node: [type:]N");
+    add.add_option("--gres", o.gres,
                    "generic resources per node: gpu[:type][:N] and name[:N] the nodes declare");
-    app.add_option("--gpus-per-task", o.gpus_per_task, "GPUs for each task: [type:]N");
-    app.add_option("--cpus-per-gpu", o.cpus_per_gpu, "CPUs for each GPU: N");
-    app.add_option("--mem-per-gpu", o.mem_per_gpu, "memory per GPU: N[K|M|G|T], no suffix = MiB");
-    app.add_option("--ntasks-per-gpu", o.ntasks_per_gpu, "tasks for each GPU: N");
-    app.add_option("--gpu-bind", o.gpu_bind,
+    add.add_option("--gpus-per-task", o.gpus_per_task, "GPUs for each task: [type:]N");
+    add.add_option("--cpus-per-gpu", o.cpus_per_gpu, "CPUs for each GPU: N");
+    add.add_option("--mem-per-gpu", o.mem_per_gpu, "memory per GPU: N[K|M|G|T], no suffix = MiB");
+    add.add_option("--ntasks-per-gpu", o.ntasks_per_gpu, "tasks for each GPU: N");
+    add.add_option("--gpu-bind", o.gpu_bind,
                    "closest (each task its GPUs near its cores), none, map_gpu:<id>[,<id>...]");
-    app.add_option("--switches", o.switches,
+    add.add_option("--switches", o.switches,
                    "at most N leaf switches, waiting up to max-wait for them: N[@max-wait]");
-    app.add_option("--segment", o.segment, "nodes per segment, each inside one block: N");
-    app.add_option("-m,--distribution", o.distribution,
+    add.add_option("--segment", o.segment, "nodes per segment, each inside one block: N");
+    add.add_option("-m,--distribution", o.distribution,
                    "how ranks are dealt over the nodes: block (default), cyclic, plane=N");
-    app.add_option("-x,--exclude", o.exclude, "nodes the job may not use: a hostlist");
-    app.add_option("--comment", o.comment, "a comment shown with the job");
-    app.add_option("-M,--clusters,--cluster", o.clusters, "clusters to submit to: this one's name");
-    app.add_option("--mail-type", o.mail_type,
-                   "events that mail the user: BEGIN, END, FAIL, REQUEUE, ALL, NONE, ...");
-    app.add_option("--mail-user", o.mail_user, "who gets the mail (default: the job's user)");
+    add.add_option("-x,--exclude", o.exclude, "nodes the job may not use: a hostlist");
+    add.add_option("--comment", o.comment, "a comment shown with the job");
+    add.add_option("-M,--clusters,--cluster", o.clusters, "clusters to submit to: this one's name");
+    CLI::Option* mail_type =
+            add.add_option("--mail-type", o.mail_type,
+                           "events that mail the user: BEGIN, END, FAIL, REQUEUE, ALL, NONE, ...");
+    add.add_option("--mail-user", o.mail_user, "who gets the mail (default: the job's user)");
     // Both set how the job shares its nodes: the later one wins, as in sbatch.
-    app.add_flag("--exclusive{(bare)}", o.exclusive,
-                 "whole nodes: every CPU and GPU of each (=user, =mcs: the same here)")
-            ->each([&o](const std::string&) { o.oversubscribe = false; })
-            ->trigger_on_parse();
-    app.add_flag_callback(
-               "-s,--oversubscribe",
-               [&o] {
-                   o.oversubscribe = true;
-                   o.exclusive.clear();
-               },
-               "accepted; CPUs are never shared")
-            ->trigger_on_parse();
-    app.add_option("--mem-per-cpu", o.mem_per_cpu,
+    if (CLI::Option* exclusive = add.add_flag(
+                "--exclusive{(bare)}", o.exclusive,
+                "whole nodes: every CPU and GPU of each (=user, =mcs: the same here)")) {
+        exclusive->each([&o](const std::string&) { o.oversubscribe = false; })->trigger_on_parse();
+    }
+    if (CLI::Option* oversubscribe = add.add_flag_callback(
+                "-s,--oversubscribe",
+                [&o] {
+                    o.oversubscribe = true;
+                    o.exclusive.clear();
+                },
+                "accepted; CPUs are never shared")) {
+        oversubscribe->trigger_on_parse();
+    }
+    add.add_option("--mem-per-cpu", o.mem_per_cpu,
                    "memory per allocated CPU: N[K|M|G|T], no suffix = MiB");
-    app.add_option("-C,--constraint", o.constraint,
+    add.add_option("-C,--constraint", o.constraint,
                    "node features: a&b, a|b, [a|b] (all nodes alike), a*N, (...)");
-    app.add_option("--prefer", o.prefer, "node features to try first, as --constraint writes them");
-    app.add_option("-L,--licenses", o.licenses, "cluster licenses: name[:count][,...]");
-    app.add_flag("-O,--overcommit", o.overcommit,
+    add.add_option("--prefer", o.prefer, "node features to try first, as --constraint writes them");
+    add.add_option("-L,--licenses", o.licenses, "cluster licenses: name[:count][,...]");
+    add.add_flag("-O,--overcommit", o.overcommit,
                  "CPUs for one task per node, however many tasks it runs");
-    app.add_option("--mincpus", o.mincpus, "at least this many CPUs on each node");
-    app.add_option("--hint", o.hint,
+    add.add_option("--mincpus", o.mincpus, "at least this many CPUs on each node");
+    add.add_option("--hint", o.hint,
                    "compute_bound, memory_bound, multithread, nomultithread (kept)");
-    app.add_option("--time-min", o.time_min,
+    add.add_option("--time-min", o.time_min,
                    "the least time the job could run with: its limit may be lowered as far to "
                    "start it sooner");
-    app.add_option("--wait-all-nodes", o.wait_all_nodes,
+    add.add_option("--wait-all-nodes", o.wait_all_nodes,
                    "1: start once every node is ready, 0: at once (nodes here are ready)");
-    app.add_flag("-Q,--quiet", o.quiet, "no warnings");
+    add.add_flag("-Q,--quiet", o.quiet, "no warnings");
     for (const KeptOption& kept : kKeptOptions) {
         const std::string name = stored_name(kept.names);
         switch (kept.value) {
             case KeptOption::Value::kRequired:
-                app.add_option_function<std::string>(
+            case KeptOption::Value::kOptional:
+                add.add_option_function(
                         kept.names, [&o, name](const std::string& value) { o.kept[name] = value; },
-                        "kept with the job; no effect here");
+                        "kept with the job; no effect here",
+                        kept.value == KeptOption::Value::kOptional);
                 break;
             case KeptOption::Value::kNone:
-                app.add_flag_callback(
+                add.add_flag_callback(
                         kept.names, [&o, name] { o.kept[name] = ""; },
                         "kept with the job; no effect here");
                 break;
-            case KeptOption::Value::kOptional:
-                app.add_option_function<std::string>(
-                           kept.names,
-                           [&o, name](const std::string& value) { o.kept[name] = value; },
-                           "kept with the job; no effect here")
-                        ->expected(0, 1);
-                break;
         }
     }
-    app.add_flag_callback(
+    add.add_flag_callback(
             "-v,--verbose", [] {}, "more output (accepted)");
     if (command == JobCommand::kBatch) {
-        app.add_option("-o,--output", o.output, "stdout file pattern (default slurm-%j.out)");
-        app.add_option("-e,--error", o.error, "stderr file pattern (default: with stdout)");
-        app.add_flag("-H,--hold", o.hold, "submit held; release with cohort release");
-        app.add_flag("--requeue{yes},--no-requeue{no}", o.requeue,
+        add.add_option("-o,--output", o.output, "stdout file pattern (default slurm-%j.out)");
+        add.add_option("-e,--error", o.error, "stderr file pattern (default: with stdout)");
+        add.add_flag("-H,--hold", o.hold, "submit held; release with cohort release");
+        add.add_flag("--requeue{yes},--no-requeue{no}", o.requeue,
                      "may (not) run again after a node failure or a requeue "
                      "(default: the cluster's job_requeue)");
-        app.add_option("--signal", o.signal,
+        add.add_option("--signal", o.signal,
                        "[{R|B}:]SIGNAL[@SECONDS]: signal the job's steps (B: its batch shell) "
                        "SECONDS (default 60) before its time limit; R: only when requeued");
-        app.add_option("--open-mode", o.open_mode,
+        add.add_option("--open-mode", o.open_mode,
                        "append or truncate the output files (default: truncate, and append "
                        "each requeued attempt after a banner line)");
-        app.add_flag("--parsable", o.parsable, "print only the job id");
-        app.add_flag("-W,--wait", o.wait,
+        add.add_flag("--parsable", o.parsable, "print only the job id");
+        add.add_flag("-W,--wait", o.wait,
                      "return once the job has ended, with its exit code (an array's highest)");
-        app.add_option("--wrap", o.wrap, "wrap this command in a /bin/sh script");
-        app.add_option("-a,--array", o.array, "job array: 0-15, 1,3,5-9:2, 0-99%10 (throttle)");
+        add.add_option("--wrap", o.wrap, "wrap this command in a /bin/sh script");
+        add.add_option("-a,--array", o.array, "job array: 0-15, 1,3,5-9:2, 0-99%10 (throttle)");
     }
     if (command != JobCommand::kAlloc) {  // salloc has none
-        app.add_flag("--test-only", o.test_only,
+        add.add_flag("--test-only", o.test_only,
                      "check the job and tell when and where it would start; submit nothing");
     }
     if (command != JobCommand::kRun) {
         // `cohort run` has its own -w: the nodes of a step inside an allocation.
-        app.add_option("-w,--nodelist", o.nodelist,
+        add.add_option("-w,--nodelist", o.nodelist,
                        "nodes the job must have: a hostlist or a file");
-        app.add_option("-F,--nodefile", o.nodelist, "a file of the nodes the job must have");
+        add.add_option("-F,--nodefile", o.nodelist, "a file of the nodes the job must have");
     }
-    for (CLI::Option* option : app.get_options()) {
-        option->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    for (CLI::Option* option : add.added()) {
+        option->multi_option_policy(option == mail_type ? CLI::MultiOptionPolicy::TakeAll
+                                                        : CLI::MultiOptionPolicy::TakeLast);
     }
-    app.get_option("--mail-type")->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }
 
-Result<std::vector<std::string>> parse_component_words(CLI::App& app,
+Result<std::vector<std::string>> parse_component_words(const CommandOptions& command,
                                                        const std::vector<std::string>& words) {
-    auto spelled = spell_out_prefixes(app, words);
+    auto spelled = spell_out_prefixes(command.catalogue(), words);
     if (!spelled) {
         return spelled.status();
     }
+    OptionSelection selection;
+    selection.add_words(*spelled);
+    const std::unique_ptr<CLI::App> app = command.app_for(selection);
     std::vector<std::string> reversed(spelled->rbegin(), spelled->rend());
     try {
-        app.parse(reversed);
+        app->parse(reversed);
     } catch (const CLI::ParseError& e) {
         return Status::invalid(e.what());
     }
-    return app.remaining();
+    return app->remaining();
 }
 
-Result<std::vector<std::string>> spell_out_prefixes(const CLI::App& app,
+Result<std::vector<std::string>> spell_out_prefixes(const OptionCatalogue& catalogue,
                                                     std::vector<std::string> words) {
-    std::vector<std::pair<std::string, const CLI::Option*>> long_names;
-    for (const CLI::Option* option : app.get_options()) {
-        for (const std::string& name : option->get_lnames()) {
-            long_names.emplace_back(name, option);
-        }
-    }
-    const auto is_long_name = [&](const std::string& name) {
-        return std::any_of(long_names.begin(), long_names.end(),
-                           [&](const auto& entry) { return entry.first == name; });
-    };
     for (size_t i = 0; i < words.size(); ++i) {
         std::string& word = words[i];
         if (word == "--" || word.size() < 2 || word[0] != '-') {
@@ -576,11 +567,11 @@ Result<std::vector<std::string>> spell_out_prefixes(const CLI::App& app,
         std::string name = is_long ? word.substr(
                                    2, equals == std::string::npos ? std::string::npos : equals - 2)
                                    : word.substr(1, 1);
-        if (is_long && !is_long_name(name)) {
+        if (is_long && !catalogue.takes_value("--" + name)) {
             // Names of one option (--cluster, --clusters) are one match, as for getopt.
             std::vector<std::string> matches;
-            std::vector<const CLI::Option*> options;
-            for (const auto& [candidate, option] : long_names) {
+            std::vector<size_t> options;
+            for (const auto& [candidate, option] : catalogue.long_names()) {
                 if (candidate.rfind(name, 0) == 0) {
                     matches.push_back(candidate);
                     if (std::find(options.begin(), options.end(), option) == options.end()) {
@@ -598,13 +589,14 @@ Result<std::vector<std::string>> spell_out_prefixes(const CLI::App& app,
             name = matches.front();
             word = "--" + name + (equals == std::string::npos ? "" : word.substr(equals));
         }
-        if (!is_long && app.get_option_no_throw("-" + name) == nullptr) {
+        const std::optional<bool> takes_value =
+                catalogue.takes_value(is_long ? "--" + name : "-" + name);
+        if (!takes_value) {
             return Status::invalid("invalid option -- '" + name + "'");  // getopt's words
         }
         // An option's separate value is not an operand.
         const bool value_attached = is_long ? equals != std::string::npos : word.size() > 2;
-        const CLI::Option* option = app.get_option_no_throw(is_long ? "--" + name : "-" + name);
-        if (option != nullptr && option->get_items_expected_min() > 0 && !value_attached) {
+        if (*takes_value && !value_attached) {
             ++i;
         }
     }
@@ -769,11 +761,11 @@ constexpr InputVariable kSrunInputs[] = {
 };
 
 void add_input(std::vector<std::string>& words,
-               const CLI::App& app,
+               const OptionCatalogue& catalogue,
                const std::string& variable,
                const InputVariable& input) {
     const char* value = std::getenv(variable.c_str());
-    if (value == nullptr || app.get_option_no_throw(input.option) == nullptr) {
+    if (value == nullptr || !catalogue.takes_value(input.option)) {
         return;
     }
     words.push_back(input.flag ? std::string(input.option)
@@ -782,17 +774,17 @@ void add_input(std::vector<std::string>& words,
 
 }  // namespace
 
-std::vector<std::string> environment_options(JobCommand command, const CLI::App& app) {
+std::vector<std::string> environment_options(JobCommand command, const OptionCatalogue& catalogue) {
     std::vector<std::string> words;
     if (command == JobCommand::kRun) {
         for (const InputVariable& input : kSrunInputs) {
-            add_input(words, app, input.variable, input);
+            add_input(words, catalogue, input.variable, input);
         }
         return words;
     }
     const std::string prefix = command == JobCommand::kBatch ? "SBATCH_" : "SALLOC_";
     for (const InputVariable& input : kSbatchSallocInputs) {
-        add_input(words, app, prefix + input.variable, input);
+        add_input(words, catalogue, prefix + input.variable, input);
     }
     if (const char* value = std::getenv((prefix + "EXCLUSIVE").c_str()); value != nullptr) {
         const std::string mode(value);

@@ -6,8 +6,7 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
+#include "cli/command_options.h"
 #include "common/protocol/job_types.h"
 #include "common/protocol/messages.h"
 
@@ -74,6 +73,8 @@ struct JobOptions {
     bool wait = false;       // -W: return when the job has ended, with its exit code
     bool test_only = false;  // report when and where the job would start; submit nothing
     std::string wrap;
+
+    bool operator==(const JobOptions&) const = default;
 };
 
 enum class JobCommand {
@@ -88,28 +89,29 @@ enum class JobCommand {
 // per node, names, files, dependency and hold carry over.
 JobOptions next_het_component(const JobOptions& previous);
 
-// Registers the options on `app`; every one keeps its last value when repeated, so
+// Defines the options through `add`; every one keeps its last value when repeated, so
 // directives followed by command-line flags give flags precedence.
-void add_job_options(CLI::App& app, JobOptions& options, JobCommand command);
+void add_job_options(OptionRegistrar& add, JobOptions& options, JobCommand command);
 
 // getopt_long's abbreviations, as sbatch and srun take them: each `--pre[=V]` before the
 // first operand that starts exactly one long option's name is spelled out (`--no-reque` is
 // --no-requeue); one that starts several is refused with their names, and an option that is
 // none of them with getopt's words.
-Result<std::vector<std::string>> spell_out_prefixes(const CLI::App& app,
+Result<std::vector<std::string>> spell_out_prefixes(const OptionCatalogue& catalogue,
                                                     std::vector<std::string> words);
 
-// Parses a later part of a `:` line (one heterogeneous job component's options) on `app`,
-// whose options write that component's JobOptions; returns the words after the options, its
-// command if it has one.
-Result<std::vector<std::string>> parse_component_words(CLI::App& app,
+// Parses a later part of a `:` line (one heterogeneous job component's options) on the
+// options of `command`, which write that component's JobOptions; returns the words after the
+// options, its command if it has one.
+Result<std::vector<std::string>> parse_component_words(const CommandOptions& command,
                                                        const std::vector<std::string>& words);
 
 // A command's input environment variables as option words: sbatch's SBATCH_* (SBATCH_ACCOUNT=a
 // gives --account=a, ...), salloc's SALLOC_* of the same names, and srun's SLURM_* that a
 // batch script does not itself receive (SLURM_LABELIO, SRUN_CPUS_PER_TASK, ...). Only options
-// `app` has are given. They yield to the command line (and sbatch's override directives).
-std::vector<std::string> environment_options(JobCommand command, const CLI::App& app);
+// the command has are given. They yield to the command line (and sbatch's override
+// directives).
+std::vector<std::string> environment_options(JobCommand command, const OptionCatalogue& catalogue);
 
 // The line sbatch and srun print for --test-only (on stderr), which scripts read the start
 // time from: "sbatch: Job 12 to start at 2026-12-06T03:11:15 using 4 processors on nodes

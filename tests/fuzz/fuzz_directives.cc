@@ -20,22 +20,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     // One parser for every input (building it costs more than a parse); reset between them.
     static JobOptions options;
-    static CLI::App app;
-    static const bool registered = (add_job_options(app, options, JobCommand::kBatch), true);
-    (void)registered;
+    static const CommandOptions command(
+            "", [](OptionRegistrar& add) { add_job_options(add, options, JobCommand::kBatch); });
+    static const std::unique_ptr<CLI::App> app = [] {
+        auto all = command.app_for(OptionSelection::all());
+        all->prefix_command(false);  // as for a directive line: no operands
+        return all;
+    }();
     options = JobOptions{};
-    app.clear();
+    app->clear();
     std::vector<std::string> words;
     for (const DirectiveLine& line : *directives) {
         words.insert(words.end(), line.words.begin(), line.words.end());
     }
-    auto spelled = spell_out_prefixes(app, words);
+    auto spelled = spell_out_prefixes(command.catalogue(), words);
     if (!spelled) {
         return 0;
     }
     std::reverse(spelled->begin(), spelled->end());  // CLI11 takes them last-first
     try {
-        app.parse(*spelled);
+        app->parse(*spelled);
     } catch (const CLI::Error&) {
         return 0;
     }

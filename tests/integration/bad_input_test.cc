@@ -103,6 +103,11 @@ INSTANTIATE_TEST_SUITE_P(
                          {"batch", "bad.sh"},
                          "#!/bin/sh\n#SBATCH --frobnicate\ntrue\n",
                          {"line 2", "--frobnicate"}},
+                // An unquoted value with a space: sbatch refuses the word left over too.
+                BadInput{"StrayWordOnADirectiveLine",
+                         {"batch", "bad.sh"},
+                         "#!/bin/sh\n#SBATCH -A <project id>\ntrue\n",
+                         {"line 2", "id>"}},
                 BadInput{"NoShebang", {"batch", "bad.sh"}, "echo hi\n", {"#!"}},
                 BadInput{"OtherCluster",
                          {"batch", "-M", "gpu", "--wrap", "true"},

@@ -16,17 +16,20 @@ struct Parsed {
 
 Parsed parse(std::vector<std::string> words) {
     JobOptions options;
-    CLI::App app;
-    add_job_options(app, options, JobCommand::kBatch);
-    auto spelled = spell_out_prefixes(app, std::move(words));
+    const CommandOptions command("", [&options](OptionRegistrar& add) {
+        add_job_options(add, options, JobCommand::kBatch);
+    });
+    auto spelled = spell_out_prefixes(command.catalogue(), std::move(words));
     Parsed parsed;
     if (!spelled) {
         parsed.spec = spelled.status();
         return parsed;
     }
+    OptionSelection named;
+    named.add_words(*spelled);
     std::vector<std::string> reversed(spelled->rbegin(), spelled->rend());
     try {
-        app.parse(reversed);
+        command.app_for(named)->parse(reversed);
     } catch (const CLI::ParseError& e) {
         parsed.spec = Status::invalid(e.what());
         return parsed;
@@ -131,9 +134,11 @@ TEST(JobOptions, SbatchInputVariablesBecomeOptionWords) {
     setenv("SBATCH_REQ_SWITCH", "2", 1);
     setenv("SBATCH_WAIT4SWITCH", "10:00", 1);
     JobOptions options;
-    CLI::App app;
-    add_job_options(app, options, JobCommand::kBatch);
-    const std::vector<std::string> words = environment_options(JobCommand::kBatch, app);
+    const CommandOptions command("", [&options](OptionRegistrar& add) {
+        add_job_options(add, options, JobCommand::kBatch);
+    });
+    const std::vector<std::string> words =
+            environment_options(JobCommand::kBatch, command.catalogue());
     for (const char* name : {"SBATCH_PARTITION", "SBATCH_EXCLUSIVE", "SBATCH_REQUEUE",
                              "SBATCH_REQ_SWITCH", "SBATCH_WAIT4SWITCH"}) {
         unsetenv(name);
@@ -150,9 +155,11 @@ TEST(JobOptions, SallocInputVariablesAreSbatchsNamesForItsOwnOptions) {
     setenv("SALLOC_SIGNAL", "USR1@60", 1);
     setenv("SBATCH_QOS", "high", 1);  // sbatch's, not salloc's
     JobOptions options;
-    CLI::App app;
-    add_job_options(app, options, JobCommand::kAlloc);
-    const std::vector<std::string> words = environment_options(JobCommand::kAlloc, app);
+    const CommandOptions command("", [&options](OptionRegistrar& add) {
+        add_job_options(add, options, JobCommand::kAlloc);
+    });
+    const std::vector<std::string> words =
+            environment_options(JobCommand::kAlloc, command.catalogue());
     for (const char* name :
          {"SALLOC_ACCOUNT", "SALLOC_TIMELIMIT", "SALLOC_REQUEUE", "SALLOC_SIGNAL", "SBATCH_QOS"}) {
         unsetenv(name);
@@ -168,13 +175,15 @@ TEST(JobOptions, SrunInputVariablesAreTheOnesNoJobSets) {
     setenv("SLURM_STDOUTMODE", "out-%t", 1);
     setenv("SLURM_NTASKS", "8", 1);
     JobOptions options;
-    CLI::App app;
-    add_job_options(app, options, JobCommand::kRun);
     bool label = false;
-    app.add_flag("-l,--label", label, "");
     std::string output;
-    app.add_option("-o,--output", output, "");
-    const std::vector<std::string> words = environment_options(JobCommand::kRun, app);
+    const CommandOptions command("", [&](OptionRegistrar& add) {
+        add_job_options(add, options, JobCommand::kRun);
+        add.add_flag("-l,--label", label, "");
+        add.add_option("-o,--output", output, "");
+    });
+    const std::vector<std::string> words =
+            environment_options(JobCommand::kRun, command.catalogue());
     for (const char* name :
          {"SLURM_LABELIO", "SRUN_CPUS_PER_TASK", "SLURM_STDOUTMODE", "SLURM_NTASKS"}) {
         unsetenv(name);
