@@ -389,8 +389,19 @@ void Controller::handle_submit(const ConnectionPtr& conn,
                               conn->send_error(status.with_context("storing the job"));
                               return;
                           }
-                          answer_committed(conn, id, interactive, held);
+                          if (interactive) {
+                              answer_committed(conn, id, interactive, held);
+                          } else if (!held) {
+                              request_schedule();
+                          }
                       });
+                      // A batch job's id goes out from the writer's thread, a wake-up sooner:
+                      // the commit is already queued on the strand, so whatever the client asks
+                      // after reading it finds the job. An interactive job's answer goes from
+                      // the strand, ahead of the grant that may follow it.
+                      if (status && !interactive) {
+                          conn->send(protocol::SubmitJobReply{id});
+                      }
                   });
 }
 

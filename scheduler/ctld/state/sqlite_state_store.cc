@@ -164,7 +164,11 @@ Status SqliteStateStore::prepare_statements() {
     const char* attempt_sql =
             "INSERT OR REPLACE INTO job_attempts(job_id,attempt,user_name,state,submit_time,"
             "end_time,record) VALUES(?,?,?,?,?,?,?)";
-    const char* meta_sql = "INSERT OR REPLACE INTO meta(key,value) VALUES('next_job_id',?)";
+    // An upsert changes the value in place; REPLACE would delete and insert the row, writing
+    // the key's index page too, on every submission.
+    const char* meta_sql =
+            "INSERT INTO meta(key,value) VALUES('next_job_id',?) "
+            "ON CONFLICT(key) DO UPDATE SET value=excluded.value";
     const char* remainder_sql =
             "INSERT OR REPLACE INTO array_remainders(job_id,user_name,state,submit_time,end_time,"
             "record) VALUES(?,?,?,?,?,?)";
