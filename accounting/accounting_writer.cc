@@ -11,9 +11,16 @@ namespace {
 // Retries of a refused write back off up to this.
 constexpr auto kMaxRetryDelay = std::chrono::seconds(30);
 // How long a batch waits for more records before it is written, unless a read or stop comes
-// first. A burst of submissions then shares one transaction instead of paying one each, on
-// the cores its clients and the state writer need.
+// first or it holds kLingerRecords. A burst of submissions then shares one transaction
+// instead of paying one each, on the cores its clients and the state writer need; a batch
+// that is already large (1,000 array tasks split at once) is written at once, not held.
 constexpr auto kBatchLinger = std::chrono::milliseconds(50);
+constexpr size_t kLingerRecords = 256;
+
+size_t record_count(const RecordBatch& batch) {
+    return batch.jobs.size() + batch.attempts.size() + batch.array_remainders.size()
+           + batch.remainders_emptied.size() + batch.steps.size() + batch.node_events.size();
+}
 
 }  // namespace
 
@@ -80,13 +87,18 @@ void AccountingWriter::record(RecordBatch changes) {
     if (changes.empty()) {
         return;
     }
-    bool first = false;
+    bool wake = false;
     {
         std::lock_guard lock(mutex_);
-        first = queue_.empty();
+        // Later records join the batch the writer lingers on without waking it, until the
+        // batch is large.
+        const bool first = queue_.empty();
+        const bool was_small = queued_records_ < kLingerRecords;
+        queued_records_ += record_count(changes);
+        wake = first || (was_small && queued_records_ >= kLingerRecords);
         queue_.push_back({std::move(changes), nullptr});
     }
-    if (first) {  // later records join the batch the writer is waiting on without waking it
+    if (wake) {
         wake_.notify_one();
     }
 }
@@ -155,7 +167,8 @@ void AccountingWriter::run() {
                 wake_.wait_for(lock, retry_delay, read_or_stop);
             } else {
                 wake_.wait(lock, ready);
-                wake_.wait_for(lock, kBatchLinger, read_or_stop);
+                wake_.wait_for(lock, kBatchLinger,
+                               [&] { return read_or_stop() || queued_records_ >= kLingerRecords; });
             }
             if (stopping_ && queue_.empty()) {
                 lock.unlock();
@@ -163,6 +176,7 @@ void AccountingWriter::run() {
                 return;
             }
             tasks.swap(queue_);
+            queued_records_ = 0;
         }
         for (Task& task : tasks) {
             if (!task.read) {

@@ -64,9 +64,10 @@ private:
     Pending pending_;  // writer thread only
     mutable std::mutex mutex_;
     std::condition_variable wake_;
-    std::deque<Task> queue_;  // GUARDED_BY(mutex_)
-    bool stopping_ = false;   // GUARDED_BY(mutex_)
-    uint64_t written_ = 0;    // GUARDED_BY(mutex_)
+    std::deque<Task> queue_;     // GUARDED_BY(mutex_)
+    size_t queued_records_ = 0;  // in queue_; GUARDED_BY(mutex_)
+    bool stopping_ = false;      // GUARDED_BY(mutex_)
+    uint64_t written_ = 0;       // GUARDED_BY(mutex_)
     std::thread thread_;
 };
 
