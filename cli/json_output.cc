@@ -270,16 +270,16 @@ JsonPayloadStream::JsonPayloadStream(std::ostream& out, const char* key) : out_(
 
 void JsonPayloadStream::add(const json& item) {
     // An item of the document sits two levels deep: four more spaces on every line.
-    std::string text = item.dump(2);
+    const std::string text = item.dump(2);
     std::string indented;
     indented.reserve(text.size() + text.size() / 8);
     indented += empty_ ? "\n    " : ",\n    ";
-    for (char c : text) {
-        indented += c;
-        if (c == '\n') {
-            indented += "    ";
-        }
+    size_t line = 0;  // appended a line at a time: a character at a time was a tenth of --json
+    for (size_t end = text.find('\n'); end != std::string::npos; end = text.find('\n', line)) {
+        indented.append(text, line, end + 1 - line).append("    ");
+        line = end + 1;
     }
+    indented.append(text, line);
     out_ << indented;
     empty_ = false;
 }

@@ -80,11 +80,17 @@ mean_ms() {
 
 echo "size,measure,cohort,slurm,unit,cohort_over_slurm" > "$CSV"
 printf '%8s  %-34s %12s %12s %-9s %7s\n' size measure cohort slurm unit ratio
-# Start-up: every submission and poll pays it. --help parses the command line and exits
-# before any connection; /bin/true is the floor of fork and exec from this shell.
+# Start-up: every submission and poll pays it. --help builds every option and prints them,
+# before any connection; /bin/true is the floor of fork and exec from this shell. Then a
+# submission's own: from spawning `cohort batch` to the first byte it sends a stand-in
+# controller, next to spawning /bin/true until it has exited (first_byte.py).
 row 1 "start-up: batch --help / sbatch --help" "$(mean_ms "$BIN/cohort" batch --help)" \
     "$(mean_ms sbatch --help)" "ms"
 row 1 "start-up floor: /bin/true" "$(mean_ms /bin/true)" "" "ms"
+read -r first_byte true_exit < <(python3 "$ROOT/benchmarks/vs-slurm/first_byte.py" "$BIN/cohort" \
+    "$WORK/cohort/cohort.json" 300)
+row 1 "start-up: spawn to first byte sent (batch)" "$first_byte" "" "ms"
+row 1 "start-up floor: spawn to exit (/bin/true)" "$true_exit" "" "ms"
 for n in $SIZES; do
     # Submission: alternate 100-job rounds so drift in this machine hits both alike.
     c_ms=0; s_ms=0; done_n=0
