@@ -9,6 +9,7 @@
 #include "common/ascii_lower.h"
 #include "common/hostlist.h"
 #include "common/job_state.h"
+#include "common/time_spec.h"
 
 namespace cohort::cli {
 namespace {

@@ -177,7 +177,10 @@ int cmd_queue(const Args& args) {
     Status listed = ask_job_list(request, [&](protocol::JobListReply& frame) {
         for (auto& job : frame.jobs) {
             if (json_out) {
-                json_out->add(job_to_json(job));
+                json_out->add([&](JsonWriter& w) {
+                    write_job_fields(w.begin_object(), job);
+                    w.end_object();
+                });
             } else {
                 keep ? kept.push_back(std::move(job)) : print(job);
             }
@@ -259,11 +262,14 @@ int list_nodes(const Args& args, bool as_sinfo) {
         return 0;
     }
     if (json) {
-        nlohmann::json nodes = nlohmann::json::array();
+        JsonPayloadStream json_out(std::cout, "nodes");
         for (const auto& node : reply->nodes) {
-            nodes.push_back(node_to_json(node));
+            json_out.add([&](JsonWriter& w) {
+                write_node_fields(w.begin_object(), node);
+                w.end_object();
+            });
         }
-        std::cout << wrap_payload("nodes", nodes).dump(2) << "\n";
+        json_out.finish();
         return 0;
     }
     if (reasons) {
@@ -467,11 +473,14 @@ int cmd_show(const Args& args) {
                 [&](const protocol::JobRecord& record) { return record.het_job_id == job_id; });
     }
     if (json) {
-        nlohmann::json jobs = nlohmann::json::array();
+        JsonPayloadStream json_out(std::cout, "jobs");
         for (const protocol::JobRecord& job : shown) {
-            jobs.push_back(job_to_json(job));
+            json_out.add([&](JsonWriter& w) {
+                write_job_fields(w.begin_object(), job);
+                w.end_object();
+            });
         }
-        std::cout << wrap_payload("jobs", std::move(jobs)).dump(2) << "\n";
+        json_out.finish();
         return 0;
     }
     for (size_t i = 0; i < shown.size(); ++i) {
@@ -485,25 +494,30 @@ namespace {
 
 // sacct --json's TRES list: {"type", "name", "id", "count"}, ids as slurmdbd numbers them
 // (gres/gpu as the first GRES a database registers, the others after it by name).
-nlohmann::json tres_json(const TresCounts& tres) {
-    auto item = [](const char* type, const std::string& name, int id, int64_t count) {
-        return nlohmann::json{{"type", type}, {"name", name}, {"id", id}, {"count", count}};
+void write_tres(JsonWriter& w, const TresCounts& tres) {
+    auto item = [&w](const char* type, const std::string& name, int id, int64_t count) {
+        w.begin_object()
+                .member("type", type)
+                .member("name", name)
+                .member("id", id)
+                .member("count", count)
+                .end_object();
     };
-    nlohmann::json items = nlohmann::json::array();
-    items.push_back(item("cpu", "", 1, tres.cpu));
+    w.begin_array();
+    item("cpu", "", 1, tres.cpu);
     if (tres.mem_mib > 0) {
-        items.push_back(item("mem", "", 2, tres.mem_mib));
+        item("mem", "", 2, tres.mem_mib);
     }
-    items.push_back(item("node", "", 4, tres.node));
-    items.push_back(item("billing", "", 5, static_cast<int64_t>(tres.billing + 0.5)));
+    item("node", "", 4, tres.node);
+    item("billing", "", 5, static_cast<int64_t>(tres.billing + 0.5));
     if (tres.gpu > 0) {
-        items.push_back(item("gres", "gpu", 1001, tres.gpu));
+        item("gres", "gpu", 1001, tres.gpu);
     }
     int id = 1002;
     for (const GresCount& gres : tres.gres) {
-        items.push_back(item("gres", gres.name, id++, gres.count));
+        item("gres", gres.name, id++, gres.count);
     }
-    return items;
+    w.end_array();
 }
 
 // `cohort acct` prints a table of its own by default; as `sacct`, or with -o, -p, -P, -n or
@@ -618,17 +632,23 @@ int list_accounting(const Args& args, bool as_sacct) {
             const auto& steps =
                     job.is_array_remainder() || earlier_attempt ? kNoSteps : steps_of[job.job_id];
             if (json) {
-                nlohmann::json entry = job_to_json(job);
-                entry["tres"] = {{"allocated", tres_json(allocated_tres(job, weights))},
-                                 {"requested", tres_json(requested_tres(job, weights))}};
-                entry["steps"] = nlohmann::json::array();
-                for (const protocol::StepRecord* step : steps) {
-                    nlohmann::json step_entry = step_to_json(*step);
-                    step_entry["tres"] = {{"allocated", tres_json(step_tres(job, *step))}};
-                    step_entry["usage"]["gpu_seconds"] = step_gpu_seconds(job, *step, now);
-                    entry["steps"].push_back(std::move(step_entry));
-                }
-                json_out->add(entry);
+                json_out->add([&](JsonWriter& w) {
+                    w.begin_object();
+                    write_job_fields(w, job);
+                    w.key("tres").begin_object();
+                    write_tres(w.key("allocated"), allocated_tres(job, weights));
+                    write_tres(w.key("requested"), requested_tres(job, weights));
+                    w.end_object();
+                    w.key("steps").begin_array();
+                    for (const protocol::StepRecord* step : steps) {
+                        w.begin_object();
+                        write_step_fields(w, *step, step_gpu_seconds(job, *step, now));
+                        w.key("tres").begin_object();
+                        write_tres(w.key("allocated"), step_tres(job, *step));
+                        w.end_object().end_object();
+                    }
+                    w.end_array().end_object();
+                });
                 continue;
             }
             if (sacct_form) {

@@ -14,42 +14,44 @@
 namespace cohort::cli {
 namespace {
 
-using nlohmann::json;
-
-json number(int64_t value, bool set = true, bool infinite = false) {
-    return {{"set", set}, {"infinite", infinite}, {"number", set && !infinite ? value : 0}};
+// Slurm's unset-able number: {"set": false, ...} when the value does not apply.
+void write_number(JsonWriter& w, int64_t value, bool set = true, bool infinite = false) {
+    w.begin_object()
+            .member("set", set)
+            .member("infinite", infinite)
+            .member("number", set && !infinite ? value : 0)
+            .end_object();
 }
 
-json time_limit_minutes(int64_t seconds) {
+void write_time_limit_minutes(JsonWriter& w, int64_t seconds) {
     if (seconds < 0) {
-        return number(0, true, true);
+        write_number(w, 0, true, true);
+        return;
     }
-    return number((seconds + 59) / 60);
+    write_number(w, (seconds + 59) / 60);
 }
 
 // Slurm's mail_type array: the event names, none when no mail is asked for.
-json mail_type_list(uint32_t events) {
-    json names = json::array();
-    if (events == 0) {
-        return names;
+void write_mail_types(JsonWriter& w, uint32_t events) {
+    w.begin_array();
+    for (const std::string& name : split_comma_list(events == 0 ? "" : mail_type_name(events))) {
+        w.value(name);
     }
-    const std::string joined = mail_type_name(events);
-    for (size_t start = 0; start <= joined.size();) {
-        const size_t comma = std::min(joined.find(',', start), joined.size());
-        names.push_back(joined.substr(start, comma - start));
-        start = comma + 1;
-    }
-    return names;
+    w.end_array();
 }
 
-json exit_code(int32_t code, int32_t signal, bool finished) {
-    std::string status = !finished     ? "PENDING"
+void write_exit_code(JsonWriter& w, int32_t code, int32_t signal, bool finished) {
+    const char* status = !finished     ? "PENDING"
                          : signal != 0 ? "SIGNALED"
                          : code != 0   ? "ERROR"
                                        : "SUCCESS";
-    return {{"status", json::array({status})},
-            {"return_code", number(code, finished)},
-            {"signal", {{"id", number(signal, signal != 0)}, {"name", ""}}}};
+    w.begin_object().key("status").begin_array().value(status).end_array();
+    w.key("return_code");
+    write_number(w, code, finished);
+    w.key("signal").begin_object().key("id");
+    write_number(w, signal, signal != 0);
+    w.member("name", "").end_object();
+    w.end_object();
 }
 
 int64_t total(const std::vector<uint32_t>& counts) {
@@ -60,36 +62,26 @@ int64_t total(const std::vector<uint32_t>& counts) {
     return sum;
 }
 
-// Slurm's base state and its flags: ["IDLE", "DRAIN"].
-json node_state_flags(const protocol::NodeInfo& node) {
-    json state = json::array({node_state_name(node.state)});
-    if (node.drain) {
-        state.push_back("DRAIN");
-    }
-    return state;
-}
-
-json kept_options_json(const std::vector<std::pair<std::string, std::string>>& kept) {
-    json out = json::object();
-    for (const auto& [name, value] : kept) {
-        out[name] = value;
-    }
-    return out;
-}
-
 // CPU time as sacct --json gives it.
-json cpu_time_json(uint64_t usec) {
-    return {{"seconds", usec / 1000000}, {"microseconds", usec % 1000000}};
+void write_cpu_time(JsonWriter& w, uint64_t usec) {
+    w.begin_object()
+            .member("seconds", usec / 1000000)
+            .member("microseconds", usec % 1000000)
+            .end_object();
 }
 
-// A job's or step's CPU time into `time` (beside what is there), its memory as `usage`.
-void add_usage_json(const protocol::JobUsage& used, json& time, json& out) {
-    time["user"] = cpu_time_json(used.cpu_user_usec);
-    time["system"] = cpu_time_json(used.cpu_system_usec);
-    time["total"] = cpu_time_json(used.cpu_user_usec + used.cpu_system_usec);
-    out["usage"] = {{"max_rss_kib", used.max_rss_kib},
-                    {"max_rss_node", used.max_rss_node},
-                    {"oom_kills", used.oom_kills}};
+// A job's or step's CPU time as members of its open `time` object.
+void write_cpu_times(JsonWriter& w, const protocol::JobUsage& used) {
+    write_cpu_time(w.key("user"), used.cpu_user_usec);
+    write_cpu_time(w.key("system"), used.cpu_system_usec);
+    write_cpu_time(w.key("total"), used.cpu_user_usec + used.cpu_system_usec);
+}
+
+// What a job or step used at most, as its open `usage` object's first members.
+void write_peak_usage(JsonWriter& w, const protocol::JobUsage& used) {
+    w.member("max_rss_kib", used.max_rss_kib)
+            .member("max_rss_node", used.max_rss_node)
+            .member("oom_kills", used.oom_kills);
 }
 
 }  // namespace
@@ -143,7 +135,7 @@ std::string het_job_id_set(const protocol::JobRecord& job) {
                                   : std::to_string(job.het_job_id) + "-" + std::to_string(last);
 }
 
-json job_to_json(const protocol::JobRecord& job) {
+void write_job_fields(JsonWriter& w, const protocol::JobRecord& job) {
     const bool finished = is_final(job.state);
     // Tasks and CPUs per task as the GPU options imply them (--cpus-per-gpu, ...).
     const protocol::JobSpec& spec = job.spec;
@@ -151,141 +143,157 @@ json job_to_json(const protocol::JobRecord& job) {
             gpu_shape(spec.gpu, {spec.nodes_min, spec.nodes_max, spec.ntasks, spec.ntasks_per_node,
                                  spec.cpus_per_task, spec.cpus_per_task_set, spec.mem_mib})
                     .geometry;
-    json out = {
-            {"job_id", job.job_id},
-            {"name", job.spec.name},
-            {"array_job_id", number(static_cast<int64_t>(job.array_job_id), job.is_array_task())},
-            {"array_task_id",
-             number(job.array_task_id, job.is_array_task() && !job.is_array_remainder())},
-            {"array_task_string", job.array_pending},
-            {"array_max_tasks", number(job.array_max_running, job.array_max_running != 0)},
-            {"het_job_id", number(static_cast<int64_t>(job.het_job_id), job.is_het_component())},
-            {"het_job_id_set", job.is_het_component() ? het_job_id_set(job) : ""},
-            {"het_job_offset", number(job.het_job_offset, job.is_het_component())},
-            {"dependency", job.spec.dependency},
-            {"user_name", job.user_name},
-            {"user_id", job.uid},
-            {"group_id", job.gid},
-            {"partition", shown_partition(job)},
-            {"account", job.spec.account},
-            {"qos", job.spec.qos},
-            {"job_state", json::array({std::string(job_state_name(job.state))})},
-            {"state_reason", job.reason},
-            {"nodes", compress_hostlist(job.nodes)},
-            {"node_count", number(job.nodes.empty() ? job.spec.nodes_min : job.nodes.size())},
-            {"cpus", number(total(job.cpus_per_node))},
-            {"tasks", number(geometry.ntasks, geometry.ntasks != 0)},
-            {"cpus_per_task", number(geometry.cpus_per_task)},
-            {"tasks_per_node", number(job.spec.ntasks_per_node, job.spec.ntasks_per_node != 0)},
-            {"memory_per_node", number(job.spec.mem_mib, job.spec.mem_mib != 0)},
-            {"time_limit", time_limit_minutes(job.time_limit_s)},
-            {"submit_time", number(job.submit_time)},
-            {"eligible_time", number(job.eligible_time)},
-            {"start_time", job.state == JobState::kPending
-                                   ? number(job.expected_start, job.expected_start != 0)
-                                   : number(job.start_time, job.start_time != 0)},
-            {"end_time", number(job.end_time, job.end_time != 0)},
-            {"priority", number(job.priority)},
-            {"restart_cnt", job.restart_count},
-            {"requeue", job.spec.requeue > 0},
-            {"exit_code", exit_code(job.exit_code, job.exit_signal, finished)},
-            {"standard_output", job.spec.output},
-            {"standard_error", job.spec.error},
-            {"current_working_directory", job.spec.cwd},
-            {"batch_flag", !job.interactive},
-            {"hold", job.held},
-            {"comment", {{"job", job.spec.comment}}},
-            {"mail_type", mail_type_list(job.spec.mail_type)},
-            {"mail_user", job.spec.mail_user.empty() ? job.user_name : job.spec.mail_user},
-            {"excluded_nodes", compress_hostlist(job.spec.exclude)},
-            {"required_nodes", compress_hostlist(job.spec.nodelist)},
-            {"features", job.spec.constraint},
-            {"prefer", job.spec.prefer},
-            {"licenses", job.spec.licenses},
-            {"tres_per_node", tres_per_node(job.spec)},
-            {"shared", node_sharing_name(job.spec.sharing)},
-            {"exclusive", job.spec.sharing == protocol::NodeSharing::kExclusive
-                                  || job.spec.sharing == protocol::NodeSharing::kExclusiveUser
-                                  || job.spec.sharing == protocol::NodeSharing::kExclusiveMcs},
-            {"memory_per_cpu", number(job.spec.mem_per_cpu_mib, job.spec.mem_per_cpu_mib != 0)},
-            {"minimum_cpus_per_node", number(job.spec.mincpus, job.spec.mincpus != 0)},
-            {"overcommit", job.spec.overcommit},
-            {"time_minimum", time_limit_minutes(job.spec.time_min_s)},
-            {"wait_all_nodes", job.spec.wait_all_nodes},
-            {"hint", job.spec.hint},
-            {"kept_options", kept_options_json(job.spec.kept_options)}};
-    out["time"] = json::object();
-    add_usage_json(job.usage, out["time"], out);
-    return out;
-}
-
-json node_to_json(const protocol::NodeInfo& node) {
-    return {{"name", node.name},
-            {"hostname", node.name},
-            {"address", node.address},
-            {"port", node.port},
-            {"state", node_state_flags(node)},
-            {"reason", node.reason},
-            {"reason_set_by_user", node.reason_user},
-            {"reason_changed_at", number(node.reason_time, node.reason_time != 0)},
-            {"cpus", node.resources.cpus},
-            {"sockets", node.resources.sockets},
-            {"cores", node.resources.cores},
-            {"alloc_cpus", node.cpus_alloc},
-            {"real_memory", node.resources.memory_mib},
-            {"alloc_memory", node.memory_alloc_mib},
-            {"gres", node_gres(node)},
-            {"partitions", node.partitions},
-            {"boot_time", number(node.boot_time / 1000000, node.boot_time != 0)},
-            {"last_busy", number(node.last_heartbeat, node.last_heartbeat != 0)}};
-}
-
-json step_to_json(const protocol::StepRecord& step) {
-    json out = {{"step",
-                 {{"id", std::to_string(step.job_id) + "." + std::to_string(step.step_id)},
-                  {"name", step.name}}},
-                {"state", json::array({std::string(job_state_name(step.state))})},
-                {"nodes", {{"count", step.nodes.size()}, {"range", compress_hostlist(step.nodes)}}},
-                {"tasks", {{"count", step.ntasks}}},
-                {"time", {{"start", number(step.start_time)}, {"end", number(step.end_time)}}},
-                {"exit_code", exit_code(step.exit_code, step.exit_signal, step.end_time != 0)}};
-    add_usage_json(step.usage, out["time"], out);
-    return out;
-}
-
-json wrap_payload(const char* key, json items) {
-    return {{key, std::move(items)},
-            {"meta", {{"plugin", {{"type", "cohort"}, {"name", "cohort"}}}}},
-            {"errors", json::array()},
-            {"warnings", json::array()}};
-}
-
-JsonPayloadStream::JsonPayloadStream(std::ostream& out, const char* key) : out_(out) {
-    const std::string document = wrap_payload(key, json::array()).dump(2);
-    const std::string empty_items = fmt::format("\"{}\": []", key);
-    const size_t at = document.find(empty_items) + empty_items.size() - 1;  // at its ']'
-    out_ << document.substr(0, at);
-    after_items_ = document.substr(at);
-}
-
-void JsonPayloadStream::add(const json& item) {
-    // An item of the document sits two levels deep: four more spaces on every line.
-    const std::string text = item.dump(2);
-    std::string indented;
-    indented.reserve(text.size() + text.size() / 8);
-    indented += empty_ ? "\n    " : ",\n    ";
-    size_t line = 0;  // appended a line at a time: a character at a time was a tenth of --json
-    for (size_t end = text.find('\n'); end != std::string::npos; end = text.find('\n', line)) {
-        indented.append(text, line, end + 1 - line).append("    ");
-        line = end + 1;
+    w.member("job_id", job.job_id).member("name", spec.name);
+    write_number(w.key("array_job_id"), static_cast<int64_t>(job.array_job_id),
+                 job.is_array_task());
+    write_number(w.key("array_task_id"), job.array_task_id,
+                 job.is_array_task() && !job.is_array_remainder());
+    w.member("array_task_string", job.array_pending);
+    write_number(w.key("array_max_tasks"), job.array_max_running, job.array_max_running != 0);
+    write_number(w.key("het_job_id"), static_cast<int64_t>(job.het_job_id), job.is_het_component());
+    w.member("het_job_id_set", job.is_het_component() ? het_job_id_set(job) : "");
+    write_number(w.key("het_job_offset"), job.het_job_offset, job.is_het_component());
+    w.member("dependency", spec.dependency)
+            .member("user_name", job.user_name)
+            .member("user_id", job.uid)
+            .member("group_id", job.gid)
+            .member("partition", shown_partition(job))
+            .member("account", spec.account)
+            .member("qos", spec.qos);
+    w.key("job_state").begin_array().value(job_state_name(job.state)).end_array();
+    w.member("state_reason", job.reason).member("nodes", compress_hostlist(job.nodes));
+    write_number(w.key("node_count"), job.nodes.empty() ? spec.nodes_min : job.nodes.size());
+    write_number(w.key("cpus"), total(job.cpus_per_node));
+    write_number(w.key("tasks"), geometry.ntasks, geometry.ntasks != 0);
+    write_number(w.key("cpus_per_task"), geometry.cpus_per_task);
+    write_number(w.key("tasks_per_node"), spec.ntasks_per_node, spec.ntasks_per_node != 0);
+    write_number(w.key("memory_per_node"), spec.mem_mib, spec.mem_mib != 0);
+    write_time_limit_minutes(w.key("time_limit"), job.time_limit_s);
+    write_number(w.key("submit_time"), job.submit_time);
+    write_number(w.key("eligible_time"), job.eligible_time);
+    // A pending job's start is when the scheduler expects it.
+    const int64_t start = job.state == JobState::kPending ? job.expected_start : job.start_time;
+    write_number(w.key("start_time"), start, start != 0);
+    write_number(w.key("end_time"), job.end_time, job.end_time != 0);
+    write_number(w.key("priority"), job.priority);
+    w.member("restart_cnt", job.restart_count).member("requeue", spec.requeue > 0);
+    write_exit_code(w.key("exit_code"), job.exit_code, job.exit_signal, finished);
+    w.member("standard_output", spec.output)
+            .member("standard_error", spec.error)
+            .member("current_working_directory", spec.cwd)
+            .member("batch_flag", !job.interactive)
+            .member("hold", job.held);
+    w.key("comment").begin_object().member("job", spec.comment).end_object();
+    write_mail_types(w.key("mail_type"), spec.mail_type);
+    w.member("mail_user", spec.mail_user.empty() ? job.user_name : spec.mail_user)
+            .member("excluded_nodes", compress_hostlist(spec.exclude))
+            .member("required_nodes", compress_hostlist(spec.nodelist))
+            .member("features", spec.constraint)
+            .member("prefer", spec.prefer)
+            .member("licenses", spec.licenses)
+            .member("tres_per_node", tres_per_node(spec))
+            .member("shared", node_sharing_name(spec.sharing))
+            .member("exclusive", spec.sharing == protocol::NodeSharing::kExclusive
+                                         || spec.sharing == protocol::NodeSharing::kExclusiveUser
+                                         || spec.sharing == protocol::NodeSharing::kExclusiveMcs);
+    write_number(w.key("memory_per_cpu"), spec.mem_per_cpu_mib, spec.mem_per_cpu_mib != 0);
+    write_number(w.key("minimum_cpus_per_node"), spec.mincpus, spec.mincpus != 0);
+    w.member("overcommit", spec.overcommit);
+    write_time_limit_minutes(w.key("time_minimum"), spec.time_min_s);
+    w.member("wait_all_nodes", spec.wait_all_nodes).member("hint", spec.hint);
+    w.key("kept_options").begin_object();
+    for (const auto& [name, value] : spec.kept_options) {
+        w.member(name, value);
     }
-    indented.append(text, line);
-    out_ << indented;
-    empty_ = false;
+    w.end_object();
+    w.key("time").begin_object();
+    write_cpu_times(w, job.usage);
+    w.end_object();
+    w.key("usage").begin_object();
+    write_peak_usage(w, job.usage);
+    w.end_object();
+}
+
+void write_node_fields(JsonWriter& w, const protocol::NodeInfo& node) {
+    w.member("name", node.name)
+            .member("hostname", node.name)
+            .member("address", node.address)
+            .member("port", node.port);
+    // Slurm's base state and its flags: ["IDLE", "DRAIN"].
+    w.key("state").begin_array().value(node_state_name(node.state));
+    if (node.drain) {
+        w.value("DRAIN");
+    }
+    w.end_array();
+    w.member("reason", node.reason).member("reason_set_by_user", node.reason_user);
+    write_number(w.key("reason_changed_at"), node.reason_time, node.reason_time != 0);
+    w.member("cpus", node.resources.cpus)
+            .member("sockets", node.resources.sockets)
+            .member("cores", node.resources.cores)
+            .member("alloc_cpus", node.cpus_alloc)
+            .member("real_memory", node.resources.memory_mib)
+            .member("alloc_memory", node.memory_alloc_mib)
+            .member("gres", node_gres(node));
+    w.key("partitions").begin_array();
+    for (const std::string& partition : node.partitions) {
+        w.value(partition);
+    }
+    w.end_array();
+    write_number(w.key("boot_time"), node.boot_time / 1000000, node.boot_time != 0);
+    write_number(w.key("last_busy"), node.last_heartbeat, node.last_heartbeat != 0);
+}
+
+void write_step_fields(JsonWriter& w, const protocol::StepRecord& step, int64_t gpu_seconds) {
+    w.key("step")
+            .begin_object()
+            .member("id", std::to_string(step.job_id) + "." + std::to_string(step.step_id))
+            .member("name", step.name)
+            .end_object();
+    w.key("state").begin_array().value(job_state_name(step.state)).end_array();
+    w.key("nodes")
+            .begin_object()
+            .member("count", step.nodes.size())
+            .member("range", compress_hostlist(step.nodes))
+            .end_object();
+    w.key("tasks").begin_object().member("count", step.ntasks).end_object();
+    w.key("time").begin_object();
+    write_number(w.key("start"), step.start_time);
+    write_number(w.key("end"), step.end_time);
+    write_cpu_times(w, step.usage);
+    w.end_object();
+    write_exit_code(w.key("exit_code"), step.exit_code, step.exit_signal, step.end_time != 0);
+    w.key("usage").begin_object();
+    write_peak_usage(w, step.usage);
+    w.member("gpu_seconds", gpu_seconds).end_object();
+}
+
+JsonPayloadStream::JsonPayloadStream(std::ostream& out, const char* key)
+    : out_(out), writer_(text_) {
+    writer_.begin_object().key(key).begin_array();
+}
+
+void JsonPayloadStream::flush_when_full() {
+    if (text_.size() >= 64 * 1024) {
+        out_ << text_;
+        text_.clear();
+    }
 }
 
 void JsonPayloadStream::finish() {
-    out_ << (empty_ ? "" : "\n  ") << after_items_ << "\n";
+    writer_.end_array();
+    writer_.key("meta")
+            .begin_object()
+            .key("plugin")
+            .begin_object()
+            .member("type", "cohort")
+            .member("name", "cohort")
+            .end_object()
+            .end_object();
+    writer_.key("errors").begin_array().end_array();
+    writer_.key("warnings").begin_array().end_array();
+    writer_.end_object();
+    out_ << text_ << "\n";
+    text_.clear();
 }
 
 // Local time as Slurm prints it, "Unknown" for 0.

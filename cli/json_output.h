@@ -5,8 +5,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "cli/json_writer.h"
 #include "common/protocol/job_types.h"
 
 namespace cohort::cli {
@@ -31,27 +30,35 @@ std::string shown_partition(const protocol::JobRecord& job);
 // A heterogeneous job's component ids as Slurm's HetJobIdSet prints them: "120-122".
 std::string het_job_id_set(const protocol::JobRecord& job);
 
-nlohmann::json job_to_json(const protocol::JobRecord& job);
-nlohmann::json node_to_json(const protocol::NodeInfo& node);
-nlohmann::json step_to_json(const protocol::StepRecord& step);
+// A job's members, as squeue --json gives them, into the object `writer` has open.
+void write_job_fields(JsonWriter& writer, const protocol::JobRecord& job);
+// A step's members, as sacct --json gives them, with its GPU time in its usage.
+void write_step_fields(JsonWriter& writer, const protocol::StepRecord& step, int64_t gpu_seconds);
+void write_node_fields(JsonWriter& writer, const protocol::NodeInfo& node);
 
-// {"jobs": [...], "meta": {...}, "errors": [], "warnings": []}
-nlohmann::json wrap_payload(const char* key, nlohmann::json items);
-
-// Prints wrap_payload(key, items) one item at a time, as items arrive, in the text that
-// dump(2) of the whole document gives: a listing of 100,000 jobs never exists as one JSON
-// value (that took 2.4 GB and 15 s).
+// Prints {"jobs": [...], "meta": {...}, "errors": [], "warnings": []} an item at a time, as
+// items arrive: a listing of 100,000 jobs never exists as one document (that took 2.4 GB and
+// 15 s) nor as one string.
 class JsonPayloadStream {
 public:
     JsonPayloadStream(std::ostream& out, const char* key);
-    void add(const nlohmann::json& item);
-    // Closes the array and prints the rest of the document.
+
+    // One item, which `write(JsonWriter&)` writes at its place in the list.
+    template <class Write>
+    void add(Write&& write) {
+        write(writer_);
+        flush_when_full();
+    }
+
+    // Closes the list and prints the rest of the document.
     void finish();
 
 private:
+    void flush_when_full();
+
     std::ostream& out_;
-    std::string after_items_;  // the document's text after its items
-    bool empty_ = true;
+    std::string text_;  // written, not yet printed
+    JsonWriter writer_;
 };
 
 }  // namespace cohort::cli

@@ -277,14 +277,17 @@ int show_nodes(const std::string& names, bool json) {
         shown = reply->nodes;
     }
     if (json) {
-        nlohmann::json nodes = nlohmann::json::array();
+        JsonPayloadStream json_out(std::cout, "nodes");
         for (const auto& node : shown) {
-            nlohmann::json entry = node_to_json(node);
-            entry["features"] = join_comma_list(
-                    context->config.features_of(node.name, node.resources.gpu_type), "");
-            nodes.push_back(std::move(entry));
+            json_out.add([&](JsonWriter& w) {
+                write_node_fields(w.begin_object(), node);
+                w.member("features", join_comma_list(context->config.features_of(
+                                                             node.name, node.resources.gpu_type),
+                                                     ""));
+                w.end_object();
+            });
         }
-        std::cout << wrap_payload("nodes", nodes).dump(2) << "\n";
+        json_out.finish();
         return 0;
     }
     for (const auto& node : shown) {
@@ -306,7 +309,10 @@ int show_partitions(const std::string& name, bool json) {
     if (!reply) {
         return report_error("show", reply.status());
     }
-    nlohmann::json partitions = nlohmann::json::array();
+    std::optional<JsonPayloadStream> json_out;
+    if (json) {
+        json_out.emplace(std::cout, "partitions");
+    }
     for (const PartitionConfig& partition : config.partitions) {
         if (!name.empty() && partition.name != name) {
             continue;
@@ -322,19 +328,25 @@ int show_partitions(const std::string& name, bool json) {
             print_partition(config, partition, cpus);
             continue;
         }
-        partitions.push_back(
-                {{"name", partition.name},
-                 {"nodes", compress_hostlist(partition.nodes)},
-                 {"default", &partition == config.default_partition()},
-                 {"max_time", partition.max_time_s < 0 ? -1 : partition.max_time_s / 60},
-                 {"max_nodes", partition.max_nodes},
-                 {"total_cpus", cpus},
-                 {"total_nodes", partition.nodes.size()},
-                 {"allowed_accounts", partition.allowed_accounts},
-                 {"priority_tier", partition.priority_tier}});
+        json_out->add([&](JsonWriter& w) {
+            w.begin_object()
+                    .member("name", partition.name)
+                    .member("nodes", compress_hostlist(partition.nodes))
+                    .member("default", &partition == config.default_partition())
+                    .member("max_time", partition.max_time_s < 0 ? -1 : partition.max_time_s / 60)
+                    .member("max_nodes", partition.max_nodes)
+                    .member("total_cpus", cpus)
+                    .member("total_nodes", partition.nodes.size())
+                    .key("allowed_accounts")
+                    .begin_array();
+            for (const std::string& account : partition.allowed_accounts) {
+                w.value(account);
+            }
+            w.end_array().member("priority_tier", partition.priority_tier).end_object();
+        });
     }
-    if (json) {
-        std::cout << wrap_payload("partitions", partitions).dump(2) << "\n";
+    if (json_out) {
+        json_out->finish();
     }
     return 0;
 }
