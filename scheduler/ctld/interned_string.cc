@@ -1,61 +1,51 @@
 #include "scheduler/ctld/interned_string.h"
 
-#include <algorithm>
 #include <mutex>
 #include <unordered_map>
 
 namespace cohort::ctld {
 namespace {
 
-// Texts by content. Entries whose last holder is gone are swept when the table has doubled
-// since the last sweep, so the sweep's cost is spread over the insertions that caused it.
+// Texts by content. A text's count goes from 0 to 1 (intern) and from 1 to 0 (the last
+// release) only under the pool's lock, so a text found here is never one being freed.
 class Pool {
 public:
-    std::shared_ptr<const std::string> intern(std::string_view text) {
+    boost::intrusive_ptr<const InternedText> intern(std::string_view text) {
         std::lock_guard lock(mutex_);
         auto it = texts_.find(text);
-        if (it != texts_.end()) {
-            if (auto held = it->second.lock()) {
-                return held;
+        if (it == texts_.end()) {
+            auto* held = new InternedText(text);
+            it = texts_.emplace(held->text, held).first;
+        }
+        return boost::intrusive_ptr<const InternedText>(it->second);
+    }
+
+    void release(const InternedText* text) {
+        // Not the last holder: no lock needed, and no other thread can make it the last
+        // while this one still holds it.
+        uint32_t holders = text->holders.load(std::memory_order_relaxed);
+        while (holders > 1) {
+            if (text->holders.compare_exchange_weak(holders, holders - 1,
+                                                    std::memory_order_acq_rel)) {
+                return;
             }
-            texts_.erase(it);
         }
-        if (texts_.size() >= 2 * swept_size_) {
-            sweep();
+        std::lock_guard lock(mutex_);
+        if (text->holders.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+            texts_.erase(text->text);
+            delete text;
         }
-        auto held = std::make_shared<const std::string>(text);
-        texts_.emplace(*held, held);
-        return held;
     }
 
     size_t size() {
         std::lock_guard lock(mutex_);
-        sweep();
         return texts_.size();
     }
 
 private:
-    void sweep() {
-        for (auto it = texts_.begin(); it != texts_.end();) {
-            it = it->second.expired() ? texts_.erase(it) : std::next(it);
-        }
-        swept_size_ = std::max<size_t>(texts_.size(), 64);
-    }
-
-    // Looks a std::string key up by a string_view without building a string.
-    struct Hash {
-        using is_transparent = void;
-
-        size_t operator()(std::string_view text) const {
-            return std::hash<std::string_view>{}(text);
-        }
-    };
-
     std::mutex mutex_;
-    // The key is a copy of its own: a view into the held text would dangle once the last
-    // holder frees it, before the sweep erases the entry.
-    std::unordered_map<std::string, std::weak_ptr<const std::string>, Hash, std::equal_to<>> texts_;
-    size_t swept_size_ = 64;
+    // Keyed by a view of the held text itself, which lives as long as its entry.
+    std::unordered_map<std::string_view, const InternedText*> texts_;
 };
 
 Pool& pool() {
@@ -64,6 +54,10 @@ Pool& pool() {
 }
 
 }  // namespace
+
+void intrusive_ptr_release(const InternedText* text) {
+    pool().release(text);
+}
 
 InternedString::InternedString(std::string_view text) {
     if (!text.empty()) {

@@ -34,7 +34,7 @@ JobRequest request_from_spec(const protocol::JobSpec& spec) {
     request.account = spec.account;
     request.qos = spec.qos;
     request.reservation = spec.reservation;
-    request.gpu = spec.gpu;
+    request.gpu = JobGpuRequest(spec.gpu);
     request.switches = spec.switches;
     request.segment = spec.segment;
     request.switches_wait_s = spec.switches_wait_s;
@@ -88,7 +88,7 @@ protocol::JobSpec spec_from_request(const JobRequest& request) {
     spec.account = request.account;
     spec.qos = request.qos;
     spec.reservation = request.reservation;
-    spec.gpu = request.gpu;
+    spec.gpu = request.gpu.options();
     spec.switches = request.switches;
     spec.segment = request.segment;
     spec.switches_wait_s = request.switches_wait_s;
@@ -118,6 +118,29 @@ protocol::JobSpec spec_from_request(const JobRequest& request) {
 }
 
 }  // namespace
+
+JobGpuRequest::JobGpuRequest(const GpuOptions& options)
+    : type(options.type),
+      bind(options.bind),
+      gpus(options.gpus),
+      per_node(options.per_node),
+      per_task(options.per_task),
+      cpus_per_gpu(options.cpus_per_gpu),
+      ntasks_per_gpu(options.ntasks_per_gpu),
+      mem_per_gpu_mib(options.mem_per_gpu_mib) {}
+
+GpuOptions JobGpuRequest::options() const {
+    GpuOptions options;
+    options.type = type;
+    options.bind = bind;
+    options.gpus = gpus;
+    options.per_node = per_node;
+    options.per_task = per_task;
+    options.cpus_per_gpu = cpus_per_gpu;
+    options.ntasks_per_gpu = ntasks_per_gpu;
+    options.mem_per_gpu_mib = mem_per_gpu_mib;
+    return options;
+}
 
 std::string Job::display_id() const {
     if (is_het_component()) {

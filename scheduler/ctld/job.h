@@ -18,10 +18,27 @@
 #include "common/protocol/job_types.h"
 #include "common/protocol/messages.h"
 #include "scheduler/ctld/interned_string.h"
+#include "scheduler/ctld/lazy_vector.h"
 #include "scheduler/job_array.h"
 #include "scheduler/snapshot.h"
 
 namespace cohort::ctld {
+
+// GpuOptions with its two texts interned: half its size, in every job.
+struct JobGpuRequest {
+    InternedString type;
+    InternedString bind;
+    int32_t gpus = 0;
+    int32_t per_node = 0;
+    int32_t per_task = 0;
+    int32_t cpus_per_gpu = 0;
+    int32_t ntasks_per_gpu = 0;
+    int64_t mem_per_gpu_mib = 0;
+
+    JobGpuRequest() = default;
+    explicit JobGpuRequest(const GpuOptions& options);
+    GpuOptions options() const;
+};
 
 // protocol::JobSpec without the payload (script, script_args, env, command_line,
 // submit_host); the fields keep their names and meaning.
@@ -49,7 +66,7 @@ struct JobRequest {
     InternedString account;
     InternedString qos;
     InternedString reservation;
-    GpuOptions gpu;
+    JobGpuRequest gpu;
     uint32_t switches = 0;
     uint32_t segment = 0;
     int64_t switches_wait_s = -1;
@@ -60,7 +77,7 @@ struct JobRequest {
     InternedString comment;
     uint32_t mail_type = 0;
     InternedString mail_user;
-    std::vector<std::string> exclude;
+    LazyVector<std::string> exclude;
     protocol::NodeSharing sharing = protocol::NodeSharing::kDefault;
     bool mem_whole_node = false;
     bool overcommit = false;
@@ -73,8 +90,8 @@ struct JobRequest {
     InternedString licenses;
     InternedString gres;  // generic resources per node, as given ("nvme:20,fpga")
     InternedString hint;
-    std::vector<std::string> nodelist;
-    std::vector<std::pair<std::string, std::string>> kept_options;
+    LazyVector<std::string> nodelist;
+    LazyVector<std::pair<std::string, std::string>> kept_options;
 };
 
 // protocol::JobRecord in memory; see the top of this file for how it differs.
@@ -102,11 +119,11 @@ struct Job {
     int32_t exit_signal = 0;
     uint32_t restart_count = 0;
     uint32_t next_step_id = 0;
-    std::vector<std::string> nodes;
-    std::vector<uint32_t> tasks_per_node;
-    std::vector<uint32_t> cpus_per_node;
-    std::vector<std::string> nodes_cleaning;
-    std::vector<protocol::NodeGpuAlloc> gpu_alloc;
+    LazyVector<std::string> nodes;
+    LazyVector<uint32_t> tasks_per_node;
+    LazyVector<uint32_t> cpus_per_node;
+    LazyVector<std::string> nodes_cleaning;
+    LazyVector<protocol::NodeGpuAlloc> gpu_alloc;
     uint64_t array_job_id = 0;  // 0: not an array task
     uint32_t array_task_id = 0;
     uint32_t array_max_running = 0;
@@ -114,7 +131,7 @@ struct Job {
     uint32_t array_min = 0;
     uint32_t array_max = 0;
     uint32_t array_step = 1;
-    std::vector<std::string> failed_nodes;
+    LazyVector<std::string> failed_nodes;
     protocol::RequeueAction requeue_action = protocol::RequeueAction::kNone;
     protocol::JobUsage usage;  // of the current attempt, summed as its nodes report
     uint64_t het_job_id = 0;   // a hetjob component's leader; 0: not heterogeneous

@@ -775,8 +775,9 @@ Result<protocol::StepLayout> Controller::make_layout(Job& job,
                 }
                 alloc = std::move(*taken);
             }
-            auto gpus = bind_step_gpus(*node, alloc, own_gpus ? request.gpu : job.spec.gpu,
-                                       shape->tasks_per_node[i]);
+            auto gpus =
+                    bind_step_gpus(*node, alloc, own_gpus ? request.gpu : job.spec.gpu.options(),
+                                   shape->tasks_per_node[i]);
             if (!gpus) {
                 return gpus.status();
             }

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include <CLI/CLI.hpp>
+#include <malloc.h>
 #include <spdlog/spdlog.h>
 
 #include "accounting/accounting_store.h"
@@ -54,6 +55,10 @@ cohort::Result<std::unique_ptr<cohort::ctld::StateStore>> open_state_store(
 }  // namespace
 
 int main(int argc, char** argv) {
+    // One heap for every thread. With glibc's heap per thread, what the state and accounting
+    // writers' threads free between batches stays resident beside the job table: 0.33 KiB
+    // per pending job at 100,000 (malloc_stats), with no gain in submission rate.
+    mallopt(M_ARENA_MAX, 1);
     CLI::App app{"cohortctld: the Cohort controller"};
     std::string config_path = cohort::default_config_path();
     std::string pid_file;

@@ -141,8 +141,7 @@ JobState memory_verdict(const Job& job, JobState ended) {
 }  // namespace
 
 void Controller::mark_cleaned(Job& job, const std::string& node) {
-    auto& cleaning = job.nodes_cleaning;
-    cleaning.erase(std::remove(cleaning.begin(), cleaning.end(), node), cleaning.end());
+    job.nodes_cleaning.erase_if([&](const std::string& name) { return name == node; });
     finish_if_clean(job);
 }
 

@@ -791,8 +791,8 @@ void Controller::apply(const sched::Decisions& decisions, const sched::Snapshot&
             job.nodes.push_back(nodes_[index].info.name);
         }
         job.tasks_per_node = start.placement.tasks_per_node;
-        job.cpus_per_node.assign(start.placement.cpus_per_node.begin(),
-                                 start.placement.cpus_per_node.end());
+        job.cpus_per_node = std::vector<uint32_t>(start.placement.cpus_per_node.begin(),
+                                                  start.placement.cpus_per_node.end());
         job.mem_per_node_mib = start.placement.memory_mib_per_node;
         assign_gpus(job, start.placement.gpus_per_node);
         nodes_.claim(job);

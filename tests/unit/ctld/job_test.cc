@@ -1,6 +1,8 @@
 // The controller's in-memory job against the record that travels and is stored.
 #include "scheduler/ctld/job.h"
 
+#include <thread>
+
 #include <gtest/gtest.h>
 
 #include "common/protocol/codec.h"
@@ -180,6 +182,26 @@ TEST(InternedString, ComparesAndFreesWithItsLastHolder) {
     a = InternedString();
     b = InternedString();
     EXPECT_EQ(InternedString::pool_size(), held - 1);
+}
+
+// Handles copied and dropped on several threads while others intern the same text: the
+// text is freed exactly when its last handle goes, never while one is being made.
+TEST(InternedString, ThreadsSharingATextFreeItOnceTheLastLetsGo) {
+    const size_t before = InternedString::pool_size();
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+        threads.emplace_back([] {
+            for (int i = 0; i < 20000; ++i) {
+                InternedString made("interned-threads-text");
+                InternedString copy = made;
+                ASSERT_EQ(copy.str(), "interned-threads-text");
+            }
+        });
+    }
+    for (auto& thread : threads) {
+        thread.join();
+    }
+    EXPECT_EQ(InternedString::pool_size(), before);
 }
 
 }  // namespace
