@@ -75,11 +75,11 @@ sched::StepAllocation step_allocation_of(const Job& job, std::vector<uint32_t> h
     allocation.tasks_per_node = job.tasks_per_node;
     // With its GPU options applied; --ntasks-per-node alone gives as many on each node, as
     // SLURM_NTASKS tells srun in a batch script.
-    allocation.ntasks =
-            job.geometry.ntasks != 0
-                    ? job.geometry.ntasks
-                    : job.geometry.ntasks_per_node * static_cast<uint32_t>(job.nodes.size());
-    allocation.cpus_per_task = job.geometry.cpus_per_task;
+    const TaskGeometry geometry = job.geometry();
+    allocation.ntasks = geometry.ntasks != 0 ? geometry.ntasks
+                                             : geometry.ntasks_per_node
+                                                       * static_cast<uint32_t>(job.nodes.size());
+    allocation.cpus_per_task = geometry.cpus_per_task;
     allocation.distribution = job.spec.distribution;
     allocation.held_by_steps = std::move(held_by_steps);
     return allocation;

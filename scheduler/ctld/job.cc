@@ -142,6 +142,36 @@ GpuOptions JobGpuRequest::options() const {
     return options;
 }
 
+JobUsageSum::JobUsageSum(const protocol::JobUsage& usage)
+    : cpu_user_usec(usage.cpu_user_usec),
+      cpu_system_usec(usage.cpu_system_usec),
+      max_rss_kib(usage.max_rss_kib),
+      max_rss_node(usage.max_rss_node),
+      oom_kills(usage.oom_kills) {}
+
+protocol::JobUsage JobUsageSum::record() const {
+    protocol::JobUsage usage;
+    usage.cpu_user_usec = cpu_user_usec;
+    usage.cpu_system_usec = cpu_system_usec;
+    usage.max_rss_kib = max_rss_kib;
+    usage.max_rss_node = max_rss_node;
+    usage.oom_kills = oom_kills;
+    return usage;
+}
+
+void JobUsageSum::add(const protocol::JobUsage& node) {
+    protocol::JobUsage sum = record();
+    sum.add(node);
+    *this = JobUsageSum(sum);
+}
+
+TaskGeometry Job::geometry() const {
+    return gpu_shape(spec.gpu.options(),
+                     {spec.nodes_min, spec.nodes_max, spec.ntasks, spec.ntasks_per_node,
+                      spec.cpus_per_task, spec.cpus_per_task_set, spec.mem_mib})
+            .geometry;
+}
+
 std::string Job::display_id() const {
     if (is_het_component()) {
         return fmt::format("{}+{}", het_job_id, het_job_offset);
@@ -205,7 +235,7 @@ protocol::JobRecord to_record(const Job& job) {
     record.array_step = job.array_step;
     record.failed_nodes = job.failed_nodes;
     record.requeue_action = job.requeue_action;
-    record.usage = job.usage;
+    record.usage = job.usage.record();
     return record;
 }
 
@@ -252,13 +282,12 @@ Job job_from_record(const protocol::JobRecord& record) {
     job.array_max = record.array_max;
     job.array_step = record.array_step;
     job.failed_nodes = record.failed_nodes;
-    job.usage = record.usage;
+    job.usage = JobUsageSum(record.usage);
     job.requeue_action = record.requeue_action;
     job.het_job_id = record.het_job_id;
     job.het_job_offset = record.het_job_offset;
     job.het_size = record.het_size;
     job.resources = request_of(record.spec);
-    job.geometry = effective_geometry(record.spec);
     return job;
 }
 

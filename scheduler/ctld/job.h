@@ -3,8 +3,9 @@
 // - no payload: the script, its arguments and the environment stay in the state store
 //   (state/job_payload.h) and are read when the job launches;
 // - strings that many jobs share are interned (interned_string.h);
-// - what the planner asks of the job (its ResourceRequest and task geometry with the GPU
-//   options applied) is derived once, when the job enters the table, not on every pass.
+// - what the planner asks of the job (its ResourceRequest, with the GPU options applied) is
+//   derived once, when the job enters the table, not on every pass;
+// - lists that stay empty while the job is pending cost one pointer (lazy_vector.h).
 // to_record() and job_from_record() convert at those borders; a field added to the record
 // and not here fails the round-trip test (tests/unit/ctld/job_test.cc).
 #pragma once
@@ -38,6 +39,21 @@ struct JobGpuRequest {
     JobGpuRequest() = default;
     explicit JobGpuRequest(const GpuOptions& options);
     GpuOptions options() const;
+};
+
+// protocol::JobUsage with the node's name interned.
+struct JobUsageSum {
+    uint64_t cpu_user_usec = 0;
+    uint64_t cpu_system_usec = 0;
+    uint64_t max_rss_kib = 0;
+    InternedString max_rss_node;
+    uint32_t oom_kills = 0;
+
+    JobUsageSum() = default;
+    explicit JobUsageSum(const protocol::JobUsage& usage);
+    protocol::JobUsage record() const;
+    // One node's report: CPU times and kills add up, the largest memory is kept.
+    void add(const protocol::JobUsage& node);
 };
 
 // protocol::JobSpec without the payload (script, script_args, env, command_line,
@@ -133,14 +149,16 @@ struct Job {
     uint32_t array_step = 1;
     LazyVector<std::string> failed_nodes;
     protocol::RequeueAction requeue_action = protocol::RequeueAction::kNone;
-    protocol::JobUsage usage;  // of the current attempt, summed as its nodes report
-    uint64_t het_job_id = 0;   // a hetjob component's leader; 0: not heterogeneous
+    JobUsageSum usage;        // of the current attempt, summed as its nodes report
+    uint64_t het_job_id = 0;  // a hetjob component's leader; 0: not heterogeneous
     uint32_t het_job_offset = 0;
     uint32_t het_size = 0;
 
-    // Derived from `spec` when the job enters the table.
-    sched::ResourceRequest resources;  // what the planner places
-    TaskGeometry geometry;             // tasks and CPUs with the GPU options applied
+    // Derived from `spec` when the job enters the table: what the planner places.
+    sched::ResourceRequest resources;
+
+    // Tasks and CPUs with the GPU options applied; asked only as a step starts, so not kept.
+    TaskGeometry geometry() const;
 
     bool is_array_task() const { return array_job_id != 0; }
 

@@ -142,8 +142,8 @@ TEST(Job, DerivesWhatThePlannerPlacesOnce) {
     const Job job = job_from_record(record);
     EXPECT_EQ(job.resources.gpus_per_node, 4);
     EXPECT_EQ(job.resources.nodes_min, 2u);
-    EXPECT_EQ(job.geometry.ntasks_per_node, 4u);  // one task per GPU
-    EXPECT_EQ(job.geometry.cpus_per_task, 8u);
+    EXPECT_EQ(job.geometry().ntasks_per_node, 4u);  // one task per GPU
+    EXPECT_EQ(job.geometry().cpus_per_task, 8u);
 }
 
 TEST(Job, SharedStringsAreHeldOnce) {
