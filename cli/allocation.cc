@@ -1,6 +1,7 @@
 #include "cli/allocation.h"
 
 #include <algorithm>
+#include <csignal>
 #include <iostream>
 #include <thread>
 
@@ -116,6 +117,14 @@ Result<Allocation> allocate(const ClientContext& context,
     asio::signal_set interrupts(io, SIGINT, SIGTERM);
     interrupts.async_wait([wait](const boost::system::error_code& ec, int) {
         if (!ec && !wait->done) {
+            // A repeated interrupt must not kill the client before it says the job was
+            // cancelled (timeout(1) signals its child and then its whole group; users press ^C
+            // twice). Blocked, it stays pending until the client exits.
+            sigset_t interrupt_signals;
+            sigemptyset(&interrupt_signals);
+            sigaddset(&interrupt_signals, SIGINT);
+            sigaddset(&interrupt_signals, SIGTERM);
+            pthread_sigmask(SIG_BLOCK, &interrupt_signals, nullptr);
             wait->outcome = Status::invalid(fmt::format(
                     "interrupted while waiting for resources; job {} cancelled", wait->job_id));
             wait->done = true;
