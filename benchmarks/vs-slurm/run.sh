@@ -134,6 +134,10 @@ c_ms=$(parallel_submit_ms "$BIN/cohort" batch)
 s_ms=$(parallel_submit_ms sbatch)
 row "$JOBS" "8 parallel submitters (per job)" "$(awk -v t="$c_ms" 'BEGIN { printf "%.2f", t / 1000 }')" \
     "$(awk -v t="$s_ms" 'BEGIN { printf "%.2f", t / 1000 }')" "ms"
+# The same 8 loops spawning /bin/true: what process creation alone costs on this machine's cores.
+floor_ms=$(parallel_submit_ms /bin/true)
+row "$JOBS" "8 parallel loops of /bin/true (floor)" \
+    "$(awk -v t="$floor_ms" 'BEGIN { printf "%.2f", t / 1000 }')" "" "ms"
 "$BIN/cohort" cancel --me >/dev/null; scancel -u "$(id -un)"
 wait_empty "$BIN/cohort" queue -h; wait_empty squeue -h
 

@@ -241,6 +241,8 @@ TEST(InstalledCluster, CPackBuildsADebWithTheDaemonsAndUnitsUnderUsr) {
     const std::string depends =
             run_command({"dpkg-deb", "-f", deb, "Depends"}, "", seconds(60)).out;
     EXPECT_NE(depends.find("libhwloc"), std::string::npos) << depends;
+    // The static CLI loads NSS modules, which must come from the glibc release it linked.
+    EXPECT_NE(depends.find("libc6 (<< "), std::string::npos) << depends;
 }
 
 }  // namespace
