@@ -232,10 +232,12 @@ int cmd_scontrol(const Args& args) {
     if (what == "hold" || what == "release") {
         return cmd_hold(rest, what == "release");
     }
-    std::cerr << "cohort scontrol: error: invalid command '" << args.front()
-              << "' (accepted: update, show, requeue, requeuehold, hold, release)\n"
-              << kUsage;
-    return 2;
+    const bool is_option = args.front().size() > 1 && args.front()[0] == '-';
+    std::cerr << "cohort scontrol: error: "
+              << (is_option ? "unrecognized option '" : "invalid command '") << args.front()
+              << "' (accepted: update, show, requeue, requeuehold, hold, release; see scontrol "
+                 "--help)\n";
+    return 1;  // as scontrol exits on a keyword or option it does not know
 }
 
 }  // namespace cohort::cli

@@ -81,9 +81,9 @@ int cmd_start(const Args& args) {
     }
     std::vector<std::string> command = app.remaining();
     if (!command.empty() && command.front() != "--" && command.front().rfind('-', 0) == 0) {
-        std::cerr << "cohort start: error: unknown option '" << command.front()
+        std::cerr << "cohort start: error: unrecognized option '" << command.front()
                   << "' (see cohort start --help; a command to run goes after --)\n";
-        return 2;
+        return 1;
     }
     if (!command.empty() && command.front() == "--") {
         command.erase(command.begin());

@@ -32,7 +32,19 @@ const char* kUsage = R"(usage: cohort COMMAND [options]
   share    fair-share standing: shares, decayed usage, factor per account and user (sshare)
   reservation create|list|delete advance reservations
   sim      replay an SWF trace through the scheduler on a virtual clock
+
+  -V, --version  print the version (also as the first option of any command, as Slurm's)
 )";
+
+// Slurm's commands all answer -V and --version; scripts ask it to learn what they run under.
+bool asks_for_version(const Args& args) {
+    return !args.empty() && (args.front() == "-V" || args.front() == "--version");
+}
+
+int print_version() {
+    std::cout << "cohort " << COHORT_VERSION << "\n";
+    return 0;
+}
 
 int dispatch(const std::string& command, const Args& args) {
     using namespace cohort::cli;  // NOLINT(google-build-using-namespace): a dispatch table
@@ -87,6 +99,9 @@ int dispatch(const std::string& command, const Args& args) {
         std::cerr << "cohort: error: unknown command '" << command << "'\n" << kUsage;
         return 2;
     }
+    if (asks_for_version(args)) {
+        return print_version();
+    }
     return it->second(args);
 }
 
@@ -100,6 +115,9 @@ int run(int argc, char** argv) {
     if (args.empty() || args.front() == "-h" || args.front() == "--help") {
         std::cout << kUsage;
         return args.empty() ? 2 : 0;
+    }
+    if (asks_for_version(args)) {
+        return print_version();
     }
     std::string command = args.front();
     args.erase(args.begin());

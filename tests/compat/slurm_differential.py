@@ -94,6 +94,13 @@ SINFO_CASES = [
     ["-h", "-o", "%R|%D|%c|%m|%G"],
 ]
 
+# Slurm's client commands, each asked its version and given an option it does not know:
+# scripts test `sbatch --version` to learn what they run under. sreport is left out: without
+# slurmdbd it answers neither.
+USAGE_COMMANDS = ["sbatch", "srun", "salloc", "squeue", "scancel", "sinfo", "sacct", "scontrol",
+                  "sprio", "sshare"]
+USAGE_CASES = [["-V"], ["--version"], ["--bogus"]]
+
 # Differences kept on purpose, by case name, with why. Each must still occur.
 DELIBERATE = {
     "corpus/baskerville-7b-MoreResources.sh":
@@ -168,6 +175,12 @@ class Cohort:
 
     def sinfo(self, args):
         return run([self.cohort, "nodes"] + args, env=self.env)
+
+    def as_slurm(self, name, args):
+        # The multi-call binary under Slurm's name, as the compat links call it.
+        proc = subprocess.run([name] + args, executable=self.cohort, env=self.env,
+                              capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+        return proc
 
     def job(self, job_id):
         shown = run([self.cohort, "show", "job", job_id, "--json"], env=self.env)
@@ -260,6 +273,10 @@ class Slurm:
 
     def sinfo(self, args):
         return run(["sinfo"] + args, env=self.env)
+
+    def as_slurm(self, name, args):
+        return subprocess.run([name] + args, env=self.env, capture_output=True, text=True,
+                              timeout=30, stdin=subprocess.DEVNULL)
 
     def job(self, job_id):
         # A hetjob's leader id shows every component, one line each: keep the one asked for.
@@ -480,6 +497,27 @@ def compare_output(name, slurm, cohort):
     return row
 
 
+def compare_usage(name, slurm, cohort):
+    """The same answer to -V/--version (success, one line) or to an unknown option (failure,
+    one line on stderr naming it in getopt's words); the version text itself differs."""
+    row = {"case": name, "slurm": first_line(slurm.stdout) or first_line(slurm.stderr),
+           "cohort": first_line(cohort.stdout) or first_line(cohort.stderr),
+           "differences": [], "usage": True}
+    if (slurm.returncode == 0) != (cohort.returncode == 0):
+        row["differences"].append(
+            f"exit: slurm {slurm.returncode} cohort {cohort.returncode}")
+    if cohort.returncode == 0 and len(cohort.stdout.splitlines()) != 1:
+        row["differences"].append(f"cohort's version is not one line: {cohort.stdout!r}")
+    if cohort.returncode != 0:
+        if len(cohort.stderr.strip().splitlines()) != 1:
+            row["differences"].append("cohort's refusal is not one line")
+        unknown = name.split()[-1]
+        for side, proc in (("slurm", slurm), ("cohort", cohort)):
+            if f"unrecognized option '{unknown}'" not in proc.stderr:
+                row["differences"].append(f"{side} does not name {unknown}: {proc.stderr!r}")
+    return row
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("bin_dir")
@@ -512,6 +550,11 @@ def main():
         for args in SINFO_CASES:
             rows.append(compare_output("sinfo " + " ".join(args), slurm.sinfo(args),
                                        cohort.sinfo(args)))
+        for command in USAGE_COMMANDS:
+            for args in USAGE_CASES:
+                rows.append(compare_usage(" ".join([command] + args),
+                                          slurm.as_slurm(command, args),
+                                          cohort.as_slurm(command, args)))
     finally:
         if slurm:
             slurm.stop()
@@ -522,18 +565,21 @@ def main():
 
 def report(rows, path):
     outputs = [r for r in rows if r.get("output")]
-    rows_submitted = [r for r in rows if not r.get("output")]
+    usage = [r for r in rows if r.get("usage")]
+    rows_submitted = [r for r in rows if not r.get("output") and not r.get("usage")]
     same_decision = sum(1 for r in rows_submitted if "decision" not in r["differences"])
     accepted = [r for r in rows_submitted
                 if r["slurm"] == "accepted" and r["cohort"] == "accepted"]
     same_fields = sum(1 for r in accepted if not r["differences"])
     same_output = sum(1 for r in outputs if not r["differences"])
+    same_usage = sum(1 for r in usage if not r["differences"])
     unexplained = [r for r in rows if r["differences"] and r["case"] not in DELIBERATE]
     stale = [name for name in DELIBERATE
              if not any(r["case"] == name and r["differences"] for r in rows)]
     lines = [f"{len(rows_submitted)} submissions; decisions equal: {same_decision}/"
              f"{len(rows_submitted)}; accepted by both: {len(accepted)}, fields equal: "
-             f"{same_fields}/{len(accepted)}; sinfo outputs equal: {same_output}/{len(outputs)}"]
+             f"{same_fields}/{len(accepted)}; sinfo outputs equal: {same_output}/{len(outputs)}; "
+             f"version and unknown-option answers equal: {same_usage}/{len(usage)}"]
     for r in rows:
         mark = "ok " if not r["differences"] else ("DEL" if r["case"] in DELIBERATE else "BAD")
         lines.append(f"{mark} {r['case']}: slurm: {r['slurm']} | cohort: {r['cohort']}")

@@ -138,5 +138,27 @@ INSTANTIATE_TEST_SUITE_P(
                 BadInput{"RunBadTime", {"run", "-t", "soon", "true"}, "", {"--time", "soon"}}),
         [](const ::testing::TestParamInfo<BadInput>& p) { return p.param.name; });
 
+// Under each of Slurm's names, as scripts call it: -V and --version print one line and succeed;
+// an option the command does not know is one line naming it, in getopt's words, and exit 1.
+TEST(SlurmCommandNames, AnswerVersionAndRefuseAnUnknownOptionInOneLine) {
+    const std::string compat = std::string(COHORT_BIN_DIR) + "/../compat/";
+    for (const char* name : {"sbatch", "srun", "salloc", "squeue", "scancel", "sinfo", "sacct",
+                             "sreport", "scontrol", "sprio", "sshare"}) {
+        SCOPED_TRACE(name);
+        for (const char* version : {"-V", "--version"}) {
+            CommandResult shown = run_command({compat + name, version}, "");
+            EXPECT_EQ(shown.exit_code, 0) << shown.err;
+            EXPECT_EQ(shown.out, "cohort " COHORT_VERSION "\n");
+        }
+        CommandResult refused = run_command({compat + name, "--bogus"}, "");
+        EXPECT_EQ(refused.exit_code, 1);
+        EXPECT_EQ(refused.out, "");
+        EXPECT_NE(refused.err.find("unrecognized option '--bogus'"), std::string::npos)
+                << refused.err;
+        EXPECT_EQ(refused.err.find('\n'), refused.err.size() - 1)
+                << "not one line: " << refused.err;
+    }
+}
+
 }  // namespace
 }  // namespace cohort::testing

@@ -145,14 +145,15 @@ TEST(Start, AnUnknownOptionIsRefusedNotRunAsTheCommand) {
                / ("cohort-start-unknown-" + std::to_string(getpid()));
     CommandResult result =
             run_command({cohort_binary(), "start", "--munge", "--state-dir", dir.string()}, "");
-    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.exit_code, 1);
     EXPECT_EQ(result.err,
-              "cohort start: error: unknown option '--munge' (see cohort start --help; a command "
+              "cohort start: error: unrecognized option '--munge' (see cohort start --help; a "
+              "command "
               "to run goes after --)\n");
     EXPECT_FALSE(std::filesystem::exists(dir));
     CommandResult bad_auth = run_command(
             {cohort_binary(), "start", "--auth", "kerberos", "--state-dir", dir.string()}, "");
-    EXPECT_EQ(bad_auth.exit_code, 2);
+    EXPECT_EQ(bad_auth.exit_code, 1);
     EXPECT_NE(bad_auth.err.find("--auth: kerberos not in {cluster_key,munge}"), std::string::npos)
             << bad_auth.err;
     EXPECT_FALSE(std::filesystem::exists(dir));
