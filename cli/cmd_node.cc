@@ -204,7 +204,7 @@ int cmd_scontrol(const Args& args) {
             "       scontrol update JobId=ID TimeLimit=|Partition=|QOS=|Nice=|JobName=|\n"
             "                       Dependency=|StartTime=|Comment=VALUE...\n"
             "       scontrol show job ID | node [NODES] | partition [NAME] | reservation [NAME] |\n"
-            "                     config | hostnames [LIST] | hostlist NAMES\n"
+            "                     licenses [NAME] | config | hostnames [LIST] | hostlist NAMES\n"
             "       scontrol requeue ID... | requeuehold ID... | hold ID... | release ID...\n";
     if (args.empty() || args.front() == "-h" || args.front() == "--help") {
         std::cout << kUsage;

@@ -409,8 +409,9 @@ int cmd_sinfo(const Args& args) {
 
 int cmd_show(const Args& args) {
     CLI::App app{
-            "Show a job, nodes, partitions or reservations (scontrol show): cohort show job ID | "
-            "node [NODES] | partition [NAME] | reservation [NAME] | config"};
+            "Show a job, nodes, partitions, reservations or licenses (scontrol show): cohort show "
+            "job ID | node [NODES] | partition [NAME] | reservation [NAME] | licenses [NAME] | "
+            "config"};
     bool json = false;
     std::string what;
     std::string operand;
@@ -433,10 +434,13 @@ int cmd_show(const Args& args) {
     if (what == "config") {
         return show_config();
     }
+    if (what.size() >= 3 && std::string_view("licenses").substr(0, what.size()) == what) {
+        return show_licenses(operand);  // lic, license, licenses, as scontrol abbreviates
+    }
     if (what != "job") {
         return report_error("show", Status::invalid("invalid entity '" + what
                                                     + "' (accepted: job, node, partition, "
-                                                      "reservation, config)"));
+                                                      "reservation, licenses, config)"));
     }
     auto ids = parse_job_ids("job", operand);
     if (!ids || ids->size() != 1) {

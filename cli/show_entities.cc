@@ -11,6 +11,8 @@
 #include "cli/json_output.h"
 #include "common/comma_list.h"
 #include "common/hostlist.h"
+#include "common/job_state.h"
+#include "common/licenses.h"
 #include "common/node_state.h"
 #include "common/time_spec.h"
 
@@ -243,6 +245,51 @@ int show_reservations(const std::string& name, bool json) {
     const auto now = static_cast<int64_t>(std::time(nullptr));
     for (const auto& r : shown) {
         print_reservation(r, nodes->nodes, now);
+    }
+    return 0;
+}
+
+int show_licenses(const std::string& name) {
+    auto context = load_client_context();
+    if (!context) {
+        return report_error("show", context.status());
+    }
+    const std::map<std::string, int64_t>& totals = context->config.licenses;
+    if (!name.empty() && totals.count(name) == 0) {
+        std::vector<std::string> names;
+        for (const auto& [license, total] : totals) {
+            names.push_back(license);
+        }
+        return report_error("show", Status::not_found("license '" + name + "' not found (accepted: "
+                                                      + join_comma_list(names, "none") + ")"));
+    }
+    if (totals.empty()) {
+        std::cout << "No licenses configured in Slurm.\n";
+        return 0;
+    }
+    // Held by the running and completing jobs that asked for them, as the scheduler counts.
+    std::map<std::string, int64_t> used;
+    protocol::QueryJobsRequest holders;
+    holders.states = {JobState::kRunning, JobState::kCompleting};
+    Status listed = ask_job_list(holders, [&used](protocol::JobListReply& frame) {
+        for (const protocol::JobRecord& job : frame.jobs) {
+            auto licenses = parse_licenses(job.spec.licenses);
+            for (const LicenseRequest& license :
+                 licenses ? *licenses : std::vector<LicenseRequest>{}) {
+                used[license.name] += license.count;
+            }
+        }
+    });
+    if (!listed) {
+        return report_error("show", listed);
+    }
+    for (const auto& [license, total] : totals) {
+        if (!name.empty() && license != name) {
+            continue;
+        }
+        const int64_t in_use = used[license];
+        std::cout << "LicenseName=" << license << "\n    Total=" << total << " Used=" << in_use
+                  << " Free=" << std::max<int64_t>(total - in_use, 0) << " Reserved=0 Remote=no\n";
     }
     return 0;
 }

@@ -3,7 +3,9 @@
 examples, and cases of our own, is submitted to Debian's Slurm 22.05 (slurmctld on loopback,
 no slurmd, so nothing runs) and, held, to a Cohort local instance of the same shape. Both must
 make the same decision (accept or refuse); where both accept, the fields Slurm's `scontrol
-show job` derives must equal Cohort's `show job --json`. sinfo's formats that scripts parse must print the same text. Every
+show job` derives must equal Cohort's `show job --json`. sinfo's formats that scripts parse,
+and `scontrol show lic`, must print the same text; -V, --version and an unknown option must
+get the same kind of answer. Every
 difference must be one of the deliberate ones listed in DELIBERATE below, each with its
 reason, and each listed one must still occur.
 
@@ -94,6 +96,10 @@ SINFO_CASES = [
     ["-h", "-o", "%R|%D|%c|%m|%G"],
 ]
 
+# scontrol show forms whose text must be the same on both (no job runs on either, so no
+# license is in use).
+SCONTROL_CASES = [["show", "lic"], ["show", "licenses", "matlab"], ["show", "license", "fluent"]]
+
 # Slurm's client commands, each asked its version and given an option it does not know:
 # scripts test `sbatch --version` to learn what they run under. sreport is left out: without
 # slurmdbd it answers neither.
@@ -103,6 +109,10 @@ USAGE_CASES = [["-V"], ["--version"], ["--bogus"]]
 
 # Differences kept on purpose, by case name, with why. Each must still occur.
 DELIBERATE = {
+    "scontrol show license fluent":
+        "a license that does not exist: Slurm 22.05 prints nothing and exits 0; Cohort says so "
+        "in one line on stderr, naming the licenses there are, and exits 1 (stdout is empty on "
+        "both)",
     "corpus/baskerville-7b-MoreResources.sh":
         "decision: the QoS 'FIX_THIS' does not exist. Cohort checks QoS names always; Slurm "
         "without accounting storage accepts any name",
@@ -175,6 +185,9 @@ class Cohort:
 
     def sinfo(self, args):
         return run([self.cohort, "nodes"] + args, env=self.env)
+
+    def scontrol(self, args):
+        return run([self.cohort, "scontrol"] + args, env=self.env)
 
     def as_slurm(self, name, args):
         # The multi-call binary under Slurm's name, as the compat links call it.
@@ -273,6 +286,9 @@ class Slurm:
 
     def sinfo(self, args):
         return run(["sinfo"] + args, env=self.env)
+
+    def scontrol(self, args):
+        return run(["scontrol"] + args, env=self.env)
 
     def as_slurm(self, name, args):
         return subprocess.run([name] + args, env=self.env, capture_output=True, text=True,
@@ -550,6 +566,9 @@ def main():
         for args in SINFO_CASES:
             rows.append(compare_output("sinfo " + " ".join(args), slurm.sinfo(args),
                                        cohort.sinfo(args)))
+        for args in SCONTROL_CASES:
+            rows.append(compare_output("scontrol " + " ".join(args), slurm.scontrol(args),
+                                       cohort.scontrol(args)))
         for command in USAGE_COMMANDS:
             for args in USAGE_CASES:
                 rows.append(compare_usage(" ".join([command] + args),
@@ -578,7 +597,8 @@ def report(rows, path):
              if not any(r["case"] == name and r["differences"] for r in rows)]
     lines = [f"{len(rows_submitted)} submissions; decisions equal: {same_decision}/"
              f"{len(rows_submitted)}; accepted by both: {len(accepted)}, fields equal: "
-             f"{same_fields}/{len(accepted)}; sinfo outputs equal: {same_output}/{len(outputs)}; "
+             f"{same_fields}/{len(accepted)}; sinfo and scontrol outputs equal: "
+             f"{same_output}/{len(outputs)}; "
              f"version and unknown-option answers equal: {same_usage}/{len(usage)}"]
     for r in rows:
         mark = "ok " if not r["differences"] else ("DEL" if r["case"] in DELIBERATE else "BAD")

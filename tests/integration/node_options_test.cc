@@ -123,10 +123,18 @@ TEST_F(NodeOptionsTest, NodelistNamesTheJobsNodes) {
 }
 
 // The cluster has one matlab license: a second job that wants it waits with Slurm's reason
-// until the first ends; asking for more than exist, or for an unknown one, is refused.
+// until the first ends, and `scontrol show lic` shows it held meanwhile; asking for more than
+// exist, or for an unknown one, is refused.
 TEST_F(NodeOptionsTest, LicensesAreCountedAcrossJobs) {
     const uint64_t first = submit({"-L", "matlab", "--wrap", "sleep 3"});
     ASSERT_TRUE(eventually([&] { return cluster_->job_state(first) == "RUNNING"; }, seconds(20)));
+    const CommandResult held = cluster_->cohort({"scontrol", "show", "lic"});
+    EXPECT_EQ(held.exit_code, 0) << held.err;
+    EXPECT_EQ(held.out, "LicenseName=matlab\n    Total=1 Used=1 Free=0 Reserved=0 Remote=no\n");
+    const CommandResult unknown = cluster_->cohort({"show", "licenses", "fluent"});
+    EXPECT_EQ(unknown.exit_code, 1);
+    EXPECT_EQ(unknown.out, "");
+    EXPECT_EQ(unknown.err, "cohort show: error: license 'fluent' not found (accepted: matlab)\n");
     const uint64_t second = submit({"-L", "matlab:1", "--wrap", "true"});
     ASSERT_TRUE(
             eventually([&] { return shown(second).find("Reason=Licenses") != std::string::npos; },
@@ -134,6 +142,8 @@ TEST_F(NodeOptionsTest, LicensesAreCountedAcrossJobs) {
             << shown(second);
     EXPECT_EQ(cluster_->wait_final_state(second, seconds(30)), "COMPLETED");
     EXPECT_NE(shown(second).find(" Licenses=matlab:1\n"), std::string::npos) << shown(second);
+    EXPECT_EQ(cluster_->cohort({"show", "license", "matlab"}).out,
+              "LicenseName=matlab\n    Total=1 Used=0 Free=1 Reserved=0 Remote=no\n");
     EXPECT_NE(refusal({"-L", "matlab:2"})
                       .find("--licenses: invalid license specification 'matlab:2' (accepted: "
                             "matlab:1)"),
